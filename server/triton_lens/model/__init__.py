@@ -1,0 +1,227 @@
+"""The project's own types: what a traced run produced and what the analysis found.
+
+Everything above the trace layer (analysis, server, CLI, viewer) speaks these types only; none of
+them know a triton release. Element sets are kept compact (see `elements.py`), never one int per lane.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from .elements import ElementSets
+
+# Access kinds, as the user thinks of them.
+LOAD, STORE, ATOMIC = "load", "store", "atomic"
+KINDS = (LOAD, STORE, ATOMIC)
+
+# Run statuses (RunResult.status) and finding kinds.
+OK, EXCEPTION, TIMEOUT, CRASHED, NO_LAUNCH, ERROR = "ok", "exception", "timeout", "crashed", "no-launch", "error"
+
+
+@dataclass
+class TensorInfo:
+    """One tensor argument of a launch, as the kernel saw it."""
+
+    index: int  # position among the launch's tensor arguments
+    name: str  # kernel parameter name, e.g. "x_ptr" (a tuple member is "t[1]", a descriptor "desc.base")
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]  # in elements
+    dtype: str  # torch-style short name, e.g. "float32"
+    itemsize: int
+    device: str = "cpu"
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= int(s)
+        return n
+
+    def to_json(self) -> dict:
+        return {"index": self.index, "name": self.name, "shape": list(self.shape), "strides": list(self.strides),
+                "dtype": self.dtype, "itemsize": self.itemsize, "numel": self.numel, "device": self.device}
+
+    @staticmethod
+    def from_json(d: dict) -> "TensorInfo":
+        return TensorInfo(d["index"], d["name"], tuple(d["shape"]), tuple(d["strides"]), d["dtype"], d["itemsize"],
+                          d.get("device", "cpu"))
+
+
+@dataclass(frozen=True)
+class Site:
+    """One memory-access call in the source: a `tl.load`/`tl.store`/atomic through one tensor argument."""
+
+    file: str
+    line: int  # 1-based, first line of the statement
+    col: int  # 0-based column range of the call where Python gives it, else -1
+    end_line: int
+    end_col: int
+    arg: int  # TensorInfo.index, or -1 when the pointer came from no tensor argument
+    kind: str  # load | store | atomic
+    op: str  # what the user wrote: "tl.load", "tl.atomic_add", "block_ptr load", "descriptor store", ...
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "line": self.line, "col": self.col, "end_line": self.end_line,
+                "end_col": self.end_col, "arg": self.arg, "kind": self.kind, "op": self.op}
+
+    @staticmethod
+    def from_json(d: dict) -> "Site":
+        return Site(d["file"], d["line"], d["col"], d["end_line"], d["end_col"], d["arg"], d["kind"], d["op"])
+
+
+@dataclass
+class LaunchTrace:
+    """Everything one kernel launch did, one row per execution of an access (columnar arrays).
+
+    An execution is one call of a load/store/atomic by one program (a loop body runs it many times).
+    `touched` holds, per execution, the flat row-major indices of the tensor elements its active,
+    in-bounds lanes touched. `masked` and `oob` hold element offsets from the tensor's first element
+    (signed, may fall outside it) of its masked-off lanes and of its active out-of-bounds lanes.
+    """
+
+    index: int  # 0-based across the run
+    kernel: str
+    def_file: str
+    def_line: int
+    file: str  # where the launch was made (first frame outside triton), 1-based line
+    line: int
+    grid: tuple[int, int, int]
+    tensors: list[TensorInfo]
+    sites: list[Site]
+    ex_site: np.ndarray  # int32[n]
+    ex_program: np.ndarray  # int32[n], linear program id: x + gx*(y + gy*z)
+    ex_lanes: np.ndarray  # int32[n]
+    ex_active: np.ndarray  # int32[n], mask true (in bounds or not)
+    ex_oob: np.ndarray  # int32[n], active lanes outside the tensor
+    touched: ElementSets
+    masked: ElementSets
+    oob: ElementSets
+    values: dict[int, np.ndarray] = field(default_factory=dict)  # tensor index -> values after the launch
+    seconds: float = 0.0
+    complete: bool = True  # False when the launch was cut short (exception, timeout, crash)
+
+    @property
+    def n_programs(self) -> int:
+        return int(self.grid[0] * self.grid[1] * self.grid[2])
+
+    def program_coords(self, linear: int | np.ndarray):
+        gx, gy, _ = self.grid
+        x = linear % gx
+        y = (linear // gx) % gy
+        z = linear // (gx * gy)
+        return x, y, z
+
+
+@dataclass
+class ScriptError:
+    """The user's script raised, timed out, crashed or exited badly."""
+
+    kind: str  # exception | timeout | crashed | error
+    type: str  # exception class name, "SIGSEGV", "MemoryError", ...
+    message: str
+    file: Optional[str] = None  # innermost frame in the analysed file (or the script), 1-based line
+    line: Optional[int] = None
+    traceback: str = ""
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "type": self.type, "message": self.message, "file": self.file,
+                "line": self.line, "traceback": self.traceback}
+
+
+@dataclass
+class KernelDef:
+    """A @triton.jit function the run saw defined (launched or not)."""
+
+    name: str
+    file: str
+    line: int  # line of the `def`
+
+
+@dataclass
+class RunResult:
+    file: str
+    status: str  # ok | exception | timeout | crashed | no-launch | error
+    launches: list[LaunchTrace] = field(default_factory=list)
+    kernels: list[KernelDef] = field(default_factory=list)
+    error: Optional[ScriptError] = None
+    stdout: str = ""
+    stderr: str = ""
+    seconds: float = 0.0
+    triton_version: str = ""
+
+
+@dataclass
+class AccessStats:
+    """Per (file, line, arg, kind), summed over launches."""
+
+    file: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    arg: str
+    kind: str
+    op: str
+    launches: int
+    programs: int
+    lanes: int
+    active: int
+    unique: int
+    oob: int
+    bytes: int
+    executions: int
+    # A readable summary of the elements touched, e.g. "x[0:1000]" or "a[0:48, 0:72]".
+    extent: str = ""
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "line": self.line, "col": self.col, "end_line": self.end_line,
+                "end_col": self.end_col, "arg": self.arg, "kind": self.kind, "op": self.op,
+                "launches": self.launches, "programs": self.programs, "lanes": self.lanes, "active": self.active,
+                "unique": self.unique, "oob": self.oob, "bytes": self.bytes, "executions": self.executions,
+                "extent": self.extent}
+
+
+@dataclass
+class Related:
+    file: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    message: str
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "line": self.line, "col": self.col, "end_line": self.end_line,
+                "end_col": self.end_col, "message": self.message}
+
+
+@dataclass
+class Finding:
+    kind: str  # oob | race | dead | unwritten | exception | timeout | crashed | no-launch
+    severity: str  # error | warning | information
+    file: str
+    line: int
+    message: str
+    col: int = -1
+    end_line: int = 0
+    end_col: int = -1
+    arg: str = ""
+    access: str = ""  # load | store | atomic
+    lanes: int = 0
+    programs: int = 0
+    elements: int = 0
+    example_programs: list[tuple[int, int, int]] = field(default_factory=list)
+    example_elements: list[int] = field(default_factory=list)
+    related: list[Related] = field(default_factory=list)
+    detail: str = ""  # longer text: a traceback, the lists behind the counts
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "severity": self.severity, "file": self.file, "line": self.line,
+                "col": self.col, "end_line": self.end_line or self.line, "end_col": self.end_col,
+                "arg": self.arg, "access": self.access, "lanes": self.lanes, "programs": self.programs,
+                "elements": self.elements, "message": self.message,
+                "example_programs": [list(p) for p in self.example_programs],
+                "example_elements": list(self.example_elements),
+                "related": [r.to_json() for r in self.related], "detail": self.detail}
