@@ -1,0 +1,313 @@
+"""Everything that depends on the triton release (3.2 - 3.9): the only module that knows the
+interpreter's class names, builder method names and their signatures.
+
+It installs class-level wrappers that call a `Hooks` object (the recorder) in our own terms and
+returns a function that removes them. Facts behind the choices: shared/notes/interpreter.md.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+import triton
+import triton.runtime.interpreter as _interp
+
+TRITON_VERSION: str = triton.__version__
+TRITON_DIR: str = os.path.dirname(triton.__file__)
+
+TensorHandle = _interp.TensorHandle
+GridExecutor = _interp.GridExecutor
+InterpreterBuilder = _interp.InterpreterBuilder
+
+# Builder methods whose result is derived from their pointer operands: provenance flows through them.
+_PROPAGATING = (
+    "create_addptr", "create_splat", "create_unsplat", "create_broadcast", "create_expand_dims",
+    "create_reshape", "create_trans", "create_permute", "create_cat", "create_join", "create_split",
+    "create_select", "create_bitcast", "create_make_block_ptr", "create_advance",
+    "create_make_tensor_descriptor",
+)
+
+# Builder methods that compute pointers themselves, then call create_masked_load/store: the
+# operand's provenance and the op's name are passed down as context.
+# name -> (position of the pointer-like operand after self, kind, op)
+_CONTEXT = {
+    "create_tensor_pointer_load": (0, "load", "block_ptr load"),
+    "create_tensor_pointer_store": (0, "store", "block_ptr store"),
+    "create_descriptor_load": (0, "load", "descriptor load"),
+    "create_descriptor_store": (0, "store", "descriptor store"),
+    "create_descriptor_gather": (0, "load", "descriptor gather"),
+    "create_descriptor_scatter": (0, "store", "descriptor scatter"),
+    "create_atomic_load": (0, "atomic", "tl.atomic_load"),
+    "create_atomic_store": (0, "atomic", "tl.atomic_store"),
+    "create_atomic_poll": (0, "atomic", "tl.atomic_poll"),
+}
+
+MIXED = -2  # a pointer block whose lanes come from different arguments (tl.where of two pointers)
+
+_RMW_NAMES = {}
+
+
+def _rmw_name(op) -> str:
+    name = _RMW_NAMES.get(op)
+    if name is None:
+        text = str(op).split(".")[-1].lower()
+        name = _RMW_NAMES[op] = "tl.atomic_" + {"fadd": "add", "add": "add", "umax": "max", "umin": "min"}.get(text, text)
+    return name
+
+
+def mask_array(mask) -> Optional[np.ndarray]:
+    """A mask operand (TensorHandle, or a bare ndarray from block pointers on <=3.7) as a bool array."""
+    if mask is None:
+        return None
+    if type(mask) is np.ndarray:
+        return mask
+    return mask.data
+
+
+def _with_mask(mask, new: np.ndarray):
+    if type(mask) is np.ndarray:
+        return new
+    return TensorHandle(new, mask.dtype)
+
+
+def grid_idx(builder) -> tuple[int, int, int]:
+    return builder.grid_idx
+
+
+def enable_interpreter() -> None:
+    """Make @triton.jit pick the interpreter for kernels decorated from now on."""
+    os.environ["TRITON_INTERPRET"] = "1"
+    knobs = getattr(triton, "knobs", None)
+    if knobs is not None:  # 3.4+ reads the knob, not the environment, after import
+        knobs.runtime.interpret = True
+
+
+def interpreted(fn):
+    """An InterpretedFunction for a JITFunction created while the interpreter was off."""
+    if isinstance(fn, _interp.InterpretedFunction):
+        return fn
+    inner = getattr(fn, "fn", None)
+    if isinstance(fn, triton.runtime.jit.JITFunction) and inner is not None:
+        return _interp.InterpretedFunction(inner)
+    return fn
+
+
+class Hooks:
+    """What the wrappers call. The recorder implements it."""
+
+    def launch_begin(self, executor, fn) -> Any: ...
+    def launch_args(self, arg_names, args_dev, kwargs_dev, args_hst, kwargs_hst) -> None: ...
+    def launch_end(self, token, error: Optional[BaseException]) -> None: ...
+    def grid(self, nx: int, ny: int, nz: int) -> None: ...
+    def tag(self, host_value, converted) -> None: ...
+    def access(self, kind: str, op: str, builder, ptrs, mask: Optional[np.ndarray]) -> Optional[np.ndarray]: ...
+    def push_context(self, kind: str, op: str, operand) -> None: ...
+    def pop_context(self) -> None: ...
+    def benchmark(self, kernel_call: Callable[[], Any]) -> float: ...
+
+
+def install(hooks: Hooks) -> Callable[[], None]:
+    """Wrap the interpreter for one run. Returns the function that restores it exactly."""
+    saved: list[tuple[Any, str, Any, bool]] = []
+
+    def patch(owner, name, make):
+        had = name in vars(owner)
+        orig = getattr(owner, name)
+        saved.append((owner, name, vars(owner).get(name), had))
+        setattr(owner, name, make(orig))
+
+    # Launches.
+    def make_call(orig):
+        def __call__(self, *args, **kwargs):
+            token = hooks.launch_begin(self, self.fn)
+            try:
+                out = orig(self, *args, **kwargs)
+            except BaseException as e:
+                hooks.launch_end(token, e)
+                raise
+            hooks.launch_end(token, None)
+            return out
+        return __call__
+
+    patch(GridExecutor, "__call__", make_call)
+
+    def make_init_args(orig):
+        def _init_args_hst(self, args_dev, kwargs):
+            args_hst, kwargs_hst = orig(self, args_dev, kwargs)
+            hooks.launch_args(self.arg_names, args_dev, kwargs, args_hst, kwargs_hst)
+            return args_hst, kwargs_hst
+        return _init_args_hst
+
+    patch(GridExecutor, "_init_args_hst", make_init_args)
+
+    def make_set_grid_dim(orig):
+        def set_grid_dim(self, nx, ny, nz):
+            hooks.grid(nx, ny, nz)
+            return orig(self, nx, ny, nz)
+        return set_grid_dim
+
+    patch(InterpreterBuilder, "set_grid_dim", make_set_grid_dim)
+
+    # Argument -> pointer: tag the pointer handle with the argument it came from.
+    def make_cvt(orig):
+        def _implicit_cvt(arg):
+            out = orig(arg)
+            if out is not arg:
+                hooks.tag(arg, out)
+            return out
+        return _implicit_cvt
+
+    patch(_interp, "_implicit_cvt", make_cvt)
+
+    # Provenance through pointer arithmetic, reshapes, where, block pointers, descriptors.
+    def make_propagating(orig):
+        def wrapper(self, *args, **kwargs):
+            out = orig(self, *args, **kwargs)
+            tag = None
+            for a in args:
+                t = getattr(a, "_tl_arg", None)
+                if t is not None:
+                    if tag is None:
+                        tag = t
+                    elif t != tag:
+                        tag = MIXED
+            if tag is not None:
+                if type(out) is tuple:
+                    for o in out:
+                        o._tl_arg = tag
+                elif out is not None:
+                    out._tl_arg = tag
+            return out
+        return wrapper
+
+    for name in _PROPAGATING:
+        if hasattr(InterpreterBuilder, name):
+            patch(InterpreterBuilder, name, make_propagating)
+
+    def make_context(orig, pos, kind, op):
+        def wrapper(self, *args, **kwargs):
+            hooks.push_context(kind, op, args[pos] if len(args) > pos else None)
+            try:
+                return orig(self, *args, **kwargs)
+            finally:
+                hooks.pop_context()
+        return wrapper
+
+    for name, (pos, kind, op) in _CONTEXT.items():
+        if hasattr(InterpreterBuilder, name):
+            patch(InterpreterBuilder, name, lambda orig, p=pos, k=kind, o=op: make_context(orig, p, k, o))
+
+    # Memory accesses: every load/store path of every release ends in these four methods.
+    access = hooks.access
+
+    def make_load(orig):
+        def create_masked_load(self, ptrs, mask, other, *a, **k):
+            new = access("load", "tl.load", self, ptrs, mask_array(mask))
+            if new is not None:
+                mask = _with_mask(mask, new)
+            return orig(self, ptrs, mask, other, *a, **k)
+        return create_masked_load
+
+    def make_store(orig):
+        def create_masked_store(self, ptrs, value, mask, *a, **k):
+            new = access("store", "tl.store", self, ptrs, mask_array(mask))
+            if new is not None:
+                mask = _with_mask(mask, new)
+            return orig(self, ptrs, value, mask, *a, **k)
+        return create_masked_store
+
+    def make_rmw(orig):
+        def create_atomic_rmw(self, rmwOp, ptr, val, mask, sem, scope):
+            new = access("atomic", _rmw_name(rmwOp), self, ptr, mask_array(mask))
+            if new is not None:
+                mask = _with_mask(mask, new)
+            return orig(self, rmwOp, ptr, val, mask, sem, scope)
+        return create_atomic_rmw
+
+    def make_cas(orig):
+        def create_atomic_cas(self, ptr, cmp, val, sem, scope):
+            new = access("atomic", "tl.atomic_cas", self, ptr, None)
+            if new is not None:
+                # No mask operand: point the out-of-bounds lanes at a scratch buffer instead.
+                scratch = np.zeros(ptr.data.size, dtype=np.uint64)
+                lanes = scratch.ctypes.data + 8 * np.arange(ptr.data.size, dtype=np.uint64)
+                data = np.where(new.reshape(ptr.data.shape), ptr.data, lanes.reshape(ptr.data.shape))
+                out = orig(self, TensorHandle(data, ptr.dtype), cmp, val, sem, scope)
+                del scratch
+                return out
+            return orig(self, ptr, cmp, val, sem, scope)
+        return create_atomic_cas
+
+    patch(InterpreterBuilder, "create_masked_load", make_load)
+    patch(InterpreterBuilder, "create_masked_store", make_store)
+    patch(InterpreterBuilder, "create_atomic_rmw", make_rmw)
+    patch(InterpreterBuilder, "create_atomic_cas", make_cas)
+
+    # Autotuning on a machine without a GPU: time the configs on the interpreter instead of asking
+    # a GPU driver (the bare interpreter fails with "0 active drivers").
+    from triton.runtime import autotuner as _autotuner
+
+    def make_autotuner_init(orig):
+        def __init__(self, *args, **kwargs):
+            if kwargs.get("do_bench") is None:
+                kwargs["do_bench"] = _interpreter_bench
+            return orig(self, *args, **kwargs)
+        return __init__
+
+    def _interpreter_bench(kernel_call, quantiles=None, **_):
+        t = hooks.benchmark(kernel_call)
+        return [t] * len(quantiles) if quantiles else t
+
+    patch(_autotuner.Autotuner, "__init__", make_autotuner_init)
+
+    def uninstall() -> None:
+        for owner, name, value, had in reversed(saved):
+            if had:
+                setattr(owner, name, value)
+            else:
+                try:
+                    delattr(owner, name)
+                except AttributeError:
+                    pass
+        saved.clear()
+
+    return uninstall
+
+
+def operand_tag(operand) -> Optional[int]:
+    """The argument a block pointer / descriptor / pointer operand was derived from."""
+    if operand is None:
+        return None
+    return getattr(operand, "_tl_arg", None)
+
+
+def kernel_def(fn) -> tuple[str, str, int]:
+    """(name, file, def line) of a rewritten kernel function."""
+    code = getattr(fn, "__code__", None)
+    name = getattr(fn, "__name__", "kernel")
+    if code is None:
+        return name, "", 0
+    return name, code.co_filename, code.co_firstlineno
+
+
+
+try:  # 3.4+: host-side tensor descriptors
+    from triton.tools.tensor_descriptor import TensorDescriptor as _TensorDescriptor
+except ImportError:  # pragma: no cover - 3.2
+    _TensorDescriptor = None
+
+_TensorWrapper = getattr(triton.runtime.jit, "TensorWrapper", None)
+
+
+def iter_tensor_args(name: str, value):
+    """(display name, object handed to _implicit_cvt, torch tensor) for each tensor inside an argument."""
+    if isinstance(value, tuple):
+        for i, v in enumerate(value):
+            yield from iter_tensor_args(f"{name}[{i}]", v)
+    elif _TensorDescriptor is not None and isinstance(value, _TensorDescriptor):
+        yield from iter_tensor_args(name, value.base)
+    elif hasattr(value, "data_ptr"):
+        tensor = value.base if _TensorWrapper is not None and isinstance(value, _TensorWrapper) else value
+        yield name, value, tensor

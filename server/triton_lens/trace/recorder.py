@@ -1,0 +1,338 @@
+"""The recorder: hooks into the interpreter for one run and records every memory access.
+
+For each execution of a load/store/atomic it keeps the program id, the lane counts and three
+compact element sets (touched, masked-off, out of bounds). Out-of-bounds lanes are removed from
+the mask before the interpreter sees it, so they never touch memory.
+
+    with Recorder(on_launch=callback) as rec:   # hooks installed for the block, removed after
+        kernel[grid](...)
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Callable, Optional
+
+import numpy as np
+
+from ..model import LaunchTrace, Site, TensorInfo
+from ..model.elements import RANGE, ElementSetsBuilder, encode
+from . import compat
+from .tensors import TensorView
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_SKIP_DIRS = (compat.TRITON_DIR, _PACKAGE_DIR)
+
+# Values of tensors are kept after each launch for the viewer's hover, up to this many elements.
+DEFAULT_VALUE_LIMIT = 1 << 20
+
+
+def _dtype_name(t) -> str:
+    return str(t.dtype).replace("torch.", "")
+
+
+class _Context:
+    __slots__ = ("kind", "op", "tag")
+
+    def __init__(self, kind, op, tag):
+        self.kind, self.op, self.tag = kind, op, tag
+
+
+class _Launch:
+    """A launch being recorded (mutable, hot path); `finish()` freezes it into a LaunchTrace."""
+
+    def __init__(self, index: int, fn, file: str, line: int):
+        self.index = index
+        self.kernel, self.def_file, self.def_line = compat.kernel_def(fn)
+        self.file, self.line = file, line
+        self.grid = (1, 1, 1)
+        self.views: list[TensorView] = []
+        self.by_id: dict[int, int] = {}
+        self.site_index: dict[tuple, int] = {}
+        self.sites: list[Site] = []
+        self.ex_site: list[int] = []
+        self.ex_program: list[int] = []
+        self.ex_lanes: list[int] = []
+        self.ex_active: list[int] = []
+        self.ex_oob: list[int] = []
+        self.touched = ElementSetsBuilder()
+        self.masked = ElementSetsBuilder()
+        self.oob = ElementSetsBuilder()
+        self.t0 = time.perf_counter()
+
+    def finish(self, complete: bool, value_limit: int) -> LaunchTrace:
+        values = {}
+        for v in self.views:
+            t = v.tensor
+            if t is None or v.numel > value_limit or v.numel == 0:
+                continue
+            try:
+                t = t.detach()
+                if str(t.dtype) in ("torch.bfloat16", "torch.float8_e4m3fn", "torch.float8_e5m2"):
+                    t = t.float()
+                values[v.info.index] = t.cpu().reshape(-1).numpy().copy()
+            except Exception:  # values are a convenience for the viewer; never fail a launch on them
+                pass
+        return LaunchTrace(
+            index=self.index, kernel=self.kernel, def_file=self.def_file, def_line=self.def_line,
+            file=self.file, line=self.line, grid=self.grid, tensors=[v.info for v in self.views],
+            sites=self.sites,
+            ex_site=np.asarray(self.ex_site, dtype=np.int32), ex_program=np.asarray(self.ex_program, dtype=np.int32),
+            ex_lanes=np.asarray(self.ex_lanes, dtype=np.int32), ex_active=np.asarray(self.ex_active, dtype=np.int32),
+            ex_oob=np.asarray(self.ex_oob, dtype=np.int32),
+            touched=self.touched.finish(), masked=self.masked.finish(), oob=self.oob.finish(),
+            values=values, seconds=time.perf_counter() - self.t0, complete=complete,
+        )
+
+
+def _user_frame(depth: int):
+    """The first frame outside triton and this package: the kernel line (or a @jit helper's line)."""
+    f = sys._getframe(depth)
+    while f is not None:
+        if not f.f_code.co_filename.startswith(_SKIP_DIRS):
+            return f
+        f = f.f_back
+    return None
+
+
+class Recorder(compat.Hooks):
+    def __init__(self, on_launch: Optional[Callable[[LaunchTrace], None]] = None,
+                 on_progress: Optional[Callable[[str, int, int, int], None]] = None,
+                 value_limit: int = DEFAULT_VALUE_LIMIT):
+        self.on_launch = on_launch
+        self.on_progress = on_progress
+        self.value_limit = value_limit
+        self.launches: list[LaunchTrace] = []
+        self._launch: Optional[_Launch] = None
+        self._stack: list[Optional[_Launch]] = []
+        self._ctx: list[_Context] = []
+        self._count = 0
+        self._benchmarking = 0
+        self._positions: dict[tuple, tuple] = {}
+        self._uninstall = None
+        self._next_progress = 0.0
+
+    # -- lifetime ---------------------------------------------------------------------------
+    def __enter__(self) -> "Recorder":
+        self._uninstall = compat.install(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._uninstall is not None:
+            self._uninstall()
+            self._uninstall = None
+
+    # -- launches ---------------------------------------------------------------------------
+    def launch_begin(self, executor, fn):
+        f = _user_frame(2)
+        file, line = (f.f_code.co_filename, f.f_lineno) if f is not None else ("", 0)
+        self._stack.append(self._launch)
+        self._launch = _Launch(self._count, fn, file, line)
+        return self._launch
+
+    def launch_args(self, arg_names, args_dev, kwargs_dev, args_hst, kwargs_hst) -> None:
+        L = self._launch
+        if L is None:
+            return
+        named_hst = list(zip(arg_names, args_hst)) + list(kwargs_hst.items())
+        named_dev = list(zip(arg_names, args_dev)) + list(kwargs_dev.items())
+        for (name, host), (_, dev) in zip(named_hst, named_dev):
+            devices = [str(t.device) for _, _, t in compat.iter_tensor_args(name, dev)]
+            for k, (label, obj, t) in enumerate(compat.iter_tensor_args(name, host)):
+                info = TensorInfo(index=len(L.views), name=label, shape=tuple(int(s) for s in t.shape),
+                                  strides=tuple(int(s) for s in t.stride()), dtype=_dtype_name(t),
+                                  itemsize=int(t.element_size()), device=devices[k] if k < len(devices) else "cpu")
+                try:
+                    storage = t.untyped_storage()
+                    extent = (storage.data_ptr(), storage.data_ptr() + storage.nbytes())
+                except Exception:
+                    extent = None
+                L.by_id[id(obj)] = info.index
+                L.views.append(TensorView(info, t.data_ptr(), t, extent))
+
+    def grid(self, nx, ny, nz) -> None:
+        if self._launch is not None:
+            self._launch.grid = (int(nx), int(ny), int(nz))
+
+    def launch_end(self, token, error) -> None:
+        L = self._launch
+        self._launch = self._stack.pop() if self._stack else None
+        if L is None:
+            return
+        trace = L.finish(error is None, self.value_limit)
+        if self._benchmarking:
+            return  # a launch made only to compare autotune configs
+        self._count += 1
+        self.launches.append(trace)
+        if self.on_launch is not None:
+            self.on_launch(trace)
+
+    def benchmark(self, kernel_call) -> float:
+        self._benchmarking += 1
+        try:
+            t0 = time.perf_counter()
+            kernel_call()
+            return (time.perf_counter() - t0) * 1e3
+        finally:
+            self._benchmarking -= 1
+
+    # -- provenance -------------------------------------------------------------------------
+    def tag(self, host_value, converted) -> None:
+        L = self._launch
+        if L is None:
+            return
+        idx = L.by_id.get(id(host_value))
+        if idx is not None:
+            handle = getattr(converted, "handle", None)
+            if handle is not None:
+                base = getattr(handle, "base", None)  # a descriptor: its base pointer was tagged already
+                if base is None or not hasattr(handle, "block_shape"):
+                    handle._tl_arg = idx
+
+    def push_context(self, kind, op, operand) -> None:
+        self._ctx.append(_Context(kind, op, compat.operand_tag(operand)))
+
+    def pop_context(self) -> None:
+        self._ctx.pop()
+
+    # -- accesses (hot path) ----------------------------------------------------------------
+    def _site(self, L: _Launch, kind: str, op: str, tag: int) -> int:
+        f = _user_frame(3)
+        if f is None:
+            key = (None, 0, tag, kind, op)
+        else:
+            key = (f.f_code, f.f_lasti, tag, kind, op)
+        i = L.site_index.get(key)
+        if i is not None:
+            return i
+        pos_key = key[:2]
+        pos = self._positions.get(pos_key)
+        if pos is None:
+            if f is None:
+                pos = ("", 0, -1, 0, -1)
+            else:
+                code = f.f_code
+                line, end_line, col, end_col = (f.f_lineno, f.f_lineno, None, None)
+                try:
+                    p = list(code.co_positions())[f.f_lasti // 2]
+                    if p[0] is not None:
+                        line, end_line, col, end_col = p
+                except Exception:
+                    pass
+                pos = (code.co_filename, int(line), -1 if col is None else int(col),
+                       int(end_line or line), -1 if end_col is None else int(end_col))
+            self._positions[pos_key] = pos
+        i = len(L.sites)
+        L.sites.append(Site(pos[0], pos[1], pos[2], pos[3], pos[4], -1 if tag is None else tag, kind, op))
+        L.site_index[key] = i
+        return i
+
+    def _view_by_address(self, L: _Launch, flat: np.ndarray, m) -> Optional[int]:
+        """The argument whose storage holds the first active lane (pointers with no provenance)."""
+        if flat.size == 0:
+            return None
+        if m is not None:
+            nz = np.flatnonzero(m)
+            if nz.size == 0:
+                return None
+            addr = int(flat[nz[0]])
+        else:
+            addr = int(flat[0])
+        for v in L.views:
+            if v.in_storage(addr):
+                return v.info.index
+        return None
+
+    def access(self, kind, op, builder, ptrs, mask):
+        L = self._launch
+        if L is None:
+            return None
+        tag = getattr(ptrs, "_tl_arg", None)
+        if self._ctx:
+            ctx = self._ctx[-1]
+            kind, op = ctx.kind, ctx.op
+            if tag is None:
+                tag = ctx.tag
+        data = ptrs.data
+        lanes = data.size
+        flat = data.reshape(-1)
+        m = None
+        if mask is not None:
+            if mask.shape != data.shape:
+                mask = np.broadcast_to(mask, data.shape)
+            m = mask.reshape(-1)
+        if tag is None or tag < 0:
+            tag = self._view_by_address(L, flat, m)
+        site = self._site(L, kind, op, -1 if tag is None else tag)
+        gx, gy, _ = L.grid
+        x, y, z = builder.grid_idx
+        L.ex_site.append(site)
+        L.ex_program.append(x + gx * (y + gy * z))
+        L.ex_lanes.append(lanes)
+
+        if m is None or m.all():
+            active = lanes
+            m = None
+        else:
+            active = int(np.count_nonzero(m))
+        L.ex_active.append(active)
+        self._maybe_progress(L, x, y, z)
+
+        if tag is None:  # no tensor argument behind this pointer: nothing to check it against
+            L.ex_oob.append(0)
+            L.touched.add_empty()
+            L.masked.add_empty()
+            L.oob.add_empty()
+            return None
+
+        v = L.views[tag]
+        d = flat.view(np.int64) - v.base
+        new_mask = None
+        if active == 0:
+            L.ex_oob.append(0)
+            L.touched.add_empty()
+            L.oob.add_empty()
+        else:
+            ad = d if m is None else d[m]
+            done = False
+            if v.contiguous:
+                e = v.elements(ad)
+                kind_, lo, count, payload = encode(e)
+                hi = lo + count - 1 if kind_ == RANGE else int(e.max())
+                if lo >= 0 and hi < v.numel and (v.shift < 0 or not (ad[0] & (v.itemsize - 1))):
+                    L.touched.kinds.append(kind_)
+                    L.touched.los.append(lo)
+                    L.touched.counts.append(count)
+                    L.touched.chunks.append(payload)
+                    L.ex_oob.append(0)
+                    L.oob.add_empty()
+                    done = True
+            if not done:
+                inb, flat_idx = v.classify(d)
+                good = inb if m is None else (inb & m)
+                bad = ~inb if m is None else (m & ~inb)
+                n_bad = int(np.count_nonzero(bad))
+                L.touched.add(flat_idx if m is None else v.classify(d[good])[1])
+                L.ex_oob.append(n_bad)
+                if n_bad:
+                    L.oob.add(v.elements(d[bad]))
+                    new_mask = good.reshape(data.shape)
+                else:
+                    L.oob.add_empty()
+        if m is None:
+            L.masked.add_empty()
+        else:
+            L.masked.add(v.elements(d[~m]))
+        return new_mask
+
+    def _maybe_progress(self, L: _Launch, x: int, y: int, z: int) -> None:
+        if self.on_progress is None:
+            return
+        now = time.monotonic()
+        if now < self._next_progress:
+            return
+        self._next_progress = now + 0.2
+        gx, gy, gz = L.grid
+        done = x * gy * gz + y * gz + z  # the interpreter walks x, then y, then z (innermost)
+        self.on_progress(L.kernel, L.index, done, gx * gy * gz)
