@@ -1,0 +1,33 @@
+"""The Triton-Viz API: `trace(client)` on a kernel, `launch()` to see the recorded launches in a
+browser, `clear()`, `launches`, and `Client` for your own callbacks.
+
+    import triton_lens as triton_viz
+
+    @triton_viz.trace("tracer")
+    @triton.jit
+    def add_kernel(x_ptr, y_ptr, z_ptr, N, B: tl.constexpr): ...
+
+    add_kernel[(2,)](x, y, z, 128, 64)
+    triton_viz.launch(share=False)
+"""
+from .clients import (Access, Client, LaunchInfo, Profiler, Sanitizer, SanitizerError, Tracer, clear,  # noqa: F401
+                      launches)
+from .tracing import TracedKernel, trace  # noqa: F401
+
+
+def launch(share: bool = True, port=None, block=None):
+    """Serve the viewer for the recorded launches (see `triton_lens.viz.server.launch`)."""
+    from .server import launch as _launch
+
+    return _launch(share=share, port=port, block=block)
+
+
+def stop() -> None:
+    """Stop the viewer started by `launch(block=False)` (and its public tunnel)."""
+    from .server import stop as _stop
+
+    _stop()
+
+
+__all__ = ["trace", "launch", "stop", "clear", "launches", "Client", "Tracer", "Sanitizer", "Profiler",
+           "SanitizerError", "Access", "LaunchInfo", "TracedKernel"]

@@ -1,0 +1,186 @@
+"""`@trace(client)`: run a kernel's launches under the interpreter and the trace engine, and hand
+each launch to the clients (tracer, sanitizer, profiler, or your own `Client`).
+"""
+from __future__ import annotations
+
+import functools
+from typing import Optional
+
+from ..model import LaunchTrace
+from ..trace.recorder import Recorder
+from . import interp
+from .clients import Access, Client, LaunchInfo, make_client, overrides_on_access
+
+_active = 0  # traced launches running in this process (a traced launch never nests one, but be safe)
+
+
+class _ClientRecorder(Recorder):
+    """The engine's Recorder, plus the per-launch and per-access callbacks of the clients.
+
+    It reads the launch being recorded (`_launch`) right after the engine's own hooks: the grid hook
+    (arguments and grid known, no program run yet) and the access hook (one execution appended).
+    """
+
+    def __init__(self, clients: list[Client]):
+        super().__init__(on_launch=self._launch_done)
+        self.clients = clients
+        self.access_clients = [c for c in clients if overrides_on_access(c)]
+        self.errors: list[BaseException] = []
+        self._info: Optional[LaunchInfo] = None
+
+    def _launch_info(self) -> Optional[LaunchInfo]:
+        L = self._launch
+        if L is None:
+            return None
+        return LaunchInfo(kernel=L.kernel, def_file=L.def_file, def_line=L.def_line, file=L.file, line=L.line,
+                          grid=tuple(L.grid), tensors=[v.info for v in L.views])
+
+    def grid(self, nx, ny, nz) -> None:
+        super().grid(nx, ny, nz)
+        if self._benchmarking or self._launch is None:
+            return
+        self._info = info = self._launch_info()
+        for c in self.clients:
+            c.on_launch_start(info)
+
+    def access(self, kind, op, builder, ptrs, mask):
+        L = self._launch
+        n = len(L.ex_site) if L is not None else 0
+        new_mask = super().access(kind, op, builder, ptrs, mask)
+        if self.access_clients and not self._benchmarking and L is not None and len(L.ex_site) > n:
+            site = L.sites[L.ex_site[-1]]
+            x, y, z = builder.grid_idx
+            sets = tuple((b.kinds[-1], b.los[-1], b.counts[-1], b.chunks[-1]) for b in (L.touched, L.masked, L.oob))
+            info = self._info if self._info is not None else self._launch_info()
+            a = Access(launch=info, kind=site.kind, op=site.op, file=site.file, line=site.line,
+                       program=(int(x), int(y), int(z)), tensor=L.views[site.arg].info if site.arg >= 0 else None,
+                       lanes=int(L.ex_lanes[-1]), active=int(L.ex_active[-1]), oob=int(L.ex_oob[-1]), _sets=sets)
+            for c in self.access_clients:
+                c.on_access(a)
+        return new_mask
+
+    def _launch_done(self, trace: LaunchTrace) -> None:
+        self._info = None
+        for c in self.clients:
+            try:
+                c.on_launch_end(trace)
+            except Exception as e:  # raised to the caller once the launch is fully unwound
+                self.errors.append(e)
+
+
+class TracedKernel:
+    """What `@trace` returns: launches like the kernel (`kernel[grid](...)`, `kernel.run(...)`) and
+    runs each launch under the interpreter and the trace engine, calling the clients."""
+
+    def __init__(self, kernel, clients: list[Client]):
+        self.kernel = kernel  # what the user decorated (JITFunction, Autotuner, Heuristics, ...)
+        self.clients = clients
+        self._runner = interp.to_interpreted(kernel, bench=_bench)
+        functools.update_wrapper(self, _base_fn(kernel), updated=())
+
+    def add_client(self, client: Client) -> None:
+        if not any(type(c) is type(client) and type(c) in _SINGLE for c in self.clients):
+            self.clients.append(client)
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)
+
+    def run(self, *args, grid, warmup=False, **kwargs):
+        if warmup:
+            return None
+        return _run(self, lambda: self._runner[grid](*args, **kwargs))
+
+    def __call__(self, *args, **kwargs):
+        # A call from inside another kernel (a traced @jit helper): run it as the interpreter does.
+        return self._runner(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.kernel, name)
+
+    def __repr__(self) -> str:
+        return f"<traced {getattr(self, '__name__', 'kernel')} clients={[c.name for c in self.clients]}>"
+
+
+def _base_fn(kernel):
+    f = kernel
+    for _ in range(8):
+        inner = getattr(f, "fn", None)
+        if inner is None:
+            break
+        f = inner
+    return f
+
+
+_current: list[_ClientRecorder] = []
+
+
+def _bench(kernel_call, quantiles=None, **_):
+    """An autotuner's timing of one config, on the interpreter; its launches are not reported."""
+    rec = _current[-1] if _current else None
+    if rec is not None:
+        t = rec.benchmark(kernel_call)
+    else:
+        import time
+
+        t0 = time.perf_counter()
+        kernel_call()
+        t = (time.perf_counter() - t0) * 1e3
+    return [t] * len(quantiles) if quantiles else t
+
+
+def _run(traced: TracedKernel, launch):
+    global _active
+    if _active == 0 and interp.engine_hooks_installed():
+        # The whole script already runs under the engine (`triton-lens check` / `view`): it records
+        # this launch; a second recorder would see out-of-bounds lanes already masked.
+        with interp.jit_calls_interpreted():
+            return launch()
+    rec = _ClientRecorder(traced.clients)
+    _active += 1
+    _current.append(rec)
+    try:
+        with interp.jit_calls_interpreted(), rec:
+            out = launch()
+    finally:
+        _current.pop()
+        _active -= 1
+    if rec.errors:
+        raise rec.errors[0]
+    return out
+
+
+_SINGLE = ()  # client types that may appear only once on a kernel (none: two profilers may print twice)
+
+
+def trace(client=None, backend: str = "triton"):
+    """Decorate a `@triton.jit` kernel (or an autotuned / heuristics one) so its launches run under
+    the interpreter and the trace engine and report to `client`:
+
+    - "tracer" (or None): record every launch for the viewer (`launch()`), in `launches`;
+    - "sanitizer": report out-of-bounds accesses and races; raise at the end of the launch;
+    - "profiler": print per-line memory statistics after each launch;
+    - a `Client` instance (or subclass): your own callbacks.
+
+    Stack several: `@trace("sanitizer")` above `@trace("tracer")`. The kernel's outputs are computed
+    as usual (out-of-bounds lanes are treated as masked and never touch memory).
+    """
+    if backend != "triton":
+        raise ValueError(f"backend {backend!r} is not supported: triton_lens traces Triton kernels (backend='triton')")
+    if isinstance(client, (list, tuple)):
+        specs = list(client)
+    else:
+        specs = [client]
+
+    def decorate(kernel):
+        new = [make_client(s) for s in specs]
+        if isinstance(kernel, TracedKernel):
+            for c in new:
+                kernel.add_client(c)
+            return kernel
+        return TracedKernel(kernel, new)
+
+    # `@trace` without parentheses: the kernel itself came as `client`
+    if client is not None and not isinstance(client, (str, Client, list, tuple, type)):
+        specs = [None]
+        return decorate(client)
+    return decorate
