@@ -35,7 +35,7 @@ test-python: setup
 	$(VENV)/bin/python -m pytest -q
 
 test-engine32: setup32
-	$(VENV32)/bin/python -m pytest -q -m engine
+	$(VENV32)/bin/python -m pytest -q -p no:warnings tests/engine
 
 bench: setup
 	$(VENV)/bin/python bench/trace_overhead.py

@@ -1,0 +1,36 @@
+"""Analysis: pure functions from a recorded run (model.RunResult) to per-line stats and findings."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..model import AccessStats, Finding, RunResult
+from .findings import all_findings
+from .groups import group_executions
+from .stats import access_stats
+
+
+@dataclass
+class Analysis:
+    result: RunResult
+    accesses: list[AccessStats] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        r = self.result
+        return {
+            "file": r.file,
+            "status": r.status,
+            "triton": r.triton_version,
+            "seconds": round(r.seconds, 3),
+            "launches": [{"kernel": L.kernel, "grid": list(L.grid), "file": L.file, "line": L.line,
+                          "def_file": L.def_file, "def_line": L.def_line, "complete": L.complete}
+                         for L in r.launches],
+            "accesses": [a.to_json() for a in self.accesses],
+            "findings": [f.to_json() for f in self.findings],
+            "error": r.error.to_json() if r.error else None,
+        }
+
+
+def analyze(result: RunResult) -> Analysis:
+    groups = group_executions(result.launches)
+    return Analysis(result=result, accesses=access_stats(groups), findings=all_findings(result, groups))

@@ -6,6 +6,7 @@ returns a function that removes them. Facts behind the choices: shared/notes/int
 """
 from __future__ import annotations
 
+import inspect
 import os
 from typing import Any, Callable, Optional
 
@@ -43,6 +44,9 @@ _CONTEXT = {
     "create_atomic_store": (0, "atomic", "tl.atomic_store"),
     "create_atomic_poll": (0, "atomic", "tl.atomic_poll"),
 }
+
+# 3.2 filters only its own reserved keywords out of a launch's kwargs.
+_DROPS_UNKNOWN_KWARGS_LATE = hasattr(_interp, "RESERVED_KWS")
 
 MIXED = -2  # a pointer block whose lanes come from different arguments (tl.where of two pointers)
 
@@ -121,6 +125,11 @@ def install(hooks: Hooks) -> Callable[[], None]:
     # Launches.
     def make_call(orig):
         def __call__(self, *args, **kwargs):
+            if _DROPS_UNKNOWN_KWARGS_LATE:
+                # 3.2 passes autotune's config options (num_buffers_warp_spec, ...) on to the kernel;
+                # later releases drop what the kernel does not take, as we do here.
+                spec = inspect.getfullargspec(self.fn)
+                kwargs = {k: v for k, v in kwargs.items() if k in spec.args or k in spec.kwonlyargs or k == "warmup"}
             token = hooks.launch_begin(self, self.fn)
             try:
                 out = orig(self, *args, **kwargs)

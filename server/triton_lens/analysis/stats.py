@@ -1,0 +1,57 @@
+"""Per-line statistics of memory accesses, summed over launches."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import AccessStats, TensorInfo
+from .groups import Group
+
+
+def index_extent(tensor: TensorInfo, flat: np.ndarray) -> str:
+    """Touched elements as half-open index ranges per dimension: "x_ptr[0:1000]", "a_ptr[0:48, 0:72]"."""
+    name = tensor.name
+    if flat.size == 0:
+        return f"{name}[]"
+    if len(tensor.shape) == 0:
+        return f"{name}[]"
+    idx = np.unravel_index(flat, tensor.shape)
+    parts = []
+    for dim in idx:
+        lo, hi = int(dim.min()), int(dim.max()) + 1
+        parts.append(f"{lo}" if hi == lo + 1 else f"{lo}:{hi}")
+    return f"{name}[{', '.join(parts)}]"
+
+
+def access_stats(groups: dict, ) -> list[AccessStats]:
+    out = []
+    for key, g in groups.items():
+        g: Group
+        file, line, arg, kind = key
+        launches = programs = lanes = active = unique = oob = nbytes = executions = 0
+        extent = ""
+        for part in g.parts:
+            L, rows = part.launch, part.rows
+            if rows.size == 0:
+                continue
+            launches += 1
+            executions += int(rows.size)
+            programs += int(np.unique(L.ex_program[rows]).size)
+            lanes += int(L.ex_lanes[rows].sum(dtype=np.int64))
+            act = int(L.ex_active[rows].sum(dtype=np.int64))
+            bad = int(L.ex_oob[rows].sum(dtype=np.int64))
+            active += act
+            oob += bad
+            arg_index = L.sites[part.sites[0]].arg
+            touched = L.touched.union(rows)
+            unique += int(touched.size)
+            if arg_index >= 0:
+                t = L.tensors[arg_index]
+                nbytes += (act - bad) * t.itemsize
+                if not extent:
+                    extent = index_extent(t, touched)
+        s = g.first
+        out.append(AccessStats(file=file, line=line, col=s.col, end_line=s.end_line, end_col=s.end_col, arg=arg,
+                               kind=kind, op=s.op, launches=launches, programs=programs, lanes=lanes, active=active,
+                               unique=unique, oob=oob, bytes=nbytes, executions=executions, extent=extent))
+    out.sort(key=lambda a: (a.file, a.line, a.col, a.arg, a.kind))
+    return out

@@ -1,0 +1,241 @@
+"""The runner: runs a script in a worker process with a time and a memory limit, and collects the
+launches it streams. Whatever the script does (raises, hangs, exits, segfaults, eats memory),
+every launch that finished before is kept and the failure becomes part of the result.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from ..model import (CRASHED, ERROR, EXCEPTION, NO_LAUNCH, OK, TIMEOUT, LaunchTrace, RunResult, ScriptError)
+from . import stream
+from .kernels import find_kernels
+
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_OUTPUT_TAIL = 64 * 1024
+
+
+@dataclass
+class RunRequest:
+    path: str
+    source: Optional[str] = None  # the unsaved buffer of `path`, run instead of the file on disk
+    command: Optional[list[str]] = None  # e.g. ["pytest", "tests/test_add.py", "-k", "small"]; None: path as __main__
+    cwd: Optional[str] = None
+    python: str = sys.executable
+    timeout_s: float = 60.0
+    memory_mb: int = 8192
+    env: Optional[dict[str, str]] = None
+    argv: list[str] = field(default_factory=list)
+    value_limit: int = 1 << 20
+
+
+@dataclass
+class Progress:
+    kernel: str
+    launch: int
+    programs_done: int
+    programs_total: int
+    seconds: float
+
+
+class _Tail:
+    """Keeps the last bytes of a stream (the user's prints) without holding all of them."""
+
+    def __init__(self, pipe):
+        self.data = bytearray()
+        self.thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self.thread.start()
+
+    def _read(self, pipe):
+        for chunk in iter(lambda: pipe.read1(8192), b""):
+            self.data += chunk
+            if len(self.data) > 2 * _OUTPUT_TAIL:
+                del self.data[:-_OUTPUT_TAIL]
+
+    def text(self) -> str:
+        self.thread.join(timeout=1.0)
+        return bytes(self.data[-_OUTPUT_TAIL:]).decode("utf-8", "replace")
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(code).name
+    except ValueError:
+        return f"signal {code}"
+
+
+_FAULT_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def _innermost_line(dump: str, target: str) -> tuple[Optional[str], Optional[int]]:
+    """From a faulthandler dump (most recent call first): the first frame in the target file."""
+    frames = [(m["file"], int(m["line"])) for m in _FAULT_LINE.finditer(dump)]
+    for f, n in frames:
+        if os.path.abspath(f) == target:
+            return f, n
+    return None, None
+
+
+def run(req: RunRequest, cancel: Optional[threading.Event] = None,
+        on_progress: Optional[Callable[[Progress], None]] = None,
+        on_launch: Optional[Callable[[LaunchTrace], None]] = None) -> RunResult:
+    t0 = time.perf_counter()
+    target = os.path.abspath(req.path)
+    result = RunResult(file=target, status=OK)
+    source = req.source
+    if source is None:
+        try:
+            with open(target, encoding="utf-8") as f:
+                source = f.read()
+        except OSError as e:
+            result.status = ERROR
+            result.error = ScriptError(ERROR, type(e).__name__, f"cannot read {target}: {e.strerror}")
+            return result
+    result.kernels = find_kernels(source, target)
+
+    tmp = tempfile.mkdtemp(prefix="triton-lens-")
+    crash_file = os.path.join(tmp, "crash.txt")
+    job = {"path": target, "source": req.source, "command": req.command, "argv": req.argv,
+           "cwd": req.cwd or os.path.dirname(target), "memory_mb": req.memory_mb, "crash_file": crash_file,
+           "value_limit": req.value_limit}
+    job_file = os.path.join(tmp, "job.json")
+    with open(job_file, "w", encoding="utf-8") as f:
+        json.dump(job, f)
+
+    env = dict(os.environ if req.env is None else req.env)
+    env["TRITON_INTERPRET"] = "1"
+    env["PYTHONPATH"] = _PACKAGE_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    r, w = os.pipe()
+    try:
+        proc = subprocess.Popen([req.python, "-m", "triton_lens.trace.worker", job_file, str(w)],
+                                pass_fds=(w,), env=env, cwd=job["cwd"], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as e:
+        os.close(r)
+        os.close(w)
+        result.status = ERROR
+        result.error = ScriptError(ERROR, type(e).__name__,
+                                   f"cannot start the Python interpreter {req.python!r}: {e.strerror}. "
+                                   "Set tritonLens.python (or --python) to a Python with triton, torch and numpy.")
+        return result
+    os.close(w)
+    out_tail, err_tail = _Tail(proc.stdout), _Tail(proc.stderr)
+
+    state = {"error": None, "done": False}
+
+    def read_stream():
+        with os.fdopen(r, "rb") as inp:
+            while True:
+                frame = stream.read_frame(inp)
+                if frame is None:
+                    return
+                kind, meta, arrays = frame
+                if kind == "launch":
+                    trace = stream.launch_from_frame(meta, arrays)
+                    result.launches.append(trace)
+                    if on_launch is not None:
+                        on_launch(trace)
+                elif kind == "progress" and on_progress is not None:
+                    on_progress(Progress(meta["kernel"], meta["launch"], meta["done"], meta["total"],
+                                         time.perf_counter() - t0))
+                elif kind == "hello":
+                    result.triton_version = meta["triton_version"]
+                elif kind == "error":
+                    state["error"] = meta
+                elif kind == "done":
+                    state["done"] = True
+
+    reader = threading.Thread(target=read_stream, daemon=True)
+    reader.start()
+
+    deadline = t0 + req.timeout_s
+    stopped = None
+    while True:
+        try:
+            proc.wait(timeout=0.05)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        if cancel is not None and cancel.is_set():
+            stopped = "cancelled"
+        elif time.perf_counter() > deadline:
+            stopped = TIMEOUT
+            try:  # ask faulthandler for the stack first: it says where the script was stuck
+                os.kill(proc.pid, signal.SIGUSR1)
+                time.sleep(0.2)
+            except OSError:
+                pass
+        if stopped:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            proc.wait()
+            break
+    reader.join(timeout=5.0)
+    result.stdout, result.stderr = out_tail.text(), err_tail.text()
+    try:
+        with open(crash_file, encoding="utf-8", errors="replace") as f:
+            dump = f.read()
+    except OSError:
+        dump = ""
+    for p in (job_file, crash_file):
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+    try:
+        os.rmdir(tmp)
+    except OSError:
+        pass
+
+    result.seconds = time.perf_counter() - t0
+    rc = proc.returncode
+    if stopped == "cancelled":
+        result.status = ERROR
+        result.error = ScriptError(ERROR, "Cancelled", "the run was cancelled")
+    elif stopped == TIMEOUT:
+        file, line = _innermost_line(dump, target)
+        result.status = TIMEOUT
+        result.error = ScriptError(TIMEOUT, "Timeout",
+                                   f"the script was still running after the time limit of {req.timeout_s:g} s "
+                                   "and was stopped", file, line, dump[-8000:])
+    elif state["error"] is not None:
+        e = state["error"]
+        result.status = EXCEPTION
+        result.error = ScriptError(EXCEPTION, e["type"], e["message"], e["file"], e["line"], e["traceback"])
+    elif not state["done"]:
+        file, line = _innermost_line(dump, target)
+        result.status = CRASHED
+        if rc is not None and rc < 0:
+            name = _signal_name(-rc)
+            hint = (" (the memory limit, or the system, stopped it)" if name == "SIGKILL" else "")
+            msg = f"the script crashed with {name}{hint}"
+            if "ModuleNotFoundError" in result.stderr or "No module named" in result.stderr:
+                msg += ": " + result.stderr.strip().splitlines()[-1]
+            result.error = ScriptError(CRASHED, name, msg, file, line, dump[-8000:] or result.stderr[-8000:])
+        else:
+            err_lines = result.stderr.strip().splitlines()
+            if rc and err_lines and ("No module named" in err_lines[-1] or "Error" in err_lines[-1]) \
+                    and "triton_lens" in result.stderr and not result.launches and file is None:
+                result.status = ERROR
+                result.error = ScriptError(ERROR, "WorkerError",
+                                           f"the worker could not start under {req.python}: {err_lines[-1]}. "
+                                           "Set tritonLens.python to a Python with triton, torch and numpy.",
+                                           traceback=result.stderr[-8000:])
+            else:
+                result.error = ScriptError(CRASHED, "exit", f"the script exited with status {rc} before it finished "
+                                           "(os._exit or a fatal error)", file, line, result.stderr[-8000:])
+    if result.status == OK and not result.launches:
+        result.status = NO_LAUNCH
+    return result

@@ -1,0 +1,96 @@
+"""Framing of the worker -> runner stream: a JSON header plus raw numpy buffers, per message.
+
+No pickle: the runner never executes anything the worker sends. Layout of one frame:
+    u32 little-endian header length | header JSON | array bytes, back to back
+with header = {"type": ..., "meta": {...}, "arrays": [[name, dtype, shape], ...]}.
+"""
+from __future__ import annotations
+
+import json
+import struct
+from typing import BinaryIO, Optional
+
+import numpy as np
+
+from ..model import LaunchTrace, Site, TensorInfo
+from ..model.elements import ElementSets
+
+_LEN = struct.Struct("<I")
+
+
+def write_frame(out: BinaryIO, type_: str, meta: dict, arrays: Optional[dict[str, np.ndarray]] = None) -> int:
+    arrays = arrays or {}
+    specs, blobs = [], []
+    for name, a in arrays.items():
+        a = np.ascontiguousarray(a)
+        specs.append([name, a.dtype.str, list(a.shape)])
+        blobs.append(a.tobytes())
+    header = json.dumps({"type": type_, "meta": meta, "arrays": specs}).encode()
+    out.write(_LEN.pack(len(header)))
+    out.write(header)
+    for b in blobs:
+        out.write(b)
+    out.flush()
+    return _LEN.size + len(header) + sum(len(b) for b in blobs)
+
+
+def _read_exact(inp: BinaryIO, n: int) -> Optional[bytes]:
+    chunks, got = [], 0
+    while got < n:
+        b = inp.read(n - got)
+        if not b:
+            return None
+        chunks.append(b)
+        got += len(b)
+    return b"".join(chunks)
+
+
+def read_frame(inp: BinaryIO) -> Optional[tuple[str, dict, dict[str, np.ndarray]]]:
+    """The next frame, or None at the end of the stream (or a frame cut short by a crash)."""
+    raw = _read_exact(inp, _LEN.size)
+    if raw is None:
+        return None
+    header = _read_exact(inp, _LEN.unpack(raw)[0])
+    if header is None:
+        return None
+    h = json.loads(header)
+    arrays = {}
+    for name, dtype, shape in h["arrays"]:
+        dt = np.dtype(dtype)
+        n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        body = _read_exact(inp, n) if n else b""
+        if body is None:
+            return None
+        arrays[name] = np.frombuffer(body, dtype=dt).reshape(shape)
+    return h["type"], h["meta"], arrays
+
+
+_SETS = ("touched", "masked", "oob")
+_COLUMNS = ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob")
+
+
+def launch_to_frame(t: LaunchTrace) -> tuple[dict, dict[str, np.ndarray]]:
+    meta = {"index": t.index, "kernel": t.kernel, "def_file": t.def_file, "def_line": t.def_line,
+            "file": t.file, "line": t.line, "grid": list(t.grid), "tensors": [x.to_json() for x in t.tensors],
+            "sites": [s.to_json() for s in t.sites], "seconds": t.seconds, "complete": t.complete,
+            "values": sorted(t.values)}
+    arrays: dict[str, np.ndarray] = {c: getattr(t, c) for c in _COLUMNS}
+    for s in _SETS:
+        for k, a in getattr(t, s).arrays().items():
+            arrays[f"{s}.{k}"] = a
+    for i, v in t.values.items():
+        arrays[f"values.{i}"] = v
+    return meta, arrays
+
+
+def launch_from_frame(meta: dict, arrays: dict[str, np.ndarray]) -> LaunchTrace:
+    sets = {s: ElementSets.from_arrays({k: arrays[f"{s}.{k}"] for k in ("kind", "lo", "count", "start", "data")})
+            for s in _SETS}
+    return LaunchTrace(
+        index=meta["index"], kernel=meta["kernel"], def_file=meta["def_file"], def_line=meta["def_line"],
+        file=meta["file"], line=meta["line"], grid=tuple(meta["grid"]),
+        tensors=[TensorInfo.from_json(x) for x in meta["tensors"]], sites=[Site.from_json(s) for s in meta["sites"]],
+        **{c: arrays[c] for c in _COLUMNS}, **sets,
+        values={int(i): arrays[f"values.{i}"] for i in meta["values"]},
+        seconds=meta["seconds"], complete=meta["complete"],
+    )

@@ -1,0 +1,203 @@
+"""The worker: a child process that runs the user's script under the interpreter and streams each
+finished launch to the runner. It runs user code, so it has a memory limit (set first thing) and
+the runner kills it at the time limit.
+
+    python -m triton_lens.trace.worker JOB.json FD
+"""
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import signal
+import sys
+import traceback
+import types
+import builtins
+
+
+def _limit_memory(mb: int) -> None:
+    if mb <= 0:
+        return
+    try:
+        import resource
+        limit = mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+class _BufferLoader:
+    """Serves the unsaved editor buffer for one path, to imports and to linecache/inspect."""
+
+    def __init__(self, path: str, source: str):
+        import importlib.machinery
+        import linecache
+
+        self.path = os.path.abspath(path)
+        self.source = source
+        # mtime None: linecache.checkcache leaves the entry alone; inspect.getsource reads it.
+        linecache.cache[self.path] = (len(source), None, source.splitlines(True), self.path)
+        outer = self
+
+        class Loader(importlib.machinery.SourceFileLoader):
+            def get_data(self, p):
+                if os.path.abspath(p) == outer.path:
+                    return outer.source.encode()
+                return super().get_data(p)
+
+            def path_stats(self, p):
+                st = super().path_stats(p)
+                st["size"] = len(outer.source.encode())
+                return st
+
+        class Finder:
+            @staticmethod
+            def find_spec(name, path=None, target=None):
+                spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+                if spec is not None and spec.origin and os.path.abspath(spec.origin) == outer.path:
+                    spec.loader = Loader(spec.name, spec.origin)
+                    spec.cached = None  # never reuse bytecode compiled from the file on disk
+                return spec
+
+        sys.meta_path.insert(0, Finder)
+        sys.dont_write_bytecode = True
+
+
+def _run_target(job: dict) -> None:
+    import runpy
+
+    path = os.path.abspath(job["path"])
+    command = job.get("command")
+    if not command:
+        sys.argv = [path] + list(job.get("argv") or [])
+        sys.path.insert(0, os.path.dirname(path))
+        source = job.get("source")
+        if source is None:
+            with open(path, encoding="utf-8") as f:
+                source = f.read()
+        code = compile(source, path, "exec")
+        # A fresh __main__ (this worker may itself be running as __main__ under -m).
+        main = types.ModuleType("__main__")
+        main.__file__ = path
+        main.__builtins__ = builtins
+        sys.modules["__main__"] = main
+        exec(code, main.__dict__)
+        return
+    argv = list(command)
+    exe = os.path.basename(argv[0])
+    if exe.startswith("python"):
+        argv = argv[1:]
+    if not argv:
+        raise SystemExit("triton-lens: the run command names no script")
+    if argv[0] in ("pytest", "py.test") or argv[:2] == ["-m", "pytest"]:
+        import pytest
+        args = argv[2:] if argv[0] == "-m" else argv[1:]
+        sys.argv = ["pytest"] + args
+        sys.path.insert(0, os.getcwd())
+        code = pytest.main(args)
+        if int(code) not in (0, 5):
+            raise SystemExit(int(code))
+        return
+    if argv[0] == "-m":
+        sys.argv = argv[1:]
+        sys.path.insert(0, os.getcwd())
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        return
+    script = os.path.abspath(argv[0])
+    sys.argv = [script] + argv[1:]
+    sys.path.insert(0, os.path.dirname(script))
+    runpy.run_path(script, run_name="__main__")
+
+
+def _error_meta(e: BaseException, target: str) -> dict:
+    """Type, message and the line in the analysed file where it was raised (innermost frame)."""
+    chain, seen = [], set()
+    cur = e
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        chain.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    root = chain[-1]
+    file = line = None
+    for exc in reversed(chain):  # the deepest cause first: a kernel's own error inside InterpreterError
+        for fs in reversed(traceback.extract_tb(exc.__traceback__)):
+            if os.path.abspath(fs.filename) == target:
+                file, line = fs.filename, fs.lineno
+                break
+        if line is not None:
+            break
+    if line is None:
+        for exc in reversed(chain):
+            for fs in reversed(traceback.extract_tb(exc.__traceback__)):
+                if "triton" not in fs.filename and not fs.filename.startswith("<"):
+                    file, line = fs.filename, fs.lineno
+                    break
+            if line is not None:
+                break
+    shown = root if type(e).__name__ == "InterpreterError" else e
+    msg = str(shown)
+    if isinstance(shown, SystemExit):
+        msg = f"the script called sys.exit({shown.code!r})"
+    return {"kind": "exception", "type": type(shown).__name__, "message": msg, "file": file, "line": line,
+            "traceback": "".join(traceback.format_exception(e))[-8000:]}
+
+
+def main(argv: list[str]) -> int:
+    job_path, fd = argv[0], int(argv[1])
+    with open(job_path, encoding="utf-8") as f:
+        job = json.load(f)
+    _limit_memory(int(job.get("memory_mb", 0)))
+    out = os.fdopen(fd, "wb", buffering=1 << 16)
+    crash = open(job["crash_file"], "w")
+    faulthandler.enable(file=crash, all_threads=False)
+    faulthandler.register(signal.SIGUSR1, file=crash, all_threads=False, chain=False)
+    if job.get("cwd"):
+        os.chdir(job["cwd"])
+    os.environ["TRITON_INTERPRET"] = "1"
+
+    from . import stream
+
+    target = os.path.abspath(job["path"])
+    if job.get("source") is not None:
+        _BufferLoader(target, job["source"])
+
+    import triton  # noqa: F401  (imported with TRITON_INTERPRET=1 already set)
+
+    from . import compat
+    from .recorder import Recorder
+
+    compat.enable_interpreter()
+    stream.write_frame(out, "hello", {"triton_version": compat.TRITON_VERSION, "pid": os.getpid()})
+
+    def on_launch(trace):
+        meta, arrays = stream.launch_to_frame(trace)
+        stream.write_frame(out, "launch", meta, arrays)
+
+    def on_progress(kernel, launch, done, total):
+        stream.write_frame(out, "progress", {"kernel": kernel, "launch": launch, "done": done, "total": total})
+
+    status = 0
+    with Recorder(on_launch=on_launch, on_progress=on_progress, value_limit=int(job.get("value_limit", 1 << 20))):
+        try:
+            _run_target(job)
+        except SystemExit as e:
+            if e.code not in (None, 0):
+                stream.write_frame(out, "error", _error_meta(e, target))
+                status = 1
+        except BaseException as e:  # the user's own exception: report it, keep what ran before
+            meta = _error_meta(e, target)
+            if isinstance(e, MemoryError):
+                meta["message"] = (f"the script ran out of memory (the limit is {job.get('memory_mb')} MB)"
+                                   + (f": {e}" if str(e) else ""))
+            stream.write_frame(out, "error", meta)
+            status = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    stream.write_frame(out, "done", {"status": status})
+    out.close()
+    return 0
+
+
+if __name__ == "__main__":
+    os._exit(main(sys.argv[1:]))
