@@ -1,0 +1,89 @@
+"""A user's script that raises, exits, segfaults, or allocates without bound: the launches that
+finished before are kept, the failure is a clear finding at the right line, nothing hangs."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from triton_lens.analysis import analyze
+from triton_lens.trace.runner import RunRequest, run
+
+SCRIPTS = Path(__file__).parent / "scripts"
+
+
+def _run(name: str, **kw):
+    r = run(RunRequest(path=str(SCRIPTS / name), timeout_s=kw.pop("timeout_s", 60.0), **kw))
+    return r, analyze(r)
+
+
+def _inc_stats_kept(a):
+    store = [s for s in a.accesses if s.kind == "store" and s.arg == "x_ptr"]
+    assert store and store[0].active == 100 and store[0].unique == 100, a.accesses
+
+
+def test_segfault_keeps_earlier_launch_and_reports_the_line():
+    r, a = _run("segfaults.py")
+    assert r.status == "crashed" and r.error.type == "SIGSEGV"
+    assert len(r.launches) == 1
+    _inc_stats_kept(a)
+    (f,) = [f for f in a.findings if f.kind == "crashed"]
+    assert f.severity == "error" and f.line == 10 and "SIGSEGV" in f.message
+
+
+def test_unbounded_allocation_hits_the_memory_limit():
+    r, a = _run("allocates_without_bound.py", memory_mb=3000)
+    assert r.status == "exception" and r.error.type == "MemoryError"
+    assert "3000 MB" in r.error.message
+    assert len(r.launches) == 1
+    _inc_stats_kept(a)
+    (f,) = [f for f in a.findings if f.kind == "exception"]
+    assert f.line == 11
+
+
+def test_sys_exit_is_reported_at_its_line():
+    r, a = _run("exits.py")
+    assert r.status == "exception" and r.error.type == "SystemExit" and r.error.line == 20
+    assert "sys.exit(3)" in r.error.message
+    _inc_stats_kept(a)
+
+
+def test_os_exit_is_a_crash_with_its_status():
+    r, a = _run("exits.py", argv=["hard"])
+    assert r.status == "crashed" and "status 4" in r.error.message
+    _inc_stats_kept(a)
+
+
+def test_exception_inside_a_kernel_points_at_the_kernel_line():
+    r, a = _run("kernel_raises.py")
+    assert r.status == "exception"
+    assert r.error.line == 10, r.error
+    assert "B=64" in r.error.message
+    (f,) = [f for f in a.findings if f.kind == "exception"]
+    assert f.line == 10 and f.severity == "error"
+    # The launch was cut short but its accesses up to the failure are kept.
+    assert any(s.line == 9 and s.arg == "x_ptr" for s in a.accesses)
+
+
+def test_timeout_stops_the_script_and_says_where(tmp_path):
+    script = tmp_path / "spins.py"
+    script.write_text((SCRIPTS / "exits.py").read_text().replace("    if sys.argv[1:]", "    while True:\n        pass\n    if sys.argv[1:]"))
+    r, a = _run(str(script), timeout_s=6.0)
+    assert r.status == "timeout" and len(r.launches) == 1
+    assert r.error.line in (18, 19)  # the `while True:` loop
+    (f,) = [f for f in a.findings if f.kind == "timeout"]
+    assert f.line == r.error.line and "time limit" in f.message
+
+
+def test_cancel_kills_the_worker():
+    import threading
+    import time
+    cancel = threading.Event()
+    threading.Timer(1.0, cancel.set).start()
+    t0 = time.monotonic()
+    r = run(RunRequest(path=str(SCRIPTS / "allocates_without_bound.py"), memory_mb=100000), cancel=cancel)
+    assert r.status == "error" and r.error.type == "Cancelled"
+    assert time.monotonic() - t0 < 10
+
+
+def test_a_missing_interpreter_is_a_tool_error():
+    r = run(RunRequest(path=str(SCRIPTS / "exits.py"), python="/nonexistent/python3"))
+    assert r.status == "error" and "tritonLens.python" in r.error.message
