@@ -128,6 +128,15 @@ def overrides_on_access(client: Client) -> bool:
 
 launches: list[LaunchTrace] = []  # every launch the "tracer" client recorded, oldest first
 sources: dict[str, str] = {}  # file -> text, kept when a launch is recorded (the viewer's source panel)
+listeners: list = []  # called with no argument when `launches` changes (a running viewer refreshes)
+
+
+def _changed() -> None:
+    for f in list(listeners):
+        try:
+            f()
+        except Exception:
+            pass
 
 
 def _keep_source(path: str) -> None:
@@ -144,6 +153,7 @@ def clear() -> None:
     """Forget every recorded launch (the list `launches` is emptied in place)."""
     del launches[:]
     sources.clear()
+    _changed()
 
 
 class Tracer(Client):
@@ -157,6 +167,7 @@ class Tracer(Client):
         _keep_source(trace.def_file)
         for s in trace.sites:
             _keep_source(s.file)
+        _changed()
 
 
 # -- shared helpers ------------------------------------------------------------------------------
@@ -265,9 +276,10 @@ class Sanitizer(Client):
         head = (f"triton-lens sanitizer: {trace.kernel} (grid {tuple(trace.grid)}): "
                 f"{len(findings)} problem{'s' if len(findings) != 1 else ''}")
         text = head + "\n" + "\n".join("  " + s for s in lines)
-        self._print(text)
         if self.abort:
+            self.reports.append(text)
             raise SanitizerError(text, findings)
+        self._print(text)
 
 
 # -- profiler ------------------------------------------------------------------------------------
@@ -275,10 +287,12 @@ class Sanitizer(Client):
 def _fmt_bytes(n: int) -> str:
     if n == 0:
         return "-"
-    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+    if n < 10 << 20:
+        return f"{n:,} B"
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20)):
         if n >= size:
             return f"{n / size:.1f} {unit}"
-    return f"{n} B"
+    return f"{n:,} B"
 
 
 class Profiler(Client):

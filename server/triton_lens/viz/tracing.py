@@ -145,7 +145,9 @@ def _run(traced: TracedKernel, launch):
         _current.pop()
         _active -= 1
     if rec.errors:
-        raise rec.errors[0]
+        err = rec.errors[0]
+        err.__traceback__ = None  # the client's frames say nothing to the kernel author
+        raise err
     return out
 
 
@@ -171,6 +173,11 @@ def trace(client=None, backend: str = "triton"):
     else:
         specs = [client]
 
+    bare = _looks_like_kernel(client)  # `@trace` without parentheses: the kernel came as `client`
+    if not bare:
+        for s in specs:  # an unknown name is an error here, at the decorator, not at the first launch
+            make_client(s)
+
     def decorate(kernel):
         new = [make_client(s) for s in specs]
         if isinstance(kernel, TracedKernel):
@@ -179,8 +186,13 @@ def trace(client=None, backend: str = "triton"):
             return kernel
         return TracedKernel(kernel, new)
 
-    # `@trace` without parentheses: the kernel itself came as `client`
-    if client is not None and not isinstance(client, (str, Client, list, tuple, type)):
+    if bare:
         specs = [None]
         return decorate(client)
     return decorate
+
+
+def _looks_like_kernel(obj) -> bool:
+    if obj is None or isinstance(obj, (str, Client, list, tuple, type)):
+        return False
+    return isinstance(obj, TracedKernel) or (hasattr(obj, "fn") and hasattr(obj, "run"))

@@ -1,0 +1,140 @@
+"""`triton-lens view FILE`: run a script like `triton-lens check` does (in a worker process, through
+the engine's runner) and serve the access-map viewer for its launches.
+
+    triton-lens view FILE [--port N] [--share] [--open] [--timeout S] [--memory MB] [--python PY] [-- ARGS...]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Optional
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="triton-lens view",
+                                description="Run a script under the interpreter and show its memory accesses "
+                                            "in a browser (the access-map viewer).")
+    p.add_argument("file", help="the script to run (its kernel launches are recorded)")
+    p.add_argument("--port", type=int, default=None,
+                   help="port on 127.0.0.1 (default 5001, or 8000 with --share; 0: any free port)")
+    p.add_argument("--share", action="store_true",
+                   help="also open a public https://….trycloudflare.com link (needs `cloudflared` on PATH)")
+    p.add_argument("--open", action="store_true", help="open the viewer in the default browser")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="time limit of the run (default 60)")
+    p.add_argument("--memory", type=int, default=8192, metavar="MB", help="memory limit of the run (default 8192)")
+    p.add_argument("--python", default=None, help="Python interpreter to run the script with (default: this one)")
+    p.add_argument("--no-block", action="store_true", help=argparse.SUPPRESS)  # tests: return once serving
+    return p
+
+
+def _progress():
+    if not sys.stderr.isatty():
+        return None
+    last = [0.0]
+
+    def show(p):
+        now = time.monotonic()
+        if now - last[0] < 0.1:
+            return
+        last[0] = now
+        sys.stderr.write(f"\r{p.kernel}: launch {p.launch + 1}, {p.programs_done}/{p.programs_total} programs "
+                         f"({p.seconds:.1f} s)\x1b[K")
+        sys.stderr.flush()
+    return show
+
+
+def run_script(path: str, timeout_s: float = 60.0, memory_mb: int = 8192, python: Optional[str] = None,
+               argv: Optional[list[str]] = None, on_progress=None):
+    from ..trace.runner import RunRequest, run
+
+    env = dict(os.environ)
+    env["TRITON_LENS_WORKER"] = "1"  # the script's own triton_viz.launch() must not serve (we do)
+    req = RunRequest(path=path, timeout_s=timeout_s, memory_mb=memory_mb, python=python or sys.executable,
+                     argv=list(argv or []), env=env)
+    return run(req, on_progress=on_progress)
+
+
+def summary(result) -> str:
+    from ..analysis import analyze
+
+    a = analyze(result)
+    n_err = sum(f.severity == "error" for f in a.findings)
+    n_warn = sum(f.severity == "warning" for f in a.findings)
+    n = len(result.launches)
+    lines = [f"{result.file}: {result.status}, {n} launch{'es' if n != 1 else ''}, {n_err} error"
+             f"{'s' if n_err != 1 else ''}, {n_warn} warning{'s' if n_warn != 1 else ''} ({result.seconds:.1f} s)"]
+    if result.error is not None:
+        where = f" at line {result.error.line}" if result.error.line else ""
+        lines.append(f"  the script stopped{where}: {result.error.type}: {result.error.message}")
+    return "\n".join(lines)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    script_args: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, script_args = argv[:cut], argv[cut + 1:]
+    args = _parser().parse_args(argv)
+    path = os.path.abspath(args.file)
+    if not os.path.isfile(path):
+        print(f"triton-lens: no such file: {args.file}", file=sys.stderr)
+        return 2
+    try:
+        import flask  # noqa: F401
+    except ImportError:
+        print("triton-lens view needs Flask: python -m pip install 'triton-lens[viewer]' (or flask)", file=sys.stderr)
+        return 2
+    from .server import ViewerError, ViewerServer
+    from .tunnel import TunnelError, find_cloudflared, INSTALL_HINT
+    from .viewdata import ViewerData
+
+    if args.share and find_cloudflared() is None:
+        print(f"triton-lens: {INSTALL_HINT}", file=sys.stderr)
+        return 2
+
+    progress = _progress()
+    result = run_script(path, args.timeout, args.memory, args.python, script_args, progress)
+    if progress is not None:
+        sys.stderr.write("\r\x1b[K")
+    print(summary(result), flush=True)
+    if result.status == "error":
+        return 2
+
+    port = args.port if args.port is not None else (8000 if args.share else 5001)
+    try:
+        server = ViewerServer(ViewerData.from_result(result), port=port,
+                              title=f"Triton Lens: {os.path.basename(path)}")
+    except ViewerError as e:
+        print(f"triton-lens: {e}", file=sys.stderr)
+        return 2
+    url = server.url
+    if args.share:
+        try:
+            url = server.share()
+        except TunnelError as e:
+            server.stop()
+            print(f"triton-lens: {e}", file=sys.stderr)
+            return 2
+        print(f"triton-lens viewer: {url}  (public link; local: {server.url})", flush=True)
+    else:
+        print(f"triton-lens viewer: {url}", flush=True)
+    if args.open:
+        import webbrowser
+
+        webbrowser.open(server.url)
+    if args.no_block:
+        _last_server[:] = [server]
+        return 0
+    print("Press Ctrl-C to stop.", flush=True)
+    server.wait()
+    return 0
+
+
+_last_server: list = []  # the server of the last `main([... "--no-block"])` (tests stop it)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,174 @@
+"""What the viewer asks for, answered from a RunResult: the engine's viewer data (kernels overview,
+access maps, tensor values) plus the source of the files the launches ran.
+
+Shared by `launch()` (launches recorded in this process) and `triton-lens view FILE` (launches a
+worker process streamed back). Access maps are computed once per (launch, tensor) and kept as
+compact JSON bytes: launches do not change once recorded.
+"""
+from __future__ import annotations
+
+import json
+import linecache
+import os
+import threading
+from typing import Callable, Optional
+
+from ..model import OK, RunResult
+
+
+def dumps(obj) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), allow_nan=False, default=_default).encode()
+
+
+def _default(o):
+    import numpy as np
+
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serializable: {type(o).__name__}")
+
+
+class RequestError(Exception):
+    """A bad request from the page (HTTP 400/404)."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+class ViewerData:
+    def __init__(self, get_result: Callable[[], RunResult], sources: Optional[dict[str, str]] = None):
+        self._get_result = get_result
+        self._sources = sources if sources is not None else {}
+        self._cache: dict[tuple, tuple] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def from_result(result: RunResult) -> "ViewerData":
+        return ViewerData(lambda: result)
+
+    def result(self) -> RunResult:
+        return self._get_result()
+
+    # -- requests ---------------------------------------------------------------------------------
+    def kernels(self) -> dict:
+        from ..analysis.access_map import kernels_overview
+
+        result = self.result()
+        out = kernels_overview(result)
+        out.setdefault("files", self.files(result))
+        return out
+
+    def _launch(self, result: RunResult, launch):
+        try:
+            i = int(launch)
+        except (TypeError, ValueError):
+            raise RequestError(f"launch must be an integer, not {launch!r}")
+        for L in result.launches:
+            if L.index == i:
+                return L
+        raise RequestError(f"no launch {i} (the run has {len(result.launches)})", 404)
+
+    def access_map(self, launch, tensor) -> bytes:
+        from ..analysis.access_map import access_map
+
+        result = self.result()
+        L = self._launch(result, launch)
+        try:
+            t = int(tensor)
+        except (TypeError, ValueError):
+            raise RequestError(f"tensor must be an integer, not {tensor!r}")
+        if not 0 <= t < len(L.tensors):
+            raise RequestError(f"launch {L.index} has no tensor {t} (it has {len(L.tensors)})", 404)
+        key = (id(L), t)
+        with self._lock:
+            hit = self._cache.get(key)  # holds L itself, so id(L) cannot be reused while cached
+        if hit is not None and hit[0] is L and hit[1] == L.index:
+            return hit[2]
+        body = dumps(access_map(result, launch=L.index, tensor=t))
+        with self._lock:
+            self._cache[key] = (L, L.index, body)
+        return body
+
+    def values(self, launch, tensor, start=0, count=64) -> dict:
+        from ..analysis.access_map import tensor_values
+
+        result = self.result()
+        L = self._launch(result, launch)
+        try:
+            t, start, count = int(tensor), int(start), int(count)
+        except (TypeError, ValueError):
+            raise RequestError("tensor, start and count must be integers")
+        if not 0 <= t < len(L.tensors):
+            raise RequestError(f"launch {L.index} has no tensor {t}", 404)
+        count = max(0, min(count, 1 << 16))
+        return tensor_values(result, launch=L.index, tensor=t, start=max(0, start), count=count)
+
+    # -- source -----------------------------------------------------------------------------------
+    def files(self, result: Optional[RunResult] = None) -> list[str]:
+        """The files the viewer may show: the run's file and every kernel and access site's file."""
+        result = result or self.result()
+        seen: dict[str, None] = {}
+        if result.file:
+            seen[result.file] = None
+        for k in result.kernels:
+            seen.setdefault(k.file, None)
+        for L in result.launches:
+            seen.setdefault(L.def_file, None)
+            for s in L.sites:
+                seen.setdefault(s.file, None)
+        return [f for f in seen if f]
+
+    def source(self, file: str) -> dict:
+        """The text of one of the run's files, and its lines that made memory accesses."""
+        result = self.result()
+        if file not in self.files(result):
+            raise RequestError(f"{file!r} is not a file of this run", 404)
+        marks: dict[int, dict] = {}
+        for L in result.launches:
+            for site in L.sites:
+                if site.file != file:
+                    continue
+                m = marks.setdefault(site.line, {"line": site.line, "kinds": [], "args": []})
+                if site.kind not in m["kinds"]:
+                    m["kinds"].append(site.kind)
+                arg = L.tensors[site.arg].name if 0 <= site.arg < len(L.tensors) else "?"
+                if arg not in m["args"]:
+                    m["args"].append(arg)
+        kernels = [{"name": L.kernel, "line": L.def_line} for L in result.launches if L.def_file == file]
+        kernels += [{"name": k.name, "line": k.line} for k in result.kernels if k.file == file]
+        seen, uniq = set(), []
+        for k in kernels:
+            if (k["name"], k["line"]) not in seen:
+                seen.add((k["name"], k["line"]))
+                uniq.append(k)
+        text = self._sources.get(file)
+        if text is None:
+            lines = linecache.getlines(file)
+            if not lines and os.path.isfile(file):
+                try:
+                    with open(file, encoding="utf-8", errors="replace") as f:
+                        lines = f.read().splitlines(True)
+                except OSError:
+                    lines = []
+            text = "".join(lines)
+        return {"file": file, "text": text, "lines": sorted(marks.values(), key=lambda m: m["line"]),
+                "kernels": uniq}
+
+
+def in_process_data() -> ViewerData:
+    """The launches the tracer recorded in this process (`triton_lens.launches`), read at each request."""
+    import sys
+
+    from . import clients
+
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+
+    def get() -> RunResult:
+        launches = list(clients.launches)
+        file = os.path.abspath(main) if main else (launches[0].def_file if launches else "")
+        return RunResult(file=file, status=OK, launches=launches)
+
+    return ViewerData(get, clients.sources)

@@ -1,0 +1,90 @@
+"""The Triton-Viz API surface: `import triton_lens as triton_viz` and the decorator on every kind of kernel."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import torch
+import triton
+
+import kernels
+from kernels import LINES
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def test_triton_viz_names_are_there_and_the_engine_package_still_imports():
+    import triton_lens as triton_viz
+
+    for name in ("trace", "launch", "stop", "clear", "launches", "Client"):
+        assert hasattr(triton_viz, name), name
+    assert callable(triton_viz.trace) and callable(triton_viz.launch)
+    # `triton_lens.trace` is also the trace-engine package: both uses work, in any order
+    import triton_lens.trace.recorder as recorder
+    from triton_lens.trace.runner import RunRequest  # noqa: F401
+
+    assert recorder.Recorder is triton_viz.trace.recorder.Recorder
+    assert callable(triton_viz.trace)
+    assert isinstance(triton_viz.launches, list)
+
+
+def test_light_import():
+    # `import triton_lens` (the CLI, the language server) must not pull in triton, torch or flask
+    code = "import sys, triton_lens; print(sorted(m for m in ('triton', 'torch', 'flask') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_runs_without_TRITON_INTERPRET_helpers_stdlib_jit_and_autotune(tmp_path):
+    # A fresh process with TRITON_INTERPRET unset: @triton.jit builds real JITFunctions, which the decorator
+    # switches to the interpreter, including @jit helpers, triton's own tl.cdiv, and an autotuner (no GPU).
+    script = tmp_path / "s.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {os.path.dirname(__file__)!r})
+        import torch, triton
+        import triton_lens as triton_viz
+        import kernels
+        from triton.runtime.jit import JITFunction
+        assert isinstance(kernels.axpy_kernel, JITFunction), type(kernels.axpy_kernel)
+        axpy = triton_viz.trace("tracer")(kernels.axpy_kernel)
+        x, y, out = torch.rand(500), torch.rand(500), torch.empty(500)
+        axpy[(4,)](x, y, out, 2.0, 500, BLOCK=128)
+        assert torch.allclose(out, 2.0 * x + y)
+        neg = triton_viz.trace("tracer")(kernels.neg_kernel)
+        x, out = torch.rand(1000), torch.empty(1000)
+        neg[lambda meta: (triton.cdiv(1000, meta["BLOCK"]),)](x, out, 1000)
+        assert torch.equal(out, -x)
+        L = triton_viz.launches
+        print(len(L), L[0].kernel, sorted({{s.line for s in L[0].sites}}), L[1].kernel, L[1].grid[0] in (8, 16))
+    """))
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = os.path.join(REPO, "server")
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    # 2 launches: the autotuner's timing launches are not recorded
+    assert p.stdout.split() == ["2", "axpy_kernel", "[" + f"{LINES['helper.load']}," , f"{LINES['axpy.store']}]",
+                                "neg_kernel", "True"]
+
+
+def test_bare_decorator_and_launch_via_run(viz):
+    k = viz.trace(kernels.add_kernel)  # @trace without parentheses: the tracer
+    x = torch.arange(64.0)
+    z = torch.zeros(64)
+    k.run(x, x, z, 64, 64, grid=(1,), warmup=False)
+    assert torch.equal(z, 2 * x) and len(viz.launches) == 1
+    assert k.__name__ == "add_kernel"
+    # attributes of the decorated kernel stay reachable
+    assert k.arg_names == ["x_ptr", "y_ptr", "z_ptr", "N", "B"]
+
+
+def test_sanitizer_and_tracer_stacked_on_an_autotuned_kernel(viz):
+    import io
+
+    buf = io.StringIO()
+    k = viz.trace(viz.Sanitizer(out=buf))(viz.trace("tracer")(kernels.neg_kernel))
+    x = torch.rand(1000)
+    out = torch.empty(1000)
+    k[lambda meta: (triton.cdiv(1000, meta["BLOCK"]),)](x, out, 1000)
+    assert torch.equal(out, -x) and buf.getvalue() == ""
+    assert len(viz.launches) == 1 and viz.launches[0].kernel == "neg_kernel"
