@@ -22,6 +22,7 @@ import json
 import os
 import queue
 import secrets
+import socket
 import sys
 import threading
 from pathlib import Path
@@ -241,22 +242,36 @@ class ViewerServer:
 
     def __init__(self, data: ViewerData, port: int = 0, title: str = "Triton Lens",
                  webview_dir: Optional[Path] = None):
-        from werkzeug.serving import make_server
+        from werkzeug.serving import WSGIRequestHandler, make_server
+
+        class Quiet(WSGIRequestHandler):
+            def log_request(self, code="-", size="-"):  # no line per request in the user's terminal
+                pass
 
         self.hub = EventHub()
         self.data = data
         self.app = create_app(data, self.hub, webview_dir, title)
+        # Bind the socket here (werkzeug would print and sys.exit on a port in use): 127.0.0.1 only.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
-            self.httpd = make_server(HOST, int(port), self.app, threaded=True)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as werkzeug does: TIME_WAIT is no conflict
+            sock.bind((HOST, int(port)))
+            sock.listen(128)
         except OSError as e:
-            if e.errno == errno.EADDRINUSE or "in use" in str(e).lower():
+            sock.close()
+            if e.errno == errno.EADDRINUSE:
                 raise ViewerError(f"port {port} is already in use on {HOST}: stop whatever uses it, or pick "
                                   f"another port, e.g. launch(port={int(port) + 1}) or port=0 for any free "
                                   f"port (triton-lens view --port N)") from None
             if e.errno in (errno.EACCES, errno.EPERM):
                 raise ViewerError(f"not allowed to listen on port {port} of {HOST} (ports below 1024 need "
                                   "privileges): pick another, e.g. launch(port=5001)") from None
-            raise
+            raise ViewerError(f"cannot listen on {HOST}:{port}: {e.strerror or e}") from None
+        try:
+            self.httpd = make_server(HOST, int(port), self.app, threaded=True, request_handler=Quiet,
+                                     fd=sock.fileno())
+        finally:
+            sock.close()  # the server holds its own duplicate of the socket
         self.port = int(self.httpd.server_address[1])
         self.url = f"http://{HOST}:{self.port}/"
         self.public_url: Optional[str] = None

@@ -72,8 +72,6 @@ class ViewerData:
         raise RequestError(f"no launch {i} (the run has {len(result.launches)})", 404)
 
     def access_map(self, launch, tensor) -> bytes:
-        from ..analysis.access_map import access_map
-
         result = self.result()
         L = self._launch(result, launch)
         try:
@@ -87,6 +85,8 @@ class ViewerData:
             hit = self._cache.get(key)  # holds L itself, so id(L) cannot be reused while cached
         if hit is not None and hit[0] is L and hit[1] == L.index:
             return hit[2]
+        from ..analysis.access_map import access_map
+
         body = dumps(access_map(result, launch=L.index, tensor=t))
         with self._lock:
             self._cache[key] = (L, L.index, body)

@@ -1,0 +1,208 @@
+"""launch(): the viewer server. Binds 127.0.0.1 only, clear errors, share=True through cloudflared."""
+import json
+import os
+import socket
+import stat
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+import torch
+
+import kernels
+from conftest import free_port
+
+FAKE_URL = "https://xyz-quick-tunnel.trycloudflare.com"
+
+# What the real `cloudflared tunnel --url ...` prints (on stderr) when a quick tunnel is up.
+FAKE_CLOUDFLARED = f"""#!/bin/sh
+echo "$@" > "$FAKE_CLOUDFLARED_ARGS"
+echo "2026-11-30T19:00:00Z INF Thank you for trying Cloudflare Tunnel. Doing so, without a Cloudflare account, is a quick way to experiment and try it out." >&2
+echo "2026-11-30T19:00:00Z INF Requesting new quick Tunnel on trycloudflare.com..." >&2
+sleep 0.3
+echo "2026-11-30T19:00:01Z INF +--------------------------------------------------------------------------------------------+" >&2
+echo "2026-11-30T19:00:01Z INF |  Your quick Tunnel has been created! Visit it at (it may take some time to be reachable):  |" >&2
+echo "2026-11-30T19:00:01Z INF |  {FAKE_URL}                                                  |" >&2
+echo "2026-11-30T19:00:01Z INF +--------------------------------------------------------------------------------------------+" >&2
+echo "2026-11-30T19:00:01Z INF Registered tunnel connection connIndex=0 location=ams01 protocol=quic" >&2
+exec sleep 600
+"""
+
+
+def get(url, data=None, headers=None):
+    req = urllib.request.Request(url, data=data, headers=headers or {})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return r.status, dict(r.headers), r.read()
+
+
+def non_loopback_ipv4() -> list[str]:
+    """This machine's IPv4 addresses other than 127.x (the outgoing interface's, and the host name's)."""
+    found = set()
+    for target in ("10.255.255.255", "198.51.100.1", "8.8.8.8"):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            s.connect((target, 9))  # UDP connect sends nothing: it only picks the outgoing interface
+            found.add(s.getsockname()[0])
+        except OSError:
+            pass
+        finally:
+            s.close()
+    try:
+        for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET):
+            found.add(info[4][0])
+    except OSError:
+        pass
+    return sorted(a for a in found if not a.startswith("127.") and a != "0.0.0.0")
+
+
+def record_one(viz):
+    k = viz.trace("tracer")(kernels.add_kernel)
+    x = torch.arange(128.0)
+    k[(2,)](x, x, torch.zeros(128), 128, 64)
+
+
+@pytest.fixture
+def fake_cloudflared(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    exe = bin_dir / "cloudflared"
+    exe.write_text(FAKE_CLOUDFLARED)
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    args_file = tmp_path / "args.txt"
+    monkeypatch.setenv("FAKE_CLOUDFLARED_ARGS", str(args_file))
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return args_file
+
+
+def test_launch_serves_on_loopback_only(viz, port):
+    record_one(viz)
+    url = viz.launch(share=False, port=port, block=False)
+    assert url == f"http://127.0.0.1:{port}/"
+    from triton_lens.viz import server
+
+    s = server.current()
+    assert s.httpd.socket.getsockname() == ("127.0.0.1", port)
+    assert s.httpd.socket.family == socket.AF_INET
+    status, _, body = get(url)
+    assert status == 200 and b"<iframe" in body
+    # the machine's other addresses do not answer
+    own = non_loopback_ipv4()
+    assert own, "this test needs a non-loopback address"
+    for addr in own:
+        with pytest.raises(OSError):
+            socket.create_connection((addr, port), timeout=3).close()
+    viz.stop()
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=3).close()
+
+
+def test_port_in_use_is_a_clear_error(viz, port):
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", port))
+    holder.listen()
+    try:
+        with pytest.raises(RuntimeError) as info:
+            viz.launch(share=False, port=port, block=False)
+    finally:
+        holder.close()
+    msg = str(info.value)
+    assert f"port {port} is already in use" in msg and f"launch(port={port + 1})" in msg and "port=0" in msg
+
+
+def test_default_ports_and_port_zero(viz):
+    from triton_lens.viz import server
+
+    for share_port in (5001,):
+        try:
+            url = viz.launch(share=False, block=False)
+        except RuntimeError as e:  # something else on this machine holds 5001: the error names it
+            assert "port 5001 is already in use" in str(e)
+        else:
+            assert url == "http://127.0.0.1:5001/"
+        viz.stop()
+    url = viz.launch(share=False, port=0, block=False)
+    assert url == f"http://127.0.0.1:{server.current().port}/" and server.current().port > 0
+
+
+def test_block_default_is_true_for_share_false_and_stop_ends_it(viz, port):
+    out = {}
+    t = threading.Thread(target=lambda: out.setdefault("url", viz.launch(share=False, port=port)), daemon=True)
+    t.start()
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            get(f"http://127.0.0.1:{port}/view")
+            break
+        except OSError:
+            time.sleep(0.05)
+    time.sleep(0.3)
+    assert t.is_alive()  # still serving: launch() blocks
+    viz.stop()
+    t.join(10)
+    assert not t.is_alive() and out["url"] == f"http://127.0.0.1:{port}/"
+
+
+def test_share_opens_a_cloudflared_quick_tunnel(viz, port, fake_cloudflared, capsys):
+    record_one(viz)
+    url = viz.launch(share=True, port=port, block=False)
+    assert url == FAKE_URL + "/"
+    assert fake_cloudflared.read_text().split() == ["tunnel", "--no-autoupdate", "--url", f"http://127.0.0.1:{port}"]
+    printed = capsys.readouterr().out
+    assert FAKE_URL in printed and f"http://127.0.0.1:{port}/" in printed
+    from triton_lens.viz import server
+
+    s = server.current()
+    assert s.httpd.socket.getsockname() == ("127.0.0.1", port)  # still loopback: the tunnel forwards to it
+    proc = s.tunnel.proc
+    assert proc.poll() is None
+    viz.stop()
+    assert proc.poll() is not None  # stop() ends the tunnel too
+
+
+def test_share_default_port_is_8000(viz, fake_cloudflared):
+    try:
+        url = viz.launch(share=True, block=False)
+    except RuntimeError as e:
+        assert "port 8000 is already in use" in str(e)
+        return
+    from triton_lens.viz import server
+
+    assert url == FAKE_URL + "/" and server.current().port == 8000
+
+
+def test_share_without_cloudflared_says_what_to_install(viz, port, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing on PATH
+    with pytest.raises(RuntimeError) as info:
+        viz.launch(share=True, port=port, block=False)
+    msg = str(info.value)
+    assert "cloudflared" in msg and "install" in msg.lower() and "share=False" in msg
+    # nothing was left listening
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+def test_cloudflared_that_prints_no_url_is_a_clear_error(viz, port, tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    exe = bin_dir / "cloudflared"
+    exe.write_text("#!/bin/sh\necho 'ERR failed to request quick Tunnel: no network' >&2\nexit 1\n")
+    exe.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(RuntimeError) as info:
+        viz.launch(share=True, port=port, block=False)
+    assert "did not open a public link" in str(info.value) and "no network" in str(info.value)
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+def test_api_errors_are_json(viz, port):
+    url = viz.launch(share=False, port=port, block=False)
+    with pytest.raises(urllib.error.HTTPError) as info:
+        get(url + "api/accessMap", data=b'{"launch": 5, "tensor": 0}', headers={"Content-Type": "application/json"})
+    assert info.value.code == 404
+    assert json.loads(info.value.read())["error"]["message"].startswith("no launch 5")
+    with pytest.raises(urllib.error.HTTPError) as info:
+        get(url + "api/source", data=b'{"file": "/etc/passwd"}', headers={"Content-Type": "application/json"})
+    assert info.value.code == 404  # only the run's own files are served
