@@ -1,0 +1,189 @@
+// DOM pieces: pickers, header, program selector, legend, tensor cards, tooltip.
+// Every text that comes from user code (names, file paths, ops) goes through textContent.
+
+export function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+}
+
+export function basename(p) {
+  const s = String(p || '');
+  const i = Math.max(s.lastIndexOf('/'), s.lastIndexOf('\\'));
+  return i >= 0 ? s.slice(i + 1) : s;
+}
+
+/** Replace a <select>'s options: items = [{value, label}]. */
+export function fillSelect(select, items, value) {
+  select.replaceChildren(...items.map((it) => {
+    const o = document.createElement('option');
+    o.value = String(it.value);
+    o.textContent = it.label;
+    return o;
+  }));
+  if (value !== undefined && value !== null) select.value = String(value);
+}
+
+export function gridLabel(grid) {
+  const g = (grid || [1, 1, 1]).slice();
+  while (g.length > 1 && g[g.length - 1] === 1) g.pop();
+  return g.join('×');
+}
+
+/** Program id (x, y, z) from a linear id over grid [gx, gy, gz] (x fastest). */
+export function unlinearPid(p, grid) {
+  const gx = grid[0] || 1;
+  const gy = grid[1] || 1;
+  return [p % gx, Math.floor(p / gx) % gy, Math.floor(p / (gx * gy))];
+}
+export function linearPid(pid, grid) {
+  const gx = grid[0] || 1;
+  const gy = grid[1] || 1;
+  return (pid[0] || 0) + gx * ((pid[1] || 0) + gy * (pid[2] || 0));
+}
+export function pidLabel(p, grid) {
+  const g = grid || [1, 1, 1];
+  const t = unlinearPid(p, g);
+  if ((g[2] || 1) > 1) return `(${t[0]},${t[1]},${t[2]})`;
+  if ((g[1] || 1) > 1) return `(${t[0]},${t[1]})`;
+  return String(t[0]);
+}
+
+/** A compact list of ints: 0-3, 7, 9 … (+N more). */
+export function rangesLabel(ints, limit = 8) {
+  const s = Array.from(new Set(ints)).sort((a, b) => a - b);
+  const parts = [];
+  for (let i = 0; i < s.length; ) {
+    let j = i;
+    while (j + 1 < s.length && s[j + 1] === s[j] + 1) j++;
+    parts.push(j > i ? `${s[i]}-${s[j]}` : String(s[i]));
+    i = j + 1;
+  }
+  if (parts.length > limit) return `${parts.slice(0, limit).join(', ')} … (+${parts.length - limit} more)`;
+  return parts.join(', ');
+}
+
+const MAX_PROGRAM_BUTTONS = 1024;
+
+/**
+ * Program selector: "all" + one button per program id (first MAX_PROGRAM_BUTTONS).
+ * onPick(p | null, additive) — p null means all.
+ */
+export function buildProgramGrid(container, grid, nPrograms, onPick) {
+  container.replaceChildren();
+  const all = el('button', 'tl-prog-all', 'all');
+  all.type = 'button';
+  all.dataset.pid = 'all';
+  all.title = 'Show every program';
+  all.addEventListener('click', () => onPick(null, false));
+  const cells = el('div', 'tl-prog-cells');
+  const gx = grid[0] || 1;
+  cells.style.gridTemplateColumns = `repeat(${Math.min(gx, 32)}, auto)`;
+  const n = Math.min(nPrograms, MAX_PROGRAM_BUTTONS);
+  const buttons = [];
+  for (let p = 0; p < n; p++) {
+    const b = el('button', 'tl-prog', String(p));
+    b.type = 'button';
+    b.dataset.pid = String(p);
+    b.title = `program ${pidLabel(p, grid)} — click: only this one; shift/ctrl-click: add or remove`;
+    b.addEventListener('click', (ev) => onPick(p, ev.shiftKey || ev.ctrlKey || ev.metaKey));
+    buttons.push(b);
+  }
+  cells.append(...buttons);
+  container.append(all, cells);
+  if (nPrograms > n) container.append(el('span', 'tl-note', `first ${n} of ${nPrograms} programs`));
+  return { all, buttons };
+}
+
+export function updateProgramGrid(pg, selected, colors) {
+  pg.all.classList.toggle('selected', selected === null);
+  pg.all.setAttribute('aria-pressed', String(selected === null));
+  pg.buttons.forEach((b, p) => {
+    const on = selected === null || selected.has(p);
+    b.classList.toggle('selected', selected !== null && selected.has(p));
+    b.setAttribute('aria-pressed', String(selected !== null && selected.has(p)));
+    b.style.borderBottomColor = colors && on ? colors(p) : '';
+  });
+}
+
+/** Legend items: [{cls, label, color?}] with swatches coloured from the palette. */
+export function buildLegend(container, items) {
+  container.replaceChildren(...items.map((it) => {
+    const row = el('span', 'tl-legend-item');
+    const sw = el('span', `tl-swatch ${it.cls}`);
+    if (it.color) sw.style.backgroundColor = it.color;
+    row.append(sw, el('span', 'tl-legend-label', it.label));
+    return row;
+  }));
+}
+
+/** One tensor card: title, per-view controls, canvas, out-of-bounds line. */
+export function buildTensorCard(t) {
+  const card = el('section', 'tl-card');
+  card.dataset.tensor = String(t.index);
+  const head = el('div', 'tl-card-head');
+  const name = el('span', 'tl-tensor-name', t.name);
+  const meta = el('span', 'tl-tensor-meta',
+    `${t.dtype || ''}[${(t.shape || []).join(', ')}]` +
+    (t.strides ? `  strides (${t.strides.join(', ')})` : ''));
+  const controls = el('span', 'tl-card-controls');
+  head.append(name, meta, controls);
+  const wrap = el('div', 'tl-canvas-wrap');
+  const canvas = el('canvas', 'tl-canvas');
+  wrap.append(canvas);
+  const status = el('div', 'tl-card-status');
+  const oob = el('div', 'tl-oob');
+  card.append(head, wrap, status, oob);
+  return { card, name, meta, controls, canvas, wrap, status, oob };
+}
+
+export function numberInput(label, value, min, max, onChange) {
+  const lab = el('label', 'tl-num');
+  lab.append(el('span', null, label));
+  const inp = el('input');
+  inp.type = 'number';
+  inp.min = String(min);
+  inp.max = String(max);
+  inp.value = String(value);
+  inp.addEventListener('change', () => {
+    const v = Math.max(min, Math.min(max, Math.floor(Number(inp.value) || 0)));
+    inp.value = String(v);
+    onChange(v);
+  });
+  lab.append(inp);
+  return lab;
+}
+
+export class Tooltip {
+  constructor(root) {
+    this.node = el('div', 'tl-tooltip');
+    this.node.setAttribute('role', 'tooltip');
+    this.node.hidden = true;
+    root.append(this.node);
+  }
+  /** lines: [{text, cls?}] */
+  show(lines, clientX, clientY) {
+    this.node.replaceChildren(...lines.map((l) => el('div', l.cls || 'tl-tip-line', l.text)));
+    this.node.hidden = false;
+    this.move(clientX, clientY);
+  }
+  setLine(cls, text) {
+    const n = this.node.querySelector(`.${cls}`);
+    if (n) n.textContent = text;
+  }
+  move(x, y) {
+    const pad = 14;
+    const w = this.node.offsetWidth;
+    const h = this.node.offsetHeight;
+    const vw = document.documentElement.clientWidth;
+    const vh = document.documentElement.clientHeight;
+    let left = x + pad;
+    let top = y + pad;
+    if (left + w > vw - 4) left = Math.max(4, x - w - pad);
+    if (top + h > vh - 4) top = Math.max(4, y - h - pad);
+    this.node.style.left = `${left}px`;
+    this.node.style.top = `${top}px`;
+  }
+  hide() { this.node.hidden = true; }
+}
