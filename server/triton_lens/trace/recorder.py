@@ -32,6 +32,13 @@ def _dtype_name(t) -> str:
     return str(t.dtype).replace("torch.", "")
 
 
+def _add_empty(b: ElementSetsBuilder) -> None:
+    b.kinds.append(0)
+    b.los.append(0)
+    b.counts.append(0)
+    b.chunks.append(b"")
+
+
 class _Context:
     __slots__ = ("kind", "op", "tag")
 
@@ -86,14 +93,47 @@ class _Launch:
         )
 
 
+def _skipped(code) -> bool:
+    return code.co_filename.startswith(_SKIP_DIRS)
+
+
 def _user_frame(depth: int):
     """The first frame outside triton and this package: the kernel line (or a @jit helper's line)."""
     f = sys._getframe(depth)
     while f is not None:
-        if not f.f_code.co_filename.startswith(_SKIP_DIRS):
+        if not _skipped(f.f_code):
             return f
         f = f.f_back
     return None
+
+
+# How many frames above the hook the user's frame sits, per call path (keyed by the code object of
+# the first frame above the hook). sys._getframe(n) jumps there without building the frame objects
+# in between, which a walk through f_back would (most of a walk's cost on CPython 3.11).
+_depth_cache: dict = {}
+
+
+def _user_frame_fast(depth: int):
+    try:
+        head = sys._getframe(depth + 1)
+    except ValueError:
+        return None
+    extra = _depth_cache.get(head.f_code)
+    if extra is not None:
+        try:
+            f = sys._getframe(depth + 1 + extra)
+            below = sys._getframe(depth + extra)
+            if not _skipped(f.f_code) and _skipped(below.f_code):
+                return f
+        except ValueError:
+            pass
+    f, extra = head, 0
+    while f is not None and _skipped(f.f_code):
+        f = f.f_back
+        extra += 1
+    if f is not None:
+        _depth_cache[head.f_code] = extra
+    return f
 
 
 class Recorder(compat.Hooks):
@@ -198,7 +238,7 @@ class Recorder(compat.Hooks):
 
     # -- accesses (hot path) ----------------------------------------------------------------
     def _site(self, L: _Launch, kind: str, op: str, tag: int) -> int:
-        f = _user_frame(3)
+        f = _user_frame_fast(3)
         if f is None:
             key = (None, 0, tag, kind, op)
         else:
@@ -271,28 +311,45 @@ class Recorder(compat.Hooks):
         L.ex_program.append(x + gx * (y + gy * z))
         L.ex_lanes.append(lanes)
 
-        if m is None or m.all():
+        if m is None:
             active = lanes
-            m = None
         else:
             active = int(np.count_nonzero(m))
+            if active == lanes:
+                m = None
         L.ex_active.append(active)
         self._maybe_progress(L, x, y, z)
 
         if tag is None:  # no tensor argument behind this pointer: nothing to check it against
             L.ex_oob.append(0)
-            L.touched.add_empty()
-            L.masked.add_empty()
-            L.oob.add_empty()
+            _add_empty(L.touched)
+            _add_empty(L.masked)
+            _add_empty(L.oob)
             return None
 
         v = L.views[tag]
+        if m is None and v.contiguous and v.shift >= 0:
+            # Fast path, every lane active: a contiguous ascending tile is one range, in bounds or not.
+            first = int(flat[0]) - v.base
+            if lanes == 1 or bool(((flat[1:] - flat[:-1]) == v.itemsize).all()):
+                lo = first >> v.shift
+                if lo >= 0 and lo + lanes <= v.numel and not (first & (v.itemsize - 1)):
+                    t = L.touched
+                    t.kinds.append(RANGE)
+                    t.los.append(lo)
+                    t.counts.append(lanes)
+                    t.chunks.append(b"")
+                    L.ex_oob.append(0)
+                    _add_empty(L.oob)
+                    _add_empty(L.masked)
+                    return None
+
         d = flat.view(np.int64) - v.base
         new_mask = None
         if active == 0:
             L.ex_oob.append(0)
-            L.touched.add_empty()
-            L.oob.add_empty()
+            _add_empty(L.touched)
+            _add_empty(L.oob)
         else:
             ad = d if m is None else d[m]
             done = False
@@ -301,12 +358,13 @@ class Recorder(compat.Hooks):
                 kind_, lo, count, payload = encode(e)
                 hi = lo + count - 1 if kind_ == RANGE else int(e.max())
                 if lo >= 0 and hi < v.numel and (v.shift < 0 or not (ad[0] & (v.itemsize - 1))):
-                    L.touched.kinds.append(kind_)
-                    L.touched.los.append(lo)
-                    L.touched.counts.append(count)
-                    L.touched.chunks.append(payload)
+                    t = L.touched
+                    t.kinds.append(kind_)
+                    t.los.append(lo)
+                    t.counts.append(count)
+                    t.chunks.append(payload)
                     L.ex_oob.append(0)
-                    L.oob.add_empty()
+                    _add_empty(L.oob)
                     done = True
             if not done:
                 inb, flat_idx = v.classify(d)
@@ -319,9 +377,9 @@ class Recorder(compat.Hooks):
                     L.oob.add(v.elements(d[bad]))
                     new_mask = good.reshape(data.shape)
                 else:
-                    L.oob.add_empty()
+                    _add_empty(L.oob)
         if m is None:
-            L.masked.add_empty()
+            _add_empty(L.masked)
         else:
             L.masked.add(v.elements(d[~m]))
         return new_mask
