@@ -1,0 +1,90 @@
+"""Data for the access-map viewer: kernels and launches of a run, and per tensor, per access site,
+per program, the element sets it touched (compact ENC form, never one JSON number per element).
+The format is documented in docs/architecture.md ("Viewer data").
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+
+from ..model import LaunchTrace, RunResult
+from ..model import elements as enc
+from .groups import program_label
+
+
+def kernels_overview(result: RunResult) -> dict:
+    kernels: dict[tuple, dict] = {}
+    for k in result.kernels:
+        kernels[(k.name, k.file, k.line)] = {"name": k.name, "file": k.file, "line": k.line, "launches": []}
+    for L in result.launches:
+        key = (L.kernel, L.def_file, L.def_line)
+        entry = kernels.setdefault(key, {"name": L.kernel, "file": L.def_file, "line": L.def_line, "launches": []})
+        entry["launches"].append({"index": L.index, "grid": list(L.grid), "file": L.file, "line": L.line,
+                                  "programs": L.n_programs, "complete": L.complete,
+                                  "tensors": [t.to_json() for t in L.tensors]})
+    return {"file": result.file, "status": result.status, "kernels": list(kernels.values())}
+
+
+def _launch(result: RunResult, launch: int) -> LaunchTrace:
+    for L in result.launches:
+        if L.index == launch:
+            return L
+    raise KeyError(f"no launch {launch} in this run (it has {len(result.launches)})")
+
+
+def access_map(result: RunResult, launch: int, tensor: int, line: Optional[int] = None) -> dict:
+    """Every access of one tensor in one launch, per (site, program), merged over loop iterations.
+
+    `line` (optional) keeps only the sites on that source line.
+    """
+    L = _launch(result, launch)
+    if not 0 <= tensor < len(L.tensors):
+        raise KeyError(f"launch {launch} has no tensor {tensor}")
+    t = L.tensors[tensor]
+    site_ids = [i for i, s in enumerate(L.sites) if s.arg == tensor and (line is None or s.line == line)]
+    sites = [dict(L.sites[i].to_json(), id=n) for n, i in enumerate(site_ids)]
+    accesses = []
+    for n, i in enumerate(site_ids):
+        rows = np.flatnonzero(L.ex_site == i)
+        if rows.size == 0:
+            continue
+        progs = L.ex_program[rows]
+        order = np.argsort(progs, kind="stable")
+        rows, progs = rows[order], progs[order]
+        heads = np.flatnonzero(np.concatenate(([True], progs[1:] != progs[:-1])))
+        bounds = np.append(heads, rows.size)
+        for h, e in zip(bounds[:-1], bounds[1:]):
+            r = rows[h:e]
+            accesses.append({
+                "site": n,
+                "program": [int(v) for v in L.program_coords(int(progs[h]))],
+                "label": list(program_label(L, int(progs[h]))),
+                "executions": int(r.size),
+                "lanes": int(L.ex_lanes[r].sum()),
+                "active": int(L.ex_active[r].sum()),
+                "touched": enc.to_json(L.touched.union(r)),
+                "masked": enc.to_json(L.masked.union(r)),
+                "oob": enc.to_json(L.oob.union(r)),
+            })
+    return {"launch": {"index": L.index, "kernel": L.kernel, "grid": list(L.grid), "file": L.file, "line": L.line},
+            "tensor": t.to_json(), "sites": sites, "accesses": accesses}
+
+
+def _json_number(v) -> object:
+    f = float(v)
+    if math.isnan(f) or math.isinf(f):
+        return str(f)
+    return int(v) if isinstance(v, (np.integer, int, np.bool_)) else f
+
+
+def tensor_values(result: RunResult, launch: int, tensor: int, start: int = 0, count: int = 64) -> dict:
+    """Values of a tensor after the launch, for the viewer's tooltip (null when they were not kept)."""
+    L = _launch(result, launch)
+    values = L.values.get(tensor)
+    if values is None:
+        return {"start": start, "values": None}
+    count = max(0, min(int(count), 4096))
+    chunk = values[max(0, start):max(0, start) + count]
+    return {"start": start, "values": [_json_number(v) for v in chunk.tolist()]}
