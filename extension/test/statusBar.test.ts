@@ -1,0 +1,72 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { makeDocument, makeEditor, mock, window } from 'vscode';
+import { formatMs, render, StatusBar } from '../src/statusBar';
+
+beforeEach(() => mock.reset());
+
+function item() {
+  return window.createStatusBarItem.mock.results.at(-1)!.value as { text: string; tooltip: string; backgroundColor: unknown; command: unknown };
+}
+
+describe('render', () => {
+  it('shows running, done in N ms, and errors', () => {
+    expect(render({ kind: 'running', uri: 'file:///w/k.py' }).text).toBe('$(sync~spin) Triton Lens: running');
+    expect(render({ kind: 'done', uri: 'file:///w/k.py', ms: 812.4, launches: 2 })).toMatchObject({
+      text: '$(check) Triton Lens: done in 812 ms',
+      error: false,
+    });
+    expect(render({ kind: 'done', uri: 'file:///w/k.py', ms: 5, launches: 2 }).tooltip).toContain('k.py: 2 launches in 5 ms');
+    expect(render({ kind: 'failed', uri: 'file:///w/k.py', status: 'timeout', ms: 60000 })).toMatchObject({
+      text: '$(error) Triton Lens: timeout',
+      error: true,
+    });
+  });
+  it('explains Restricted Mode', () => {
+    const r = render({ kind: 'restricted' });
+    expect(r.text).toContain('restricted');
+    expect(r.tooltip).toMatch(/runs nothing in Restricted Mode/);
+  });
+  it('formats long times in seconds', () => {
+    expect(formatMs(12345)).toBe('12.3 s');
+    expect(formatMs(999.6)).toBe('1000 ms');
+  });
+});
+
+describe('StatusBar', () => {
+  it('follows runStarted/runFinished and clicks through to the output', () => {
+    const bar = new StatusBar('tritonLens.showOutput');
+    const it_ = item();
+    expect(it_.command).toBe('tritonLens.showOutput');
+    expect(it_.text).toContain('loading~spin');
+    bar.setGlobal({ kind: 'idle' });
+    bar.runStarted({ uri: 'file:///w/a.py', version: 3 });
+    expect(it_.text).toBe('$(sync~spin) Triton Lens: running');
+    bar.runFinished({ uri: 'file:///w/a.py', version: 3, status: 'ok', ms: 41, launches: 1 });
+    expect(it_.text).toBe('$(check) Triton Lens: done in 41 ms');
+    expect(it_.backgroundColor).toBeUndefined();
+    bar.runFinished({ uri: 'file:///w/a.py', version: 4, status: 'error', ms: 9, launches: [] });
+    expect(it_.text).toBe('$(error) Triton Lens: error');
+    expect(it_.backgroundColor).toBeDefined();
+  });
+  it("shows the active editor's file, not the latest run of another file", () => {
+    const bar = new StatusBar('x');
+    bar.setGlobal({ kind: 'idle' });
+    const a = makeDocument('/w/a.py', '');
+    window.activeTextEditor = makeEditor(a) as never;
+    bar.runFinished({ uri: a.uri.toString(), status: 'ok', ms: 10, launches: 1 });
+    bar.runStarted({ uri: 'file:///w/b.py' });
+    expect(bar.current()).toMatchObject({ kind: 'done', ms: 10 });
+    mock.onDidChangeActiveTextEditor.fire(undefined);
+    window.activeTextEditor = undefined;
+    mock.onDidChangeActiveTextEditor.fire(undefined);
+    expect(bar.current()).toMatchObject({ kind: 'running', uri: 'file:///w/b.py' });
+  });
+  it('lets server-wide states win over per-file ones', () => {
+    const bar = new StatusBar('x');
+    bar.setGlobal({ kind: 'idle' });
+    bar.runFinished({ uri: 'file:///w/a.py', status: 'ok', ms: 1, launches: 1 });
+    bar.setGlobal({ kind: 'setup', message: 'Triton Lens needs torch in /p: run `/p -m pip install torch`' });
+    expect(item().text).toBe('$(warning) Triton Lens: setup needed');
+    expect(item().tooltip).toContain('pip install torch');
+  });
+});
