@@ -1,0 +1,68 @@
+"""What runs: the unsaved buffer instead of the file, another script or a pytest command that
+launches this file's kernels, and hooks that leave nothing behind after an in-process run."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from corpus import CORPUS
+from triton_lens.analysis import analyze
+from triton_lens.trace.runner import RunRequest, run
+
+PROJECT = Path(__file__).parent / "scripts" / "project"
+
+
+def test_unsaved_buffer_runs_with_its_own_lines():
+    path = CORPUS / "vector_add_tail.py"
+    text = path.read_text()
+    # Remove the load's mask in the buffer only, and push it down two lines.
+    buffer = text.replace("x = tl.load(x_ptr + offs, mask=mask)", "\n\nx = tl.load(x_ptr + offs)")
+    lines = buffer.splitlines()
+    i = next(n for n, l in enumerate(lines) if "x = tl.load(x_ptr + offs)" in l)
+    lines[i] = "    " + lines[i].strip()
+    buffer = "\n".join(lines) + "\n"
+    a = analyze(run(RunRequest(path=str(path), source=buffer)))
+    (f,) = [f for f in a.findings if f.kind == "oob"]
+    assert f.line == i + 1 and f.arg == "x_ptr" and f.lanes == 24
+    assert f.file == str(path)
+
+
+def test_another_script_launching_this_files_kernel_is_attributed_here():
+    kernels = PROJECT / "kernels.py"
+    r = run(RunRequest(path=str(kernels), command=["python", "launch_it.py"], cwd=str(PROJECT)))
+    assert r.status == "ok", r.error
+    a = analyze(r)
+    rows = {(s.line, s.arg): s for s in a.accesses if s.file == str(kernels)}
+    assert rows[(8, "x_ptr")].active == 300 and rows[(9, "out_ptr")].programs == 3
+
+
+def test_pytest_command_with_selection():
+    kernels = PROJECT / "kernels.py"
+    r = run(RunRequest(path=str(kernels), command=["pytest", "-q", "tests/test_scale.py", "-k", "small"],
+                       cwd=str(PROJECT)))
+    assert r.status == "ok", (r.error, r.stdout[-2000:])
+    assert len(r.launches) == 1 and r.launches[0].grid == (1, 1, 1)
+
+
+def test_buffer_is_used_when_another_script_imports_the_file():
+    kernels = PROJECT / "kernels.py"
+    buffer = kernels.read_text().replace("mask=offs < n)\n    tl.store", ")\n    tl.store")
+    r = run(RunRequest(path=str(kernels), source=buffer, command=["python", "launch_it.py"], cwd=str(PROJECT)))
+    a = analyze(r)
+    (f,) = [f for f in a.findings if f.kind == "oob"]
+    assert f.line == 8 and f.lanes == 84  # 3 programs x 128 lanes over 300 elements
+    assert "mask=offs < n)" in kernels.read_text()  # the file on disk is untouched
+
+
+def test_in_process_recorder_removes_its_hooks():
+    import triton.runtime.interpreter as interp
+
+    from triton_lens.trace.recorder import Recorder
+
+    before = {name: interp.InterpreterBuilder.__dict__.get(name) for name in dir(interp.InterpreterBuilder)}
+    call, cvt = interp.GridExecutor.__call__, interp._implicit_cvt
+    with Recorder():
+        assert interp.GridExecutor.__call__ is not call
+        assert interp.InterpreterBuilder.create_masked_load is not before["create_masked_load"]
+    after = {name: interp.InterpreterBuilder.__dict__.get(name) for name in dir(interp.InterpreterBuilder)}
+    assert before == after
+    assert interp.GridExecutor.__call__ is call and interp._implicit_cvt is cvt
