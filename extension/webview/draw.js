@@ -49,7 +49,7 @@ export function hsl(h, s, l) {
 /** Colour of program p (linear id) when several programs are shown: golden-angle hues. */
 export function programColor(p, dark) {
   // hues 25..335 only: reds stay reserved for out-of-bounds lanes
-  return hsl(25 + ((p * 137.508) % 310), 0.7, dark ? 0.62 : 0.45);
+  return hsl(25 + ((205 + p * 137.508) % 310), 0.7, dark ? 0.62 : 0.45);
 }
 
 /**

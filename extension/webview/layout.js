@@ -199,7 +199,7 @@ export function makeLayout(tensor, view = {}, extent = null) {
     if (lo.row < 0) Bt = Math.min(capRows, -lo.row);
     if (nested && !is1D && extent.hasNonElement) {
       const padCols = Math.floor(strides[nd - 2] / strides[nd - 1]) - C;
-      if (padCols > 0) Br = Math.min(padCols, Math.max(16, Math.min(64, Math.ceil(C / 4))));
+      if (padCols > 0) Br = Math.min(padCols, Math.max(64, Math.ceil(C / 4)));
     }
   }
   const P = C + Br;

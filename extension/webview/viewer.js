@@ -63,6 +63,7 @@ let loadedOnce = false;
 let lastRenderMs = 0;
 let programGrid = null;
 let palettes = new Map();
+const hover = { tm: null, cell: -1, index: -1 };
 
 // ---------------------------------------------------------------- persistence
 
@@ -214,7 +215,7 @@ async function loadLaunch(li, seq = ++loadSeq) {
 function buildTensorModel(m, i, grid) {
   if (!m || m.error || !m.tensor) {
     const t = (m && m.tensor) || { index: i, name: `tensor ${i}` };
-    return { index: t.index ?? i, meta: t, error: (m && m.error) || 'no data', accesses: [], sites: new Map() };
+    return { index: t.index ?? i, name: String(t.name ?? `tensor ${i}`), meta: t, error: (m && m.error) || 'no data', accesses: [], sites: new Map() };
   }
   const sites = new Map();
   for (const s of m.sites || []) {
@@ -307,6 +308,8 @@ function chooseFollow() {
 
 function buildLaunchUI() {
   const L = state.launch;
+  tooltip.hide();
+  hover.tm = null;
   // line picker
   fillSelect(dom.line, Array.from(L.lines.values()).map((x) => ({ value: x.key, label: lineLabel(x, true) })),
     state.follow ? `${state.follow.file}\n${state.follow.line}` : null);
@@ -555,14 +558,26 @@ function setFollow(file, line) {
   return true;
 }
 
+/** The kernel whose body the cursor is in: after its `def` line, before the next kernel and the launches. */
 function kernelForCursor(file, line) {
   const kernels = (state.overview && state.overview.kernels) || [];
   let best = null;
+  let end = Infinity;
   for (const k of kernels) {
-    if (k.file !== file || k.line > line || !(k.launches || []).length) continue;
+    for (const l of k.launches || []) if (l.file === file) end = Math.min(end, l.line);
+    if (k.file !== file) continue;
+    if (k.line > line) { end = Math.min(end, k.line); continue; }
     if (!best || k.line > best.line) best = k;
   }
-  return best;
+  return best && line < end && (best.launches || []).length ? best : null;
+}
+
+/** A launch whose call is on this line: {kernel, launch}. */
+function launchAt(file, line) {
+  for (const k of (state.overview && state.overview.kernels) || []) {
+    for (const l of k.launches || []) if (l.file === file && l.line === line) return { kernel: k, launch: l };
+  }
+  return null;
 }
 
 async function onEvent(ev) {
@@ -573,10 +588,21 @@ async function onEvent(ev) {
     state.cursor = { file, line };
     if (!state.launch) return;
     if (setFollow(file, line)) return;
+    const kernels = state.overview.kernels;
+    const at = launchAt(file, line);
+    if (at && at.launch !== state.launchInfo) {
+      // the cursor is on a launch: show that launch
+      dom.kernel.value = String(kernels.indexOf(at.kernel));
+      if (at.kernel !== state.kernel) await selectKernel(at.kernel, at.launch.index);
+      else {
+        dom.launch.value = String(at.launch.index);
+        await loadLaunch(at.launch);
+      }
+      return;
+    }
     const k = kernelForCursor(file, line);
-    if (k && state.kernel && k !== state.kernel && !lineAt(file, line)) {
+    if (k && k !== state.kernel) {
       // the cursor is inside another kernel of this file: switch to it
-      const kernels = state.overview.kernels;
       dom.kernel.value = String(kernels.indexOf(k));
       state.pendingFollow = { file, line };
       await selectKernel(k, null);
@@ -697,7 +723,6 @@ function requestValue(tm, index) {
   }, VALUE_DEBOUNCE_MS);
 }
 
-const hover = { tm: null, cell: -1, index: -1 };
 
 function attachPointer(tm) {
   const cv = tm.ui.canvas;

@@ -101,6 +101,11 @@ test('cursor events switch the followed line; a line without accesses keeps the 
     // another file's line 12 is not this kernel's line 12
     await sendEvent(page, { type: 'cursor', file: '/elsewhere.py', line: 12 });
     assert.equal(await text(page, '#tl-follow'), 'following line 15: tl.store(z_ptr …)');
+    // the cursor on a launch call shows that launch
+    await sendEvent(page, { type: 'cursor', file: VA, line: 29 });
+    assert.equal((await page.evaluate(() => window.__viewer.state())).launch, 1);
+    await sendEvent(page, { type: 'cursor', file: VA, line: 24 });
+    assert.equal((await page.evaluate(() => window.__viewer.state())).launch, 0);
     // the line picker follows too
     await page.selectOption('#tl-line', `${VA}\n12`);
     await waitIdle(page);
@@ -261,6 +266,10 @@ test('out of bounds: lanes past the end, before the start and in padding are dra
     assert.equal((await cellState(page, 'x_ptr', 299)).drawn, 'masked-followed');
     assert.equal((await cellState(page, 'x_ptr', { offset: 382 })).drawn, 'masked-followed');
     assert.equal((await cellState(page, 'x_ptr', 298)).drawn, 'followed');
+
+    // a line of the script's main block (after the kernels, between launches) switches nothing
+    await sendEvent(page, { type: 'cursor', file: OOB, line: 67 });
+    assert.equal((await page.evaluate(() => window.__viewer.state())).kernel, 'shift_kernel');
 
     // rowsum_kernel: a 4 x 10 view of rows 16 apart; wrong row stride walks into the padding
     await page.selectOption('#tl-kernel', '2');
