@@ -59,6 +59,13 @@ class ViewerData:
         result = self.result()
         out = kernels_overview(result)
         out.setdefault("files", self.files(result))
+        # Name each launch's tensors, so the page asks for exactly those maps (PROTOCOL.md).
+        by_index = {L.index: L for L in result.launches}
+        for k in out.get("kernels", []):
+            for li in k.get("launches", []):
+                L = by_index.get(li.get("index"))
+                if L is not None and "tensors" not in li:
+                    li["tensors"] = [{"index": t.index, "name": t.name} for t in L.tensors]
         return out
 
     def _launch(self, result: RunResult, launch):

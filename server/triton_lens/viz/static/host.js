@@ -29,7 +29,7 @@ function mark(n, cls, scroll) {
   if (scroll) e.scrollIntoView({ block: 'center' });
 }
 
-async function showFile(file, line) {
+async function showFile(file, line, scrollOnly = false) {
   if (state.file !== file) {
     const src = await post('source', { file });
     state.file = file;
@@ -57,7 +57,12 @@ async function showFile(file, line) {
     code.replaceChildren(frag);
     state.kernels = src.kernels || [];
   }
-  if (line) mark(line, 'th-revealed', true);
+  if (line && scrollOnly) {
+    const e = lineNode(line);
+    if (e) e.scrollIntoView({ block: 'start' });
+  } else if (line) {
+    mark(line, 'th-revealed', true);
+  }
 }
 
 code.addEventListener('click', (ev) => {
@@ -99,10 +104,9 @@ async function load() {
   }
   const first = kernels.find((k) => (k.launches || []).length) || kernels[0];
   const file = state.file && files.includes(state.file) ? state.file : (first ? first.file : files[0]);
-  const keep = state.file === file;
-  state.file = keep ? state.file : null;
-  if (keep) state.file = null; // reload the text: launches (and their marked lines) changed
-  await showFile(file, keep ? 0 : (first && first.file === file ? first.line : 0));
+  const same = state.file === file;
+  state.file = null; // reload the text: the launches (and so the marked lines) may have changed
+  await showFile(file, same ? 0 : (first && first.file === file ? first.line : 0), true);
 }
 
 const events = new EventSource('/api/events');
