@@ -104,12 +104,13 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 2
 
     port = args.port if args.port is not None else (8000 if args.share else 5001)
+    data = ViewerData.from_result(result)
     try:
-        server = ViewerServer(ViewerData.from_result(result), port=port,
-                              title=f"Triton Lens: {os.path.basename(path)}")
+        server = ViewerServer(data, port=port, title=f"Triton Lens: {os.path.basename(path)}", warm=False)
     except ViewerError as e:
         print(f"triton-lens: {e}", file=sys.stderr)
         return 2
+    data.warm()  # the maps the page opens first, computed before the address is shown
     url = server.url
     if args.share:
         try:

@@ -159,7 +159,12 @@ def create_app(data: ViewerData, hub: Optional[EventHub] = None, webview_dir: Op
     @app.post("/api/accessMap")
     def api_access_map():
         p = params()
-        return json_response(data.access_map(_int(p, "launch"), _int(p, "tensor")))
+        gz = "gzip" in request.headers.get("Accept-Encoding", "")
+        r = json_response(data.access_map(_int(p, "launch"), _int(p, "tensor"), compressed=gz))
+        if gz:  # kept compressed with the map: compressed once, served many times
+            r.headers["Content-Encoding"] = "gzip"
+            r.headers["Vary"] = "Accept-Encoding"
+        return r
 
     @app.post("/api/values")
     def api_values():
@@ -241,7 +246,7 @@ class ViewerServer:
     """One viewer: the Flask app on 127.0.0.1:port, served by werkzeug in a daemon thread."""
 
     def __init__(self, data: ViewerData, port: int = 0, title: str = "Triton Lens",
-                 webview_dir: Optional[Path] = None):
+                 webview_dir: Optional[Path] = None, warm: bool = True):
         from werkzeug.serving import WSGIRequestHandler, make_server
 
         class Quiet(WSGIRequestHandler):
@@ -278,8 +283,10 @@ class ViewerServer:
         self.tunnel = None
         self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.2},
                                         name=f"triton-lens-viewer-{self.port}", daemon=True)
-        self._thread.start()
         self._stopped = False
+        self._thread.start()
+        if warm:
+            data.warm_async()  # the maps the page opens first, ready before the browser asks
 
     @property
     def address(self) -> tuple[str, int]:

@@ -7,6 +7,7 @@ compact JSON bytes: launches do not change once recorded.
 """
 from __future__ import annotations
 
+import gzip
 import json
 import linecache
 import os
@@ -38,11 +39,25 @@ class RequestError(Exception):
         self.status = status
 
 
+_CACHE_ENTRIES = 512
+
+
+class _Entry:
+    __slots__ = ("launch", "index", "done", "raw", "gz", "error")
+
+    def __init__(self, launch):
+        self.launch, self.index = launch, launch.index
+        self.done = threading.Event()
+        self.raw: bytes = b""
+        self.gz = None
+        self.error = None
+
+
 class ViewerData:
     def __init__(self, get_result: Callable[[], RunResult], sources: Optional[dict[str, str]] = None):
         self._get_result = get_result
         self._sources = sources if sources is not None else {}
-        self._cache: dict[tuple, tuple] = {}
+        self._cache: dict[tuple, _Entry] = {}
         self._lock = threading.Lock()
 
     @staticmethod
@@ -78,7 +93,8 @@ class ViewerData:
                 return L
         raise RequestError(f"no launch {i} (the run has {len(result.launches)})", 404)
 
-    def access_map(self, launch, tensor) -> bytes:
+    def access_map(self, launch, tensor, compressed: bool = False) -> bytes:
+        """The access map as compact JSON bytes (gzip-compressed with `compressed`), computed once."""
         result = self.result()
         L = self._launch(result, launch)
         try:
@@ -87,17 +103,61 @@ class ViewerData:
             raise RequestError(f"tensor must be an integer, not {tensor!r}")
         if not 0 <= t < len(L.tensors):
             raise RequestError(f"launch {L.index} has no tensor {t} (it has {len(L.tensors)})", 404)
+        e = self._entry(result, L, t)
+        if compressed:
+            if e.gz is None:
+                e.gz = gzip.compress(e.raw, 6, mtime=0)
+            return e.gz
+        return e.raw
+
+    def _entry(self, result: RunResult, L, t: int) -> "_Entry":
         key = (id(L), t)
         with self._lock:
-            hit = self._cache.get(key)  # holds L itself, so id(L) cannot be reused while cached
-        if hit is not None and hit[0] is L and hit[1] == L.index:
-            return hit[2]
-        from ..analysis.access_map import access_map
+            e = self._cache.get(key)  # an entry holds L itself, so id(L) cannot be reused while cached
+            if e is not None and (e.launch is not L or e.index != L.index):
+                e = None
+            owner = e is None
+            if owner:
+                e = self._cache[key] = _Entry(L)
+                while len(self._cache) > _CACHE_ENTRIES:
+                    self._cache.pop(next(iter(self._cache)))
+        if owner:  # one computation per map; concurrent requests for it wait for this one
+            try:
+                from ..analysis.access_map import access_map
 
-        body = dumps(access_map(result, launch=L.index, tensor=t))
-        with self._lock:
-            self._cache[key] = (L, L.index, body)
-        return body
+                e.raw = dumps(access_map(result, launch=L.index, tensor=t))
+            except BaseException as exc:
+                with self._lock:
+                    if self._cache.get(key) is e:
+                        del self._cache[key]
+                e.error = exc
+                raise
+            finally:
+                e.done.set()
+        else:
+            e.done.wait()
+            if e.error is not None:
+                raise e.error
+        return e
+
+    def warm(self, first_only: bool = True) -> None:
+        """Compute (and compress) the maps the page opens first: each kernel's first launch."""
+        result = self.result()
+        seen = set()
+        for L in result.launches:
+            if first_only and (L.kernel, L.def_file) in seen:
+                continue
+            seen.add((L.kernel, L.def_file))
+            for t in range(len(L.tensors)):
+                try:
+                    self.access_map(L.index, t, compressed=True)
+                except Exception:
+                    pass  # the page's own request will report it
+
+    def warm_async(self) -> threading.Thread:
+        th = threading.Thread(target=self.warm, name="triton-lens-viewer-warm", daemon=True)
+        th.start()
+        return th
 
     def values(self, launch, tensor, start=0, count=64) -> dict:
         from ..analysis.access_map import tensor_values
