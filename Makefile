@@ -42,3 +42,55 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) $(VENV32) node_modules dist bundled/libs *.vsix
+
+# ---- webview: the access-map page (extension/webview) in headless Debian Chromium -------------
+# Its own npm deps (playwright-core only) live in tests/webview. The engine test there renders a
+# real engine result and needs $(VENV) (make setup); without it that one test is skipped.
+WEBVIEW_TESTS := tests/webview
+CHROMIUM ?= /usr/bin/chromium
+
+.PHONY: test-webview bench-webview webview-deps
+webview-deps: $(WEBVIEW_TESTS)/node_modules/.done
+	@test -x $(CHROMIUM) || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+$(WEBVIEW_TESTS)/node_modules/.done: $(WEBVIEW_TESTS)/package.json $(WEBVIEW_TESTS)/package-lock.json
+	cd $(WEBVIEW_TESTS) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+test-webview: setup webview-deps
+	cd $(WEBVIEW_TESTS) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 *.test.mjs
+
+# prints render times; `make bench-webview ARGS=--write` also writes bench/results/webview_render_<date>.txt
+bench-webview: webview-deps
+	cd $(WEBVIEW_TESTS) && CHROMIUM=$(CHROMIUM) node bench_render.mjs $(ARGS)
+
+# ---------------------------------------------------------------- the VS Code extension
+# npm packages (TypeScript, esbuild, vsce, vitest) are installed from package-lock.json.
+NODE_STAMP := node_modules/.install-stamp
+VSIX := triton-lens.vsix
+E2E_ROOT := .real-vscode
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# The .vsix: server package + pygls & co. (pure Python, in bundled/libs) + the esbuild bundle + the webview page.
+vsix: $(NODE_STAMP)
+	PYTHON="$$( [ -x $(VENV)/bin/python ] && echo $(VENV)/bin/python || echo $(PY) )" bash extension/scripts/bundle-libs.sh
+	npx tsc -p . --noEmit
+	node extension/esbuild.mjs --production
+	node extension/scripts/package-vsix.mjs $(VSIX)
+
+# Unit tests of the extension logic, vscode mocked (vitest).
+test-node: $(NODE_STAMP)
+	npx vitest run
+
+# A real VS Code (code-server) driven by Playwright + Debian chromium; screenshots in tests/e2e/artifacts/.
+# tests/e2e/setup.sh installs code-server & co. once into $(E2E_ROOT) (gitignored, reused when present).
+test-e2e: setup vsix
+	bash tests/e2e/setup.sh $(E2E_ROOT)
+	node --test tests/e2e/vscode.test.mjs
+
+# Serve a real VS Code with the extension installed and examples/ open; also installs into a local `code`.
+demo: setup vsix
+	bash tests/e2e/setup.sh $(E2E_ROOT)
+	bash tests/e2e/demo.sh $(VSIX)

@@ -79,7 +79,8 @@ export function buildProgramGrid(container, grid, nPrograms, onPick) {
   all.addEventListener('click', () => onPick(null, false));
   const cells = el('div', 'tl-prog-cells');
   const gx = grid[0] || 1;
-  cells.style.gridTemplateColumns = `repeat(${Math.min(gx, 32)}, auto)`;
+  if ((grid[1] || 1) * (grid[2] || 1) === 1) cells.classList.add('tl-prog-flow'); // 1-D grid: wrap
+  else cells.style.gridTemplateColumns = `repeat(${Math.min(gx, 32)}, auto)`; // rows of program ids (x)
   const n = Math.min(nPrograms, MAX_PROGRAM_BUTTONS);
   const buttons = [];
   for (let p = 0; p < n; p++) {

@@ -1,0 +1,31 @@
+"""Run a kernel script under the engine and print the viewer data as a test fixture (JSON on stdout).
+
+    python engine_fixture.py /work/shared/corpus/vector_add.py
+
+The fixture has the shape of the hand-written ones in fixtures/: {"kernels": overview,
+"maps": {"<launch>/<tensor>": access_map}, "values": {"<launch>/<tensor>": [values]}}.
+"""
+import json
+import sys
+
+from triton_lens.analysis.access_map import access_map, kernels_overview, tensor_values
+from triton_lens.trace.runner import RunRequest, run
+
+
+def main(path: str) -> None:
+    result = run(RunRequest(path=path, timeout_s=120.0))
+    overview = kernels_overview(result)
+    maps, values = {}, {}
+    for k in overview["kernels"]:
+        for launch in k["launches"]:
+            for t in launch.get("tensors") or []:
+                key = f"{launch['index']}/{t['index']}"
+                maps[key] = access_map(result, launch=launch["index"], tensor=t["index"])
+                values[key] = tensor_values(result, launch=launch["index"], tensor=t["index"], start=0,
+                                            count=int(t["numel"]))["values"]
+    json.dump({"about": f"engine result for {path}", "kernels": overview, "maps": maps, "values": values},
+              sys.stdout)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
