@@ -15,6 +15,7 @@ const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '
 
 const out = { api: [], console: [], errors: [] };
 const pending = [];
+let navStart = Date.now();
 const browser = await chromium.launch({ executablePath: spec.chromium || '/usr/bin/chromium', headless: true, args: ARGS });
 try {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
@@ -23,8 +24,8 @@ try {
   page.on('pageerror', (e) => out.errors.push(String(e)));
   const started = new Map();
   page.on('request', (r) => started.set(r, Date.now()));
-  page.on('requestfinished', (r) => { pending.push(record(r).catch((e) => out.errors.push(`record: ${e}`))); });
-  async function record(r) {
+  page.on('requestfinished', (r) => { const end = Date.now(); pending.push(record(r, end).catch((e) => out.errors.push(`record: ${e}`))); });
+  async function record(r, end) {
     const u = new URL(r.url());
     if (!u.pathname.startsWith('/api/') || u.pathname === '/api/events') return;
     const res = await r.response();
@@ -32,13 +33,16 @@ try {
     const t = r.timing();
     out.api.push({
       path: u.pathname, status: res.status(), bytes: sizes.responseBodySize,
+      frame: r.frame() === page.mainFrame() ? 'host' : 'page',
       encoding: (await res.allHeaders())['content-encoding'] || null,
       ms: t.responseEnd >= 0 ? t.responseEnd : Date.now() - started.get(r),
+      start: started.get(r) - navStart, end: end - navStart,
       body: spec.keepBodies ? await res.text() : undefined,
     });
   }
 
   const t0 = Date.now();
+  navStart = t0;
   await page.goto(spec.url, { waitUntil: 'load' });
   const frameEl = await page.waitForSelector('iframe#th-view');
   const frame = await frameEl.contentFrame();
