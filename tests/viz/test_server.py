@@ -206,3 +206,94 @@ def test_api_errors_are_json(viz, port):
     with pytest.raises(urllib.error.HTTPError) as info:
         get(url + "api/source", data=b'{"file": "/etc/passwd"}', headers={"Content-Type": "application/json"})
     assert info.value.code == 404  # only the run's own files are served
+
+
+def read_events(url, n, timeout=20):
+    """The first n data events of the server's event stream."""
+    events = []
+    with urllib.request.urlopen(url + "api/events", timeout=timeout) as r:
+        assert r.headers["Content-Type"].startswith("text/event-stream")
+        for raw in r:
+            line = raw.decode().strip()
+            if line.startswith("data: "):
+                events.append(json.loads(line[6:]))
+                if len(events) == n:
+                    return events
+    return events
+
+
+def test_events_new_launches_refresh_the_page_and_source_clicks_reach_it(viz, port):
+    record_one(viz)
+    url = viz.launch(share=False, port=port, block=False)
+    from triton_lens.viz import server
+
+    got = {}
+    t = threading.Thread(target=lambda: got.setdefault("events", read_events(url, 3)), daemon=True)
+    t.start()
+    deadline = time.time() + 10
+    while server.current().hub.subscribers == 0 and time.time() < deadline:
+        time.sleep(0.02)
+    record_one(viz)  # a new launch while the viewer runs: the page reloads its data
+    hdr = {"Content-Type": "application/json"}
+    get(url + "api/cursor", data=json.dumps({"file": kernels.__file__, "line": 14}).encode(), headers=hdr)
+    get(url + "api/reveal", data=json.dumps({"file": kernels.__file__, "line": 17}).encode(), headers=hdr)
+    t.join(15)
+    assert got["events"] == [{"type": "refresh"}, {"type": "cursor", "file": kernels.__file__, "line": 14},
+                             {"type": "reveal", "file": kernels.__file__, "line": 17}]
+    _, _, body = get(url + "api/kernels", data=b"{}", headers=hdr)
+    assert [li["index"] for li in json.loads(body)["kernels"][0]["launches"]] == [0, 1]
+
+
+def test_source_of_a_run_file_with_its_access_lines(viz, port):
+    record_one(viz)
+    url = viz.launch(share=False, port=port, block=False)
+    _, headers, body = get(url + "api/source", data=json.dumps({"file": kernels.__file__}).encode(),
+                           headers={"Content-Type": "application/json", "Accept-Encoding": "gzip"})
+    import gzip
+
+    src = json.loads(gzip.decompress(body) if headers.get("Content-Encoding") == "gzip" else body)
+    assert src["text"] == open(kernels.__file__).read()
+    from kernels import LINES
+
+    assert src["lines"] == [{"line": LINES["add.x"], "kinds": ["load"], "args": ["x_ptr"]},
+                            {"line": LINES["add.y"], "kinds": ["load"], "args": ["y_ptr"]},
+                            {"line": LINES["add.z"], "kinds": ["store"], "args": ["z_ptr"]}]
+    assert src["kernels"] == [{"name": "add_kernel", "line": 10}]
+
+
+def test_page_is_served_from_extension_webview_with_placeholders_filled(viz, port):
+    url = viz.launch(share=False, port=port, block=False)
+    _, headers, body = get(url + "view")
+    html = body.decode()
+    assert "{{" not in html and 'src="/static/viewer.js"' in html and "script-src 'nonce-" in html
+    nonce = html.split("script-src 'nonce-")[1].split("'")[0]
+    assert f'nonce="{nonce}"' in html and len(nonce) >= 16
+    _, _, body2 = get(url + "view")
+    assert nonce not in body2.decode()  # a fresh nonce per request
+    from triton_lens.viz.webview import find_webview
+
+    root = find_webview()
+    assert root.name == "webview" and root.parent.name == "extension"  # the shared page, not a copy
+    status, headers, js = get(url + "static/viewer.js")
+    assert headers["Content-Type"].startswith("text/javascript") and js == (root / "viewer.js").read_bytes()
+    _, headers, _ = get(url + "static/viewer.css")
+    assert headers["Content-Type"].startswith("text/css")
+
+
+def test_installed_webview_location_is_used_when_present(tmp_path, monkeypatch):
+    import shutil as sh
+
+    from triton_lens.viz import webview
+
+    checkout = webview.find_webview()
+    # an installed package: triton_lens/_webview next to triton_lens/viz
+    pkg = tmp_path / "site-packages" / "triton_lens"
+    (pkg / "viz").mkdir(parents=True)
+    sh.copytree(checkout, pkg / "_webview")
+    monkeypatch.setattr(webview, "_HERE", pkg / "viz")
+    monkeypatch.delenv("TRITON_LENS_WEBVIEW", raising=False)
+    assert webview.find_webview() == pkg / "_webview"
+    sh.rmtree(pkg / "_webview")
+    assert webview.find_webview() is None
+    with pytest.raises(FileNotFoundError, match="TRITON_LENS_WEBVIEW"):
+        webview.require_webview()
