@@ -48,8 +48,10 @@ export function hsl(h, s, l) {
 
 /** Colour of program p (linear id) when several programs are shown: golden-angle hues. */
 export function programColor(p, dark) {
-  // hues 25..335 only: reds stay reserved for out-of-bounds lanes
-  return hsl(25 + ((205 + p * 137.508) % 310), 0.7, dark ? 0.62 : 0.45);
+  // hues 70..330 only: red stays for out-of-bounds lanes, yellow for masked-off ones
+  // golden-ratio steps over that range, lightness varied too so neighbours differ
+  const dl = [0, -0.1, 0.08][p % 3];
+  return hsl(70 + ((140 + p * 160.69) % 260), 0.72, (dark ? 0.6 : 0.45) + dl);
 }
 
 /**
@@ -62,7 +64,7 @@ export function fitGeometry(cols, rows, availW, maxH, dpr = 1) {
   let sy = sx;
   if (rows * sy > maxH) sy = maxH / rows;
   // very wide, few rows: keep rows readable
-  const minRow = Math.min(6 * dpr, maxH / rows);
+  const minRow = Math.min(14 * dpr, maxH / rows);
   if (sy < minRow) sy = minRow;
   const ax = axis(cols, sx);
   const ay = axis(rows, sy);
