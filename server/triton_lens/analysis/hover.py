@@ -1,0 +1,312 @@
+"""Facts about one source access for the editor's hover and inlay hints: what `stats.access_stats`
+sums, plus the details a reader wants when pointing at a load or store: touched elements as index
+ranges per dimension (all programs, and the first few programs separately), a small text map of the
+tensor with the touched cells marked, and where the tensor's parameter is named in the kernel's def.
+
+Pure functions over the recorded arrays (model.RunResult + analysis.groups); nothing here knows LSP.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from ..model import RunResult, TensorInfo
+from .groups import Group, Key, format_program, group_executions, program_label
+
+FIRST_PROGRAMS = 3
+MAP_COLS = 32
+MAP_ROWS = 12
+# Text map cells: all, at least half, some, none of the cell's elements touched.
+FULL, MOST, SOME, NONE = "█", "▓", "░", "·"
+
+
+# ---------------------------------------------------------------------------------------------
+# Index ranges
+
+
+def _dim_range(values: np.ndarray) -> str:
+    """One dimension's distinct indices as a half-open range: "0:64", "7", "0:64:2", or "3 of 0:64"."""
+    u = np.unique(values)
+    lo, hi = int(u[0]), int(u[-1]) + 1
+    if u.size == 1:
+        return f"{lo}"
+    if u.size == hi - lo:
+        return f"{lo}:{hi}"
+    d = np.diff(u)
+    if bool((d == d[0]).all()):
+        return f"{lo}:{hi}:{int(d[0])}"
+    return f"{u.size} of {lo}:{hi}"
+
+
+def dim_ranges(shape: tuple[int, ...], flat: np.ndarray) -> list[str]:
+    """Per dimension, the indices that flat row-major element indices `flat` reach."""
+    if flat.size == 0 or len(shape) == 0:
+        return []
+    idx = np.unravel_index(np.asarray(flat, dtype=np.int64), tuple(int(s) for s in shape))
+    return [_dim_range(d) for d in idx]
+
+
+def format_ranges(name: str, shape: tuple[int, ...], flat: np.ndarray) -> str:
+    """`x_ptr[0:1000]`, `a_ptr[0:48, 0:72]`, `out_ptr[7]`; `x_ptr[]` when nothing was touched. When the
+    elements do not fill the box the ranges describe, the count follows: `t[0:64, 0:64] (100 elements)`."""
+    if flat.size == 0:
+        return f"{name}[]"
+    if len(shape) == 0:
+        return f"{name}"
+    parts = dim_ranges(shape, flat)
+    box = 1
+    for p in parts:
+        if " of " in p:
+            box = -1
+            break
+        if ":" in p:
+            a = [int(v) for v in p.split(":")]
+            step = a[2] if len(a) == 3 else 1
+            box *= len(range(a[0], a[1], step))
+    text = f"{name}[{', '.join(parts)}]"
+    n = int(np.unique(flat).size)
+    if box != n:
+        text += f" ({n} element{'s' if n != 1 else ''})"
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# Text map
+
+
+def _bins(n: int, cells: int) -> np.ndarray:
+    """Bin edges splitting [0, n) into `cells` near-equal parts."""
+    return (np.arange(cells + 1, dtype=np.int64) * n) // cells
+
+
+def text_map(shape: tuple[int, ...], flat: np.ndarray, max_cols: int = MAP_COLS,
+             max_rows: int = MAP_ROWS) -> tuple[list[str], str]:
+    """A small picture of the tensor: one character per cell, each cell a block of elements
+    (leading dimensions folded into rows), marked by how many of them `flat` touched.
+
+    Returns (rows of text, a note saying what one cell is). Never allocates one entry per element.
+    """
+    shape = tuple(int(s) for s in shape) or (1,)
+    if len(shape) == 1:
+        n_rows, n_cols = 1, shape[0]
+    else:
+        n_cols = shape[-1]
+        n_rows = 1
+        for s in shape[:-1]:
+            n_rows *= s
+    if n_rows == 0 or n_cols == 0:
+        return [], "empty tensor"
+    rows_c = min(n_rows, max_rows)
+    cols_c = min(n_cols, max_cols)
+    redge, cedge = _bins(n_rows, rows_c), _bins(n_cols, cols_c)
+    cap = np.outer(np.diff(redge), np.diff(cedge))  # elements per cell
+    flat = np.unique(np.asarray(flat, dtype=np.int64))
+    flat = flat[(flat >= 0) & (flat < n_rows * n_cols)]
+    r, c = flat // n_cols, flat % n_cols
+    cr = np.searchsorted(redge, r, side="right") - 1
+    cc = np.searchsorted(cedge, c, side="right") - 1
+    hit = np.bincount(cr * cols_c + cc, minlength=rows_c * cols_c).reshape(rows_c, cols_c)
+    frac = hit / cap
+    sym = np.full(frac.shape, NONE, dtype="<U1")
+    sym[frac > 0] = SOME
+    sym[frac >= 0.5] = MOST
+    sym[hit == cap] = FULL
+    lines = ["".join(row) for row in sym]
+    per_r = n_rows / rows_c
+    per_c = n_cols / cols_c
+    if per_r == 1 and per_c == 1:
+        note = "one cell per element"
+    else:
+        def fmt(v: float) -> str:
+            return f"{v:.0f}" if v == int(v) else f"~{v:.1f}"
+        rows_word = "row" if len(shape) == 2 else "row of the last dimension"
+        if len(shape) == 1:
+            note = f"one cell per {fmt(per_c)} elements"
+        else:
+            note = f"one cell per {fmt(per_r)} {rows_word}{'s' if per_r != 1 else ''} × {fmt(per_c)} columns"
+    return lines, note
+
+
+# ---------------------------------------------------------------------------------------------
+# Where a parameter is named
+
+
+def param_location(lines: list[str], from_line: int, param: str) -> Optional[tuple[int, int, int]]:
+    """(line, col, end_col) of `param` in the signature of the first `def` at or after 1-based
+    `from_line` (a kernel's first line may be its decorator). A tuple member "t[1]" or descriptor
+    field "desc.base" is found by its parameter name. None when not found."""
+    name = re.split(r"[\[.]", param, maxsplit=1)[0]
+    if not name or from_line < 1:
+        return None
+    i = from_line - 1
+    while i < len(lines) and i < from_line - 1 + 40 and not re.match(r"\s*(async\s+)?def\b", lines[i]):
+        i += 1
+    if i >= len(lines) or not re.match(r"\s*(async\s+)?def\b", lines[i]):
+        return None
+    pat = re.compile(r"(?<![\w.])" + re.escape(name) + r"\b")
+    depth = 0
+    for j in range(i, min(len(lines), i + 60)):
+        code = lines[j].split("#", 1)[0]
+        start = 0
+        if j == i:
+            k = code.find("(")
+            if k < 0:
+                return None
+            start, depth = k + 1, 1
+        stop = len(code)
+        for pos in range(start, len(code)):
+            ch = code[pos]
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+                if depth == 0:
+                    stop = pos
+                    break
+        m = pat.search(code, start, stop)
+        if m:
+            return j + 1, m.start(), m.end()
+        if depth == 0:
+            break
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Facts per access
+
+
+@dataclass
+class ProgramFacts:
+    label: str  # "(3,)" or "(1, 2)"
+    launch: int
+    executions: int
+    lanes: int
+    active: int
+    oob: int
+    extent: str
+
+
+@dataclass
+class AccessFacts:
+    key: Key  # (file, line, arg, kind)
+    op: str
+    kernel: str
+    def_file: str
+    def_line: int  # the kernel's first line (decorator or def)
+    tensor: Optional[TensorInfo]  # as the first launch saw it
+    launches: int = 0
+    programs: int = 0
+    executions: int = 0
+    lanes: int = 0
+    active: int = 0
+    oob: int = 0
+    unique: int = 0
+    bytes: int = 0
+    extent: str = ""  # all programs, all launches of the first launch's tensor shape
+    first_programs: list[ProgramFacts] = field(default_factory=list)
+    map_rows: list[str] = field(default_factory=list)
+    map_note: str = ""
+    map_launches: int = 0  # launches folded into the map (those whose tensor had the first one's shape)
+    oob_offsets: list[int] = field(default_factory=list)  # a few example element offsets
+    shapes_differ: bool = False  # launches saw tensors of different shapes
+
+    @property
+    def file(self) -> str:
+        return self.key[0]
+
+    @property
+    def line(self) -> int:
+        return self.key[1]
+
+    @property
+    def arg(self) -> str:
+        return self.key[2]
+
+    @property
+    def kind(self) -> str:
+        return self.key[3]
+
+
+def _facts(g: Group, first_programs: int) -> AccessFacts:
+    file, line, arg, kind = g.key
+    first = g.parts[0].launch
+    arg_index = first.sites[g.parts[0].sites[0]].arg
+    tensor = first.tensors[arg_index] if arg_index >= 0 else None
+    f = AccessFacts(key=g.key, op=g.first.op, kernel=first.kernel, def_file=first.def_file,
+                    def_line=first.def_line, tensor=tensor)
+    union_parts: list[np.ndarray] = []
+    oob_parts: list[np.ndarray] = []
+    for part in g.parts:
+        L, rows = part.launch, part.rows
+        if rows.size == 0:
+            continue
+        f.launches += 1
+        f.executions += int(rows.size)
+        f.programs += int(np.unique(L.ex_program[rows]).size)
+        f.lanes += int(L.ex_lanes[rows].sum(dtype=np.int64))
+        act = int(L.ex_active[rows].sum(dtype=np.int64))
+        bad = int(L.ex_oob[rows].sum(dtype=np.int64))
+        f.active += act
+        f.oob += bad
+        touched = L.touched.union(rows)
+        f.unique += int(touched.size)
+        a = L.sites[part.sites[0]].arg
+        t = L.tensors[a] if a >= 0 else None
+        if t is not None:
+            f.bytes += (act - bad) * t.itemsize
+        if tensor is not None and t is not None and tuple(t.shape) == tuple(tensor.shape):
+            union_parts.append(touched)
+            f.map_launches += 1
+        elif tensor is not None and t is not None:
+            f.shapes_differ = True
+        if bad and len(oob_parts) < 4:
+            bad_rows = rows[L.ex_oob[rows] > 0][:16]
+            oob_parts.extend(L.oob.gather(bad_rows))
+    if tensor is not None:
+        allt = np.unique(np.concatenate(union_parts)) if union_parts else np.empty(0, np.int64)
+        f.extent = format_ranges(arg, tensor.shape, allt)
+        f.map_rows, f.map_note = text_map(tensor.shape, allt)
+    if oob_parts:
+        f.oob_offsets = [int(v) for v in np.unique(np.concatenate(oob_parts))[:4]]
+    # The first few programs of the first launch that ran this access, one by one.
+    part = next((p for p in g.parts if p.rows.size), None)
+    if part is not None:
+        L, rows = part.launch, part.rows
+        progs = L.ex_program[rows]
+        for p in np.unique(progs)[:first_programs]:
+            prow = rows[progs == p]
+            a = L.sites[part.sites[0]].arg
+            t = L.tensors[a] if a >= 0 else None
+            touched = L.touched.union(prow)
+            f.first_programs.append(ProgramFacts(
+                label=format_program(program_label(L, int(p))), launch=L.index, executions=int(prow.size),
+                lanes=int(L.ex_lanes[prow].sum(dtype=np.int64)), active=int(L.ex_active[prow].sum(dtype=np.int64)),
+                oob=int(L.ex_oob[prow].sum(dtype=np.int64)),
+                extent=format_ranges(arg, t.shape, touched) if t is not None else ""))
+    return f
+
+
+def access_facts(result: RunResult, groups: Optional[dict] = None,
+                 first_programs: int = FIRST_PROGRAMS) -> dict[Key, AccessFacts]:
+    """Facts for every (file, line, arg, kind) access of the run."""
+    if groups is None:
+        groups = group_executions(result.launches)
+    out = {}
+    for key, g in groups.items():
+        if any(p.rows.size for p in g.parts):
+            out[key] = _facts(g, first_programs)
+    return out
+
+
+def kernel_of(result: RunResult, file: str, line: int, arg: str) -> Optional[tuple[str, str, int]]:
+    """(kernel, def file, def first line) of the launch whose kernel made the access at file:line
+    through `arg`, or the first kernel whose def encloses the line."""
+    for L in result.launches:
+        for s in L.sites:
+            if s.file == file and s.line == line and (s.arg < 0 and not arg or
+                                                      s.arg >= 0 and L.tensors[s.arg].name == arg):
+                return L.kernel, L.def_file, L.def_line
+    return None

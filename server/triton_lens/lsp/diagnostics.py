@@ -1,0 +1,115 @@
+"""Findings -> LSP diagnostics: severity, code, exact range of the access call, related information."""
+from __future__ import annotations
+
+import os
+from typing import Callable, Optional
+
+from lsprotocol import types as lsp
+
+from ..analysis.hover import AccessFacts, param_location
+from ..model import ERROR, Finding, RunResult
+from .runplan import KernelInfo, Plan, SyntaxProblem
+from .text import Lines, uri_of
+
+SOURCE = "triton-lens"
+# Finding kinds -> diagnostic codes users can filter on.
+CODES = {"oob": "oob", "race": "race", "dead": "dead-mask", "unwritten": "unwritten", "exception": "exception",
+         "timeout": "timeout", "crashed": "crashed", "no-launch": "no-launch"}
+SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
+            "information": lsp.DiagnosticSeverity.Information, "hint": lsp.DiagnosticSeverity.Hint}
+TRACEBACK_LINES = 12
+
+
+def _range(lines: Lines, line: int, col: int, end_line: int, end_col: int) -> lsp.Range:
+    """A 1-based line and 0-based (UTF-8) columns as an LSP range; the trimmed line when no columns."""
+    l0 = max(line - 1, 0)
+    if col >= 0 and end_col >= 0:
+        e0 = max((end_line or line) - 1, l0)
+        return lsp.Range(lsp.Position(l0, lines.utf16_col(l0, col)), lsp.Position(e0, lines.utf16_col(e0, end_col)))
+    return lines.trimmed(l0)
+
+
+def _tail(text: str, n: int = TRACEBACK_LINES) -> str:
+    rows = [r for r in text.rstrip().splitlines() if r.strip()]
+    return "\n".join(rows[-n:])
+
+
+def finding_diagnostic(f: Finding, lines: Lines, facts: dict, result: RunResult,
+                       read_lines: Callable[[str], Optional[list[str]]]) -> lsp.Diagnostic:
+    rng = _range(lines, f.line, f.col, f.end_line, f.end_col)
+    message = f.message
+    related: list[lsp.DiagnosticRelatedInformation] = []
+    for r in f.related:
+        rl = lines if os.path.abspath(r.file) == os.path.abspath(result.file) else Lines.of(read_lines(r.file) or [])
+        related.append(lsp.DiagnosticRelatedInformation(
+            lsp.Location(uri_of(r.file), _range(rl, r.line, r.col, r.end_line, r.end_col)), r.message))
+    if f.kind in ("oob", "dead", "unwritten", "race") and f.arg:
+        fact: Optional[AccessFacts] = facts.get((f.file, f.line, f.arg, f.access))
+        if fact is not None and fact.def_file:
+            src = lines.text_lines if os.path.abspath(fact.def_file) == os.path.abspath(result.file) \
+                else read_lines(fact.def_file)
+            loc = param_location(src or [], fact.def_line, f.arg)
+            if loc is not None:
+                pl, pc, pe = loc
+                dl = lines if src is lines.text_lines else Lines.of(src or [])
+                t = fact.tensor
+                what = (f"{t.dtype}, shape ({', '.join(str(s) for s in t.shape)}{',' if len(t.shape) == 1 else ''}), "
+                        f"strides ({', '.join(str(s) for s in t.strides)}{',' if len(t.strides) == 1 else ''})"
+                        if t is not None else "")
+                related.append(lsp.DiagnosticRelatedInformation(
+                    lsp.Location(uri_of(fact.def_file), _range(dl, pl, pc, pl, pe)),
+                    f"{f.arg}: parameter of {fact.kernel}" + (f" — the tensor passed was {what}" if what else "")))
+    if f.kind in ("exception", "timeout", "crashed") and f.detail:
+        e = result.error
+        in_file = e is not None and e.file and e.line and os.path.abspath(e.file) == os.path.abspath(result.file)
+        if not in_file:
+            message += "\n\n" + _tail(f.detail)
+    return lsp.Diagnostic(range=rng, message=message, severity=SEVERITY.get(f.severity, lsp.DiagnosticSeverity.Warning),
+                          code=CODES.get(f.kind, f.kind), source=SOURCE, related_information=related or None,
+                          data={"kind": f.kind, "arg": f.arg, "lanes": f.lanes, "programs": f.programs,
+                                "elements": f.elements})
+
+
+def run_diagnostics(result: RunResult, findings: list[Finding], lines: Lines, facts: dict,
+                    read_lines: Callable[[str], Optional[list[str]]], plan: Plan) -> list[lsp.Diagnostic]:
+    """The diagnostics of one run for the analysed file, in the coordinates of the text it ran."""
+    target = os.path.abspath(result.file)
+    out = [finding_diagnostic(f, lines, facts, result, read_lines) for f in findings
+           if os.path.abspath(f.file) == target]
+    if result.status == ERROR and result.error is not None and result.error.type != "Cancelled":
+        e = result.error
+        detail = f"\n\n{_tail(e.traceback)}" if e.traceback else ""
+        out.append(lsp.Diagnostic(range=lines.trimmed(0), message=f"Triton Lens could not run this file: {e.message}{detail}",
+                                  severity=lsp.DiagnosticSeverity.Warning, code="tool-error", source=SOURCE))
+    if plan.origin == "comment" and not result.launches and plan.origin_line:
+        # The run comment ran nothing that launched a kernel of this file: say so at the comment too.
+        out.append(lsp.Diagnostic(range=lines.trimmed(plan.origin_line - 1),
+                                  message=f"`{' '.join(plan.command or [])}` ran, but launched no kernel of this file "
+                                          f"({result.status})",
+                                  severity=lsp.DiagnosticSeverity.Information, code="no-launch", source=SOURCE))
+    return out
+
+
+def syntax_diagnostic(s: SyntaxProblem, lines: Lines) -> lsp.Diagnostic:
+    l0, e0 = s.line - 1, max(s.end_line - 1, s.line - 1)
+    return lsp.Diagnostic(range=lsp.Range(lsp.Position(l0, lines.utf16_col(l0, s.col)),
+                                          lsp.Position(e0, lines.utf16_col(e0, s.end_col))),
+                          message=f"{s.message} — Triton Lens runs the file again once it parses",
+                          severity=lsp.DiagnosticSeverity.Error, code="syntax", source=SOURCE)
+
+
+def untrusted_diagnostic(lines: Lines, kernels: list[KernelInfo]) -> lsp.Diagnostic:
+    line = kernels[0].line - 1 if kernels else 0
+    return lsp.Diagnostic(range=lines.trimmed(line),
+                          message="Triton Lens does not run code in an untrusted workspace, so it shows no memory "
+                                  "accesses for this file. Trust the workspace (Manage Workspace Trust) to run it.",
+                          severity=lsp.DiagnosticSeverity.Information, code="untrusted", source=SOURCE)
+
+
+def mark_stale(d: lsp.Diagnostic, version: int) -> lsp.Diagnostic:
+    """A diagnostic of an earlier version of the text, shown until the run of the current one ends."""
+    data = dict(d.data or {})
+    data.update({"stale": True, "fromVersion": version})
+    return lsp.Diagnostic(range=d.range, message=f"(from an earlier version of this file, updating…) {d.message}",
+                          severity=d.severity, code=d.code, source=d.source,
+                          related_information=d.related_information, data=data, tags=d.tags)

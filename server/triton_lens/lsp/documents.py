@@ -1,0 +1,170 @@
+"""One open document: its current text and version, its run plan, the view of its last finished run,
+and that view mapped onto the current text (shifted where lines moved, marked as from an earlier
+version when it no longer matches the text, withheld on lines that changed)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from lsprotocol import types as lsp
+
+from .diagnostics import mark_stale, syntax_diagnostic, untrusted_diagnostic
+from .lenses import kernel_lenses
+from .linemap import LineMap
+from .runplan import Plan
+from .text import Lines
+from .view import RunView
+
+STALE_NOTE = "_From an earlier version of this file: lines moved since it ran; a new run is on its way._\n\n"
+
+
+@dataclass
+class Doc:
+    uri: str
+    path: str
+    version: int
+    text: str
+    plan: Plan
+    view: Optional[RunView] = None
+    run: Any = None  # runs.RunHandle in flight, if any
+    timer: Any = None  # asyncio.TimerHandle of a debounced run
+    published: Any = None  # what was last published, to skip identical publications
+    _lines: Optional[Lines] = None
+    _map: Optional[tuple[int, int, LineMap]] = None
+    _reverse: Optional[tuple[int, int, dict]] = None
+
+    def update(self, version: int, text: str, plan: Plan) -> None:
+        self.version, self.text, self.plan = version, text, plan
+        self._lines = None
+
+    @property
+    def lines(self) -> Lines:
+        if self._lines is None:
+            self._lines = Lines.from_text(self.text)
+        return self._lines
+
+    def linemap(self) -> LineMap:
+        """From the text of the last finished run to the current text."""
+        if self.view is None:
+            return LineMap()
+        if self.view.version == self.version and self.view.text == self.text:
+            return LineMap()
+        key = (self.view.version, self.version)
+        if self._map is None or self._map[:2] != key:
+            self._map = (*key, LineMap.between(self.view.text, self.text))
+        return self._map[2]
+
+    @property
+    def current(self) -> bool:
+        """The shown results come from the current text."""
+        return self.view is not None and self.view.version == self.version
+
+    @property
+    def stale(self) -> bool:
+        """The shown results no longer line up with the text as it is (lines moved)."""
+        return self.view is not None and self.linemap().moved
+
+    # -- what the editor gets -------------------------------------------------------------------
+
+    def diagnostics(self, trusted: bool) -> list[lsp.Diagnostic]:
+        out: list[lsp.Diagnostic] = []
+        if not trusted and (self.plan.kernels or self.plan.imported_kernels):
+            out.append(untrusted_diagnostic(self.lines, self.plan.kernels))
+        if self.plan.syntax is not None:
+            out.append(syntax_diagnostic(self.plan.syntax, self.lines))
+        if self.view is None:
+            return out
+        m = self.linemap()
+        for d in self.view.diagnostics:
+            l0 = d.range.start.line
+            new = m.line(l0)
+            if new is None:
+                continue
+            if new == l0 and not m.moved and l0 not in m.edited:
+                out.append(d)
+                continue
+            shifted = _shift(d, new - l0, m, self.uri)
+            if m.moved or l0 in m.edited:
+                shifted = mark_stale(shifted, self.view.version)
+            out.append(shifted)
+        return out
+
+    def inlay_hints(self, rng: lsp.Range) -> list[lsp.InlayHint]:
+        if self.view is None:
+            return []
+        m = self.linemap()
+        out = []
+        for l0, (label, tooltip) in self.view.hints.items():
+            new = m.line(l0, allow_edited=False)
+            if new is None or new < rng.start.line or new > rng.end.line:
+                continue
+            tip = STALE_NOTE + tooltip if m.moved else tooltip
+            out.append(lsp.InlayHint(position=lsp.Position(new, self.lines.length16(new)), label=label,
+                                     tooltip=lsp.MarkupContent(lsp.MarkupKind.Markdown, tip), padding_left=True))
+        out.sort(key=lambda h: h.position.line)
+        return out
+
+    def hover(self, pos: lsp.Position) -> Optional[lsp.Hover]:
+        if self.view is None:
+            return None
+        m = self.linemap()
+        if m.identity:
+            old = pos.line
+        else:
+            key = (self.view.version, self.version)
+            if self._reverse is None or self._reverse[:2] != key:
+                self._reverse = (*key, {n: o for o, n in m.same.items()})
+            old = self._reverse[2].get(pos.line)
+            if old is None:
+                return None
+        for spot in self.view.hovers.get(old, []):
+            if spot.col < 0 or _within(old, pos.character, spot):
+                md = STALE_NOTE + spot.markdown if m.moved else spot.markdown
+                delta = pos.line - old
+                rng = (lsp.Range(lsp.Position(spot.line + delta, spot.col), lsp.Position(spot.end_line + delta, spot.end_col))
+                       if spot.col >= 0 else None)
+                return lsp.Hover(contents=lsp.MarkupContent(lsp.MarkupKind.Markdown, md), range=rng)
+        return None
+
+    def code_lenses(self, *, trusted: bool) -> list[lsp.CodeLens]:
+        not_run = ""
+        if not trusted:
+            not_run = "not run — the workspace is not trusted"
+        elif self.plan.syntax is not None and self.view is None:
+            not_run = "not run — the file does not parse"
+        result = self.view.result if self.view is not None else None
+        return kernel_lenses(self.uri, self.plan.kernels, result, running=self.run is not None,
+                             stale=self.view is not None and not self.current and self.stale, not_run=not_run)
+
+
+def _within(line: int, char: int, spot) -> bool:
+    if line < spot.line or line > spot.end_line:
+        return False
+    if line == spot.line and char < spot.col:
+        return False
+    if line == spot.end_line and char > spot.end_col:
+        return False
+    return True
+
+
+def _shift(d: lsp.Diagnostic, delta: int, m: LineMap, uri: str) -> lsp.Diagnostic:
+    r = d.range
+    rng = lsp.Range(lsp.Position(r.start.line + delta, r.start.character),
+                    lsp.Position(r.end.line + delta, r.end.character))
+    related = None
+    if d.related_information:
+        related = []
+        for ri in d.related_information:
+            if ri.location.uri != uri:
+                related.append(ri)
+                continue
+            rl = m.line(ri.location.range.start.line)
+            if rl is None:
+                continue
+            dd = rl - ri.location.range.start.line
+            lr = ri.location.range
+            related.append(lsp.DiagnosticRelatedInformation(lsp.Location(uri, lsp.Range(
+                lsp.Position(lr.start.line + dd, lr.start.character), lsp.Position(lr.end.line + dd, lr.end.character))),
+                ri.message))
+    return lsp.Diagnostic(range=rng, message=d.message, severity=d.severity, code=d.code, source=d.source,
+                          related_information=related or None, data=d.data, tags=d.tags)

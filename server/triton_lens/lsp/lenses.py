@@ -1,0 +1,92 @@
+"""Code lenses above each kernel: visualize, debug, and a summary of what its last run did."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Optional
+
+from lsprotocol import types as lsp
+
+from ..model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, TIMEOUT, RunResult
+from .runplan import KernelInfo
+
+VISUALIZE = "tritonLens.visualize"
+DEBUG = "tritonLens.debugKernel"
+SHOW_OUTPUT = "tritonLens.showOutput"
+
+
+@dataclass
+class KernelSummary:
+    launches: int
+    programs: int
+    seconds: float
+
+
+def kernel_summaries(result: RunResult) -> dict[str, KernelSummary]:
+    """Per kernel name defined in the analysed file: launches, programs and time of the run."""
+    out: dict[str, KernelSummary] = {}
+    target = os.path.abspath(result.file)
+    for L in result.launches:
+        if L.def_file and os.path.abspath(L.def_file) != target:
+            continue
+        s = out.setdefault(L.kernel, KernelSummary(0, 0, 0.0))
+        s.launches += 1
+        s.programs += L.n_programs
+        s.seconds += L.seconds
+    return out
+
+
+def _plural(n: int, w: str) -> str:
+    return f"{n} {w}{'' if n == 1 else 'es' if w.endswith('h') else 's'}"
+
+
+def why_not_launched(result: Optional[RunResult]) -> str:
+    if result is None:
+        return "not run yet"
+    e = result.error
+    if result.status == NO_LAUNCH or (result.status == "ok" and not result.launches):
+        return "not launched — add `# triton-lens: run <command>` or launch it under __main__"
+    if result.status == EXCEPTION and e is not None:
+        return f"not launched — the script raised {e.type} first"
+    if result.status == TIMEOUT:
+        return "not launched before the time limit"
+    if result.status == CRASHED:
+        return "not launched — the script crashed first"
+    if result.status == ERROR and e is not None:
+        return f"not run — {e.message}"
+    return "not launched by this run"
+
+
+def summary_title(k: KernelInfo, summaries: dict[str, KernelSummary], result: Optional[RunResult], *,
+                  running: bool, stale: bool, not_run: str = "") -> str:
+    if not_run:
+        return f"Triton Lens: {not_run}"
+    s = summaries.get(k.name)
+    if s is None:
+        text = why_not_launched(result)
+    else:
+        text = (f"{_plural(s.launches, 'launch')} · {s.programs} programs · {s.seconds * 1000:.0f} ms in the kernel"
+                f" · run {result.seconds:.1f} s" if result is not None else "")
+        if result is not None and result.status not in ("ok",):
+            text += f" · script {result.status}"
+    if stale:
+        text += " (earlier version)"
+    if running:
+        text = "⟳ running… · " + text
+    return text
+
+
+def kernel_lenses(uri: str, kernels: list[KernelInfo], result: Optional[RunResult], *, running: bool,
+                  stale: bool, not_run: str = "") -> list[lsp.CodeLens]:
+    summaries = kernel_summaries(result) if result is not None else {}
+    out = []
+    for k in kernels:
+        at = lsp.Range(lsp.Position(k.first_line - 1, 0), lsp.Position(k.first_line - 1, 0))  # above the decorators
+        out.append(lsp.CodeLens(range=at, command=lsp.Command(title="▶ Visualize this kernel", command=VISUALIZE,
+                                                              arguments=[uri, k.name, k.line - 1])))
+        out.append(lsp.CodeLens(range=at, command=lsp.Command(title="Debug this kernel", command=DEBUG,
+                                                              arguments=[uri, k.name])))
+        out.append(lsp.CodeLens(range=at, command=lsp.Command(
+            title=summary_title(k, summaries, result, running=running, stale=stale, not_run=not_run),
+            command=SHOW_OUTPUT)))
+    return out

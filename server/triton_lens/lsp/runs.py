@@ -1,0 +1,150 @@
+"""Run scheduling: debounce, cancel, versions. Each run is the document's text at one version; it
+runs in a thread (the trace engine's worker process does the work), and its view is built there too,
+so the event loop only ever does lookups. A newer edit cancels the run in flight; a run's view is
+adopted only if it is newer than the one shown.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from ..model import ERROR
+from .runplan import Plan
+from .settings import Settings
+from .view import RunView, build_view
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunHandle:
+    uri: str
+    path: str
+    version: int
+    text: str
+    plan: Plan
+    settings: Settings
+    cancel: threading.Event = field(default_factory=threading.Event)
+    started: float = field(default_factory=time.perf_counter)
+    progress: object = None  # trace.runner.Progress, last reported (set from the runner's thread)
+    token: Optional[str] = None  # work done progress token, once created
+    begun: bool = False
+    done: bool = False
+    last_report: str = ""
+
+
+def execute(h: RunHandle) -> Optional[RunView]:
+    """Runs one version of a document through the engine and builds its view. None when cancelled.
+    The only place the server calls the trace engine and the analysis."""
+    from ..analysis import analyze
+    from ..trace.runner import RunRequest, run
+
+    s = h.settings
+    req = RunRequest(path=h.path, source=h.text, command=h.plan.command, cwd=h.plan.cwd, python=s.python,
+                     timeout_s=s.time_limit_s, memory_mb=s.memory_limit_mb)
+
+    def on_progress(p):
+        h.progress = p
+
+    result = run(req, cancel=h.cancel, on_progress=on_progress)
+    if result.status == ERROR and result.error is not None and result.error.type == "Cancelled":
+        return None
+    view = build_view(h.version, h.text, result, analyze(result), h.plan)
+    view.ms = (time.perf_counter() - h.started) * 1000.0
+    return view
+
+
+class RunScheduler:
+    def __init__(self, on_start: Callable, on_finish: Callable, is_open: Callable, max_workers: int = 3,
+                 execute_fn: Callable[[RunHandle], Optional[RunView]] = execute):
+        self.on_start = on_start  # (doc, handle) on the loop, when a run starts
+        self.on_finish = on_finish  # (doc, handle, view or None, adopted: bool) on the loop
+        self.is_open = is_open  # doc -> bool
+        self.execute_fn = execute_fn
+        self.pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="triton-lens-run")
+        self.loop: Optional[asyncio.AbstractEventLoop] = None
+
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        if self.loop is None:
+            self.loop = asyncio.get_running_loop()
+        return self.loop
+
+    def cancel(self, doc) -> None:
+        """Stop the pending debounce and the run in flight (the engine kills its worker)."""
+        if doc.timer is not None:
+            doc.timer.cancel()
+            doc.timer = None
+        if doc.run is not None:
+            doc.run.cancel.set()
+
+    def schedule(self, doc, delay_s: float, settings: Settings, force: bool = False) -> None:
+        """Run the document's text as it will be after `delay_s` of quiet (a newer call restarts the wait)."""
+        if doc.timer is not None:
+            doc.timer.cancel()
+        if doc.run is not None and doc.run.version != doc.version:
+            doc.run.cancel.set()
+        if delay_s <= 0:
+            doc.timer = None
+            self.start(doc, settings, force)
+        else:
+            doc.timer = self._loop().call_later(delay_s, self.start, doc, settings, force)
+
+    def start(self, doc, settings: Settings, force: bool = False) -> Optional[RunHandle]:
+        doc.timer = None
+        if not self.is_open(doc) or not doc.plan.runnable:
+            return None
+        if doc.run is not None:
+            if doc.run.version == doc.version and not doc.run.cancel.is_set() and not force:
+                return doc.run  # this very text is running already
+            doc.run.cancel.set()
+        if not force and doc.view is not None and doc.view.version == doc.version and doc.view.text == doc.text:
+            return None  # this text already ran (a save right after the run of its last edit)
+        h = RunHandle(doc.uri, doc.path, doc.version, doc.text, doc.plan, settings)
+        doc.run = h
+        loop = self._loop()
+        try:
+            self.on_start(doc, h)
+        except Exception:  # noqa: BLE001 - reporting must never stop a run
+            log.exception("on_start failed")
+        fut = self.pool.submit(self.execute_fn, h)
+        fut.add_done_callback(lambda f: loop.call_soon_threadsafe(self._finished, doc, h, f))
+        return h
+
+    def _finished(self, doc, h: RunHandle, fut: Future) -> None:
+        h.done = True
+        if doc.run is h:
+            doc.run = None
+        try:
+            view = fut.result()
+        except Exception as e:  # noqa: BLE001 - an engine bug must not take the server down
+            log.exception("run failed")
+            view = _failed_view(h, e)
+        adopted = False
+        if view is not None and self.is_open(doc) and (doc.view is None or view.version >= doc.view.version):
+            doc.view = view
+            adopted = True
+        try:
+            self.on_finish(doc, h, view, adopted)
+        except Exception:  # noqa: BLE001
+            log.exception("on_finish failed")
+
+    def shutdown(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _failed_view(h: RunHandle, e: Exception) -> RunView:
+    """A view that says the engine itself failed (shown as a tool-error diagnostic)."""
+    import traceback
+
+    from ..analysis import Analysis
+    from ..model import RunResult, ScriptError
+
+    result = RunResult(file=h.path, status=ERROR,
+                       error=ScriptError(ERROR, type(e).__name__, f"internal error: {e}",
+                                         traceback="".join(traceback.format_exception(e))))
+    return build_view(h.version, h.text, result, Analysis(result=result), h.plan)

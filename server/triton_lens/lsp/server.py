@@ -1,0 +1,347 @@
+"""The Triton Lens language server (pygls 2.x, stdio): keeps the analysis of every open kernel file
+current while the user types, and maps it to LSP. Feature registration only; the work is elsewhere:
+
+- runplan.py   which run a file gets (comment, setting, or the file as __main__), and whether it runs
+- runs.py      debounce / cancel / versions; the one call into the trace engine and the analysis
+- view.py      a finished run -> diagnostics, per-line hint and hover text (computed once)
+- documents.py that view mapped onto the current text (shifted / marked stale / withheld)
+- diagnostics.py, hints.py, hover.py, lenses.py   analysis -> LSP types
+- viewer_requests.py   tritonLens/kernels, tritonLens/accessMap, tritonLens/values
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import uuid
+from typing import Optional
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from .. import __version__
+from . import viewer_requests
+from .documents import Doc
+from .runplan import plan as make_plan
+from .runs import RunHandle, RunScheduler
+from .settings import SECTION, Settings, from_initialization_options
+from .text import path_of
+from .view import RunView
+
+log = logging.getLogger(__name__)
+
+RUN_STARTED = "tritonLens/runStarted"
+RUN_FINISHED = "tritonLens/runFinished"
+PROGRESS_AFTER_S = 0.5
+PROGRESS_EVERY_S = 0.25
+CONFIG_WAIT_S = 2.0
+
+
+class TritonLensServer(LanguageServer):
+    def __init__(self):
+        super().__init__("triton-lens", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        self.settings = Settings()
+        self.trusted = True
+        self.docs: dict[str, Doc] = {}
+        self.config_pending = False
+        self.waiting: set[str] = set()  # uris whose first run waits for the configuration
+        self.scheduler = RunScheduler(self._run_started, self._run_finished, lambda d: self.docs.get(d.uri) is d)
+
+    # -- capabilities -----------------------------------------------------------------------------
+
+    def _cap(self, *names: str) -> bool:
+        c = self.client_capabilities
+        for n in names:
+            c = getattr(c, n, None) if c is not None else None
+        return bool(c)
+
+    def roots(self) -> list[str]:
+        out = []
+        try:
+            for f in self.workspace.folders.values():
+                p = path_of(f.uri)
+                if p:
+                    out.append(p)
+            if self.workspace.root_path and self.workspace.root_path not in out:
+                out.append(self.workspace.root_path)
+        except Exception:  # noqa: BLE001 - no workspace yet
+            pass
+        return out
+
+    # -- settings ---------------------------------------------------------------------------------
+
+    def initialize(self, params: lsp.InitializeParams) -> None:
+        self.settings, self.trusted = from_initialization_options(params.initialization_options)
+        self.config_pending = self._cap("workspace", "configuration")
+
+    async def load_configuration(self) -> None:
+        """Pulls section "tritonLens" (workspace/configuration). Runs wait for it (a short while)."""
+        if not self._cap("workspace", "configuration"):
+            self.config_pending = False
+            return
+        old = self.settings
+        try:
+            items = await asyncio.wait_for(self.workspace_configuration_async(
+                lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section=SECTION)])), CONFIG_WAIT_S)
+            if items:
+                self.settings = self.settings.merged(items[0])
+        except Exception as e:  # noqa: BLE001 - keep the settings we have
+            self.log(f"could not read the {SECTION} settings: {e}", lsp.MessageType.Warning)
+        self.config_pending = False
+        self._settings_changed(old)
+
+    def _settings_changed(self, old: Settings) -> None:
+        waiting, self.waiting = self.waiting, set()
+        rerun = (old.time_limit_s, old.memory_limit_mb, old.python, old.run_commands) != \
+                (self.settings.time_limit_s, self.settings.memory_limit_mb, self.settings.python,
+                 self.settings.run_commands)
+        for uri, doc in list(self.docs.items()):
+            if rerun:
+                self._replan(doc)
+                self.publish(doc)
+            if (rerun or uri in waiting) and self.trusted and doc.plan.runnable:
+                self.scheduler.schedule(doc, 0, self.settings, force=rerun)
+        if old.inlay_hints != self.settings.inlay_hints:
+            self._refresh(hints=True, lenses=False)
+
+    # -- documents --------------------------------------------------------------------------------
+
+    def _replan(self, doc: Doc) -> None:
+        doc.plan = make_plan(doc.path, doc.text, self.settings, self.roots())
+
+    def opened(self, uri: str) -> None:
+        path = path_of(uri)
+        if not path:
+            return  # untitled: no real path to run
+        td = self.workspace.get_text_document(uri)
+        doc = Doc(uri=uri, path=os.path.abspath(path), version=td.version or 0, text=td.source,
+                  plan=make_plan(path, td.source, self.settings, self.roots()))
+        self.docs[uri] = doc
+        self.publish(doc)
+        self._maybe_run(doc, 0)
+
+    def changed(self, uri: str) -> None:
+        doc = self.docs.get(uri)
+        if doc is None:
+            return
+        td = self.workspace.get_text_document(uri)
+        doc.update(td.version if td.version is not None else doc.version + 1, td.source,
+                   make_plan(doc.path, td.source, self.settings, self.roots()))
+        if doc.run is not None and doc.run.version != doc.version:
+            doc.run.cancel.set()  # a new edit cancels the run in flight
+        if not doc.plan.runnable and doc.plan.syntax is None:
+            doc.view = None  # no kernel here any more
+        self.publish(doc)
+        self._maybe_run(doc, self.settings.debounce_ms / 1000.0)
+
+    def saved(self, uri: str) -> None:
+        doc = self.docs.get(uri)
+        if doc is not None:
+            self._maybe_run(doc, 0)
+
+    def closed(self, uri: str) -> None:
+        doc = self.docs.pop(uri, None)
+        if doc is not None:
+            self.scheduler.cancel(doc)
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def _maybe_run(self, doc: Doc, delay_s: float) -> None:
+        if not self.trusted or not doc.plan.runnable:
+            self.scheduler.cancel(doc)
+            return
+        if self.config_pending:
+            self.waiting.add(doc.uri)
+            if doc.run is not None:
+                doc.run.cancel.set()
+            return
+        self.scheduler.schedule(doc, delay_s, self.settings)
+
+    # -- publishing -------------------------------------------------------------------------------
+
+    def publish(self, doc: Doc) -> None:
+        diags = doc.diagnostics(self.trusted)
+        key = json.dumps([[d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character,
+                           d.message, int(d.severity or 0), d.code] for d in diags])
+        if key == doc.published:
+            return
+        doc.published = key
+        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=doc.uri, diagnostics=diags,
+                                                                            version=doc.version))
+
+    def _refresh(self, hints: bool = True, lenses: bool = True) -> None:
+        if hints and self._cap("workspace", "inlay_hint", "refresh_support"):
+            _quiet(self.workspace_inlay_hint_refresh(None))
+        if lenses and self._cap("workspace", "code_lens", "refresh_support"):
+            _quiet(self.workspace_code_lens_refresh(None))
+
+    def log(self, message: str, kind: lsp.MessageType = lsp.MessageType.Info) -> None:
+        try:
+            self.window_log_message(lsp.LogMessageParams(type=kind, message=message))
+        except Exception:  # noqa: BLE001
+            log.exception("log message failed")
+
+    # -- runs -------------------------------------------------------------------------------------
+
+    def _run_started(self, doc: Doc, h: RunHandle) -> None:
+        self.protocol.notify(RUN_STARTED, {"uri": doc.uri, "version": h.version})
+        self._refresh(hints=False, lenses=True)
+        if self._cap("window", "work_done_progress"):
+            self.scheduler._loop().call_later(PROGRESS_AFTER_S, self._progress_begin, h)
+
+    def _run_finished(self, doc: Doc, h: RunHandle, view: Optional[RunView], adopted: bool) -> None:
+        self._progress_end(h, view)
+        if view is None:  # cancelled
+            if doc.run is None and doc.timer is None and self.docs.get(doc.uri) is doc:
+                self.protocol.notify(RUN_FINISHED, {"uri": doc.uri, "version": h.version, "status": "cancelled",
+                                                    "ms": round((_now() - h.started) * 1000.0, 1), "launches": 0})
+                self._refresh(hints=False, lenses=True)
+            return
+        r = view.result
+        self.log(f"{os.path.basename(doc.path)} v{view.version}: {r.status}, {len(r.launches)} launch"
+                 f"{'es' if len(r.launches) != 1 else ''}, {view.ms:.0f} ms"
+                 + (f" — {r.error.type}: {r.error.message}" if r.error else "")
+                 + (f"\n--- script stdout ---\n{r.stdout[-4000:]}" if r.stdout.strip() else "")
+                 + (f"\n--- script stderr ---\n{r.stderr[-4000:]}" if r.stderr.strip() else ""))
+        if not adopted:
+            return
+        self.publish(doc)
+        self._refresh()
+        self.protocol.notify(RUN_FINISHED, {"uri": doc.uri, "version": view.version, "status": r.status,
+                                            "ms": round(view.ms, 1), "launches": len(r.launches)})
+
+    def _progress_begin(self, h: RunHandle) -> None:
+        if h.done:
+            return
+        token = f"triton-lens-{uuid.uuid4().hex[:12]}"
+        h.token = token
+
+        def created(_result=None):
+            if h.done:
+                return
+            try:
+                self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(
+                    title="Triton Lens", message=f"running {os.path.basename(h.path)}", cancellable=False,
+                    percentage=0))
+                h.begun = True
+                self._progress_report(h)
+            except Exception:  # noqa: BLE001
+                log.exception("progress begin failed")
+
+        try:
+            fut = self.work_done_progress.create(token)
+            fut.add_done_callback(lambda f: self.scheduler.loop.call_soon_threadsafe(
+                created) if not f.exception() else None)
+        except Exception:  # noqa: BLE001
+            log.exception("progress create failed")
+
+    def _progress_report(self, h: RunHandle) -> None:
+        if h.done or not h.begun:
+            return
+        p = h.progress
+        if p is not None:
+            msg = f"{p.kernel}: launch {p.launch + 1}, {p.programs_done}/{p.programs_total} programs"
+            if msg != h.last_report:
+                h.last_report = msg
+                pct = int(100 * p.programs_done / p.programs_total) if p.programs_total else None
+                self.work_done_progress.report(h.token, lsp.WorkDoneProgressReport(message=msg, percentage=pct))
+        self.scheduler._loop().call_later(PROGRESS_EVERY_S, self._progress_report, h)
+
+    def _progress_end(self, h: RunHandle, view: Optional[RunView]) -> None:
+        if h.begun and h.token:
+            msg = "cancelled" if view is None else f"{view.result.status}, {len(view.result.launches)} launches"
+            try:
+                self.work_done_progress.end(h.token, lsp.WorkDoneProgressEnd(message=msg))
+            except Exception:  # noqa: BLE001
+                log.exception("progress end failed")
+        h.begun = False
+
+
+def _now() -> float:
+    import time
+    return time.perf_counter()
+
+
+def _quiet(fut) -> None:
+    """A request to the client whose answer (or error) does not matter."""
+    try:
+        fut.add_done_callback(lambda f: f.exception())
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def create_server() -> TritonLensServer:
+    server = TritonLensServer()
+
+    @server.feature(lsp.INITIALIZE)
+    def initialize(ls: TritonLensServer, params: lsp.InitializeParams):
+        ls.initialize(params)
+
+    @server.feature(lsp.INITIALIZED)
+    async def initialized(ls: TritonLensServer, params: lsp.InitializedParams):
+        ls.scheduler.loop = asyncio.get_running_loop()
+        await ls.load_configuration()
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls: TritonLensServer, params: lsp.DidChangeConfigurationParams):
+        old = ls.settings
+        if ls._cap("workspace", "configuration"):
+            await ls.load_configuration()
+            return
+        pushed = params.settings
+        sect = pushed.get(SECTION) if isinstance(pushed, dict) else getattr(pushed, SECTION, None)
+        ls.settings = ls.settings.merged(sect if sect is not None else pushed)
+        ls._settings_changed(old)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: TritonLensServer, params: lsp.DidOpenTextDocumentParams):
+        ls.opened(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: TritonLensServer, params: lsp.DidChangeTextDocumentParams):
+        ls.changed(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE, lsp.SaveOptions(include_text=False))
+    def did_save(ls: TritonLensServer, params: lsp.DidSaveTextDocumentParams):
+        ls.saved(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: TritonLensServer, params: lsp.DidCloseTextDocumentParams):
+        ls.closed(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT, lsp.InlayHintOptions(resolve_provider=False))
+    def inlay_hints(ls: TritonLensServer, params: lsp.InlayHintParams):
+        doc = ls.docs.get(params.text_document.uri)
+        if doc is None or not ls.settings.inlay_hints:
+            return []
+        return doc.inlay_hints(params.range)
+
+    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
+    def hover(ls: TritonLensServer, params: lsp.HoverParams):
+        doc = ls.docs.get(params.text_document.uri)
+        return doc.hover(params.position) if doc is not None else None
+
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS, lsp.CodeLensOptions(resolve_provider=False))
+    def code_lens(ls: TritonLensServer, params: lsp.CodeLensParams):
+        doc = ls.docs.get(params.text_document.uri)
+        return doc.code_lenses(trusted=ls.trusted) if doc is not None else []
+
+    @server.feature(lsp.SHUTDOWN)
+    def shutdown(ls: TritonLensServer, params):
+        for doc in ls.docs.values():
+            ls.scheduler.cancel(doc)
+        ls.scheduler.shutdown()
+
+    viewer_requests.register(server)
+    return server
+
+
+def main() -> None:
+    """`triton-lens lsp`: serve over stdio."""
+    logging.basicConfig(level=os.environ.get("TRITON_LENS_LOG", "WARNING"),
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    create_server().start_io()
+
+
+if __name__ == "__main__":
+    main()

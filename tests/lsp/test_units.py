@@ -1,0 +1,186 @@
+"""Pure pieces of the server, no process: editor facts (analysis/hover.py), line maps, settings,
+run plans, hint and hover text."""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+from triton_lens.analysis.hover import FULL, MOST, NONE, SOME, dim_ranges, format_ranges, param_location, text_map
+from triton_lens.lsp.hints import access_label, format_bytes
+from triton_lens.lsp.linemap import LineMap
+from triton_lens.lsp.runplan import plan
+from triton_lens.lsp.settings import Settings, from_initialization_options, glob_to_regex
+from triton_lens.lsp.text import Lines
+from triton_lens.model import AccessStats
+
+
+# -- index ranges -------------------------------------------------------------------------------
+
+def test_dim_ranges_contiguous_step_and_scattered():
+    assert dim_ranges((1000,), np.arange(0, 1000)) == ["0:1000"]
+    assert dim_ranges((64, 100), np.arange(200, 300)) == ["2", "0:100"]
+    assert dim_ranges((64, 100), np.array([0, 100, 200, 300])) == ["0:4", "0"]
+    assert dim_ranges((100,), np.arange(0, 100, 4)) == ["0:97:4"]
+    assert dim_ranges((100,), np.array([1, 2, 7, 50])) == ["4 of 1:51"]
+    assert dim_ranges((8,), np.empty(0, np.int64)) == []
+
+
+def test_format_ranges_counts_elements_when_the_box_is_not_full():
+    assert format_ranges("x", (1000,), np.arange(1000)) == "x[0:1000]"
+    assert format_ranges("a", (48, 72), np.arange(48 * 72)) == "a[0:48, 0:72]"
+    # rows 1-2 partly: row*128 + cols over rows of 100 (the oob_row_stride bug)
+    flat = np.arange(128, 228)
+    assert format_ranges("x", (64, 100), flat) == "x[1:3, 0:100] (100 elements)"
+    assert format_ranges("x", (8,), np.empty(0, np.int64)) == "x[]"
+
+
+def test_text_map_marks_touched_cells_and_downsamples():
+    rows, note = text_map((4, 8), np.arange(8))  # first row only
+    assert rows == [FULL * 8, NONE * 8, NONE * 8, NONE * 8]
+    assert note == "one cell per element"
+    rows, note = text_map((1000,), np.arange(500))
+    assert len(rows) == 1 and len(rows[0]) == 32
+    assert rows[0].startswith(FULL * 15) and rows[0].endswith(NONE * 15)
+    assert "elements" in note
+    rows, _ = text_map((1151, 8192), np.arange(0, 1151 * 8192, 2))  # every other element
+    assert len(rows) <= 12 and all(len(r) == 32 for r in rows)
+    assert set("".join(rows)) == {MOST}
+    rows, _ = text_map((100,), np.array([0]))
+    assert rows[0][0] == SOME
+    # never one entry per element: a huge tensor is fine
+    rows, _ = text_map((1 << 20, 1 << 20), np.array([0, 5]))
+    assert rows[0][0] == SOME and len(rows) == 12
+
+
+def test_param_location_finds_the_parameter_in_the_def_from_the_decorator_line():
+    src = ["import triton", "", "@triton.jit", "def k(x_ptr, out_ptr,", "      n, BLOCK: tl.constexpr):",
+           "    x_ptr2 = 1"]
+    assert param_location(src, 3, "x_ptr") == (4, 6, 11)
+    assert param_location(src, 3, "n") == (5, 6, 7)
+    assert param_location(src, 3, "t[1]") is None
+    assert param_location(src, 3, "BLOCK") == (5, 9, 14)
+    assert param_location(["def f(desc, y):"], 1, "desc.base") == (1, 6, 10)
+
+
+# -- line maps ----------------------------------------------------------------------------------
+
+def test_linemap_identity_edit_in_place_insert_and_delete():
+    a = "a\nb\nc\nd"
+    assert LineMap.between(a, a).identity
+    m = LineMap.between(a, "a\nB\nc\nd")
+    assert not m.moved and m.line(1) == 1 and m.line(1, allow_edited=False) is None and m.line(2) == 2
+    m = LineMap.between(a, "new\na\nb\nc\nd")
+    assert m.moved and m.line(0) == 1 and m.line(3) == 4
+    m = LineMap.between(a, "a\nc\nd")
+    assert m.moved and m.line(1) is None and m.line(2) == 1
+    m = LineMap.between(a, "a\nb\nc\nd\ne")  # appended at the end: nothing moved
+    assert not m.moved and m.line(3) == 3
+    m = LineMap.between(a, "a\nb1\nb2\nc\nd")  # Enter in the middle of line b
+    assert m.moved and m.line(1) == 1 and m.line(1, allow_edited=False) is None and m.line(2) == 3
+
+
+# -- settings -----------------------------------------------------------------------------------
+
+def test_settings_merge_defaults_and_bad_values():
+    s = Settings()
+    assert (s.time_limit_s, s.memory_limit_mb, s.python, s.inlay_hints, s.debounce_ms) == \
+        (30.0, 8192, sys.executable, True, 400)
+    s2 = s.merged({"timeLimit": 5, "memoryLimitMb": "bad", "python": "", "inlayHints": False, "debounceMs": 100,
+                   "runCommands": {"kernels/**": "pytest tests -k small"}})
+    assert (s2.time_limit_s, s2.memory_limit_mb, s2.python, s2.inlay_hints, s2.debounce_ms) == \
+        (5.0, 8192, sys.executable, False, 100)
+    assert s2.command_for("/w/kernels/a/add.py", ["/w"]) == ["pytest", "tests", "-k", "small"]
+    assert s2.command_for("/w/other/add.py", ["/w"]) is None
+    opts, trusted = from_initialization_options({"trusted": False, "settings": {"timeLimit": 7}})
+    assert not trusted and opts.time_limit_s == 7
+    assert from_initialization_options(None)[1] is True
+    assert from_initialization_options({"timeLimit": 3})[0].time_limit_s == 3
+
+
+def test_globs():
+    assert glob_to_regex("*.py").fullmatch("a/b/c.py")
+    assert glob_to_regex("kernels/*.py").fullmatch("kernels/x.py")
+    assert not glob_to_regex("kernels/*.py").fullmatch("kernels/sub/x.py")
+    assert glob_to_regex("**/test_*.{py,pyi}").fullmatch("a/test_x.pyi")
+
+
+# -- run plans ----------------------------------------------------------------------------------
+
+KERNEL = """import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr):
+    pass
+"""
+
+
+def test_plan_kernel_file_runs_as_main(tmp_path):
+    p = plan(str(tmp_path / "k.py"), KERNEL, Settings(), [str(tmp_path)])
+    assert p.runnable and p.command is None and [k.name for k in p.kernels] == ["k"]
+    assert p.kernels[0].line == 5 and p.kernels[0].first_line == 4
+
+
+def test_plan_run_comment_beats_setting(tmp_path):
+    text = KERNEL + "# triton-lens: run pytest tests/test_add.py -k small\n"
+    s = Settings().merged({"runCommands": {"*.py": "python other.py"}})
+    p = plan(str(tmp_path / "k.py"), text, s, [str(tmp_path)])
+    assert p.command == ["pytest", "tests/test_add.py", "-k", "small"] and p.origin == "comment"
+    assert p.origin_line == 7 and p.cwd == str(tmp_path)
+    p = plan(str(tmp_path / "k.py"), KERNEL, s, [str(tmp_path)])
+    assert p.command == ["python", "other.py"] and p.origin == "setting"
+
+
+def test_plan_syntax_error_and_non_kernel_files(tmp_path):
+    p = plan(str(tmp_path / "k.py"), KERNEL + "def broken(:\n", Settings(), [])
+    assert not p.runnable and p.syntax is not None and p.syntax.line == 7
+    assert [k.name for k in p.kernels] == ["k"]  # lenses stay on a file that does not parse
+    p = plan(str(tmp_path / "plain.py"), "import os\nprint(os.getcwd())\n", Settings(), [])
+    assert not p.runnable and p.syntax is None and "no @triton.jit" in p.why_not
+
+
+def test_plan_file_importing_a_workspace_kernel_runs(tmp_path):
+    (tmp_path / "mykernels.py").write_text(KERNEL)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "ops.py").write_text(KERNEL)
+    for text in ("from mykernels import k\n", "import mykernels\n", "from pkg.ops import k\n", "from pkg import ops\n"):
+        p = plan(str(tmp_path / "launch.py"), text, Settings(), [str(tmp_path)])
+        assert p.runnable, text
+    sub = tmp_path / "pkg" / "launch.py"
+    assert plan(str(sub), "from .ops import k\n", Settings(), [str(tmp_path)]).runnable
+    assert not plan(str(tmp_path / "launch.py"), "import torch\nimport triton\n", Settings(), [str(tmp_path)]).runnable
+
+
+# -- text ---------------------------------------------------------------------------------------
+
+def test_lines_utf16_columns_and_trimmed_ranges():
+    lines = Lines.from_text("    x = 1  \né = tl.load(p)\n")
+    r = lines.trimmed(0)
+    assert (r.start.character, r.end.character) == (4, 9)
+    assert lines.utf16_col(1, len("é = ".encode())) == 4
+
+
+# -- hint text ----------------------------------------------------------------------------------
+
+def _stats(**kw):
+    base = dict(file="/k.py", line=3, col=4, end_line=3, end_col=20, arg="x", kind="load", op="tl.load", launches=1,
+                programs=8, lanes=1024, active=1000, unique=1000, oob=0, bytes=4000, executions=8, extent="x[0:1000]")
+    base.update(kw)
+    return AccessStats(**base)
+
+
+def test_hint_label_is_compact_and_shows_repeats():
+    assert access_label(_stats(), None) == "x[0:1000] · 8 prog · 1000/1024 active · 3.9 KB"
+    label = access_label(_stats(launches=2, executions=32, oob=24), None)
+    assert label.endswith("×4 iter · ×2 launches · 24 OOB")
+    assert format_bytes(512) == "512 B" and format_bytes(25600) == "25.0 KB"
+
+
+def test_module_files_are_small_and_the_server_holds_no_analysis():
+    here = os.path.join(os.path.dirname(__file__), "..", "..", "server", "triton_lens", "lsp")
+    server = open(os.path.join(here, "server.py")).read()
+    for word in ("numpy", "np.", "group_executions", "ElementSets", "Recorder"):
+        assert word not in server, word
