@@ -9,18 +9,18 @@ import types as _types
 __version__ = "0.1.0"
 
 _VIZ_NAMES = ("launch", "stop", "clear", "launches", "Client", "Tracer", "Sanitizer", "Profiler",
-              "SanitizerError", "Access", "LaunchInfo")
+              "SanitizerError", "Access", "LaunchInfo", "config")
 
 
 # `triton_lens.trace` is both the trace-engine package (triton_lens.trace.recorder, ...) and the
 # Triton-Viz decorator `trace(client)`: the package module is made callable. (The name cannot be a
 # plain function: importing any submodule of the package would rebind it to the package.)
 class _TracePackage(_types.ModuleType):
-    def __call__(self, client=None, backend="triton"):
+    def __call__(self, client=None, backend="triton", *, clients=None):
         """@trace(client): see triton_lens.viz.tracing.trace."""
         from .viz.tracing import trace as _trace
 
-        return _trace(client, backend)
+        return _trace(client, backend, clients=clients)
 
 
 from . import trace as _trace_package  # noqa: E402  (the package's __init__ imports nothing)

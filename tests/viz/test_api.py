@@ -88,3 +88,21 @@ def test_sanitizer_and_tracer_stacked_on_an_autotuned_kernel(viz):
     k[lambda meta: (triton.cdiv(1000, meta["BLOCK"]),)](x, out, 1000)
     assert torch.equal(out, -x) and buf.getvalue() == ""
     assert len(viz.launches) == 1 and viz.launches[0].kernel == "neg_kernel"
+
+
+def test_triton_viz_spellings_clients_keyword_tuple_abort_on_error_and_config(viz):
+    import io
+
+    buf = io.StringIO()
+    # Triton-Viz: trace(clients=...), Sanitizer(abort_on_error=...), a tuple of clients
+    k = viz.trace(clients=(viz.Sanitizer(abort_on_error=False, out=buf), "tracer"))(kernels.oob_add_kernel)
+    x, y, out = torch.rand(1000), torch.rand(1000), torch.zeros(1000)
+    k[(8,)](x, y, out, 1000, BLOCK=128)  # reports, does not raise
+    assert "1 problem" in buf.getvalue() and torch.equal(out, x + y)
+    assert [c.name for c in k.clients] == ["sanitizer", "tracer"] and len(viz.launches) == 1
+    # config.sanitizer_backend = "off": the kernel comes back undecorated, as in Triton-Viz
+    viz.config.sanitizer_backend = "off"
+    try:
+        assert viz.trace("sanitizer")(kernels.add_kernel) is kernels.add_kernel
+    finally:
+        viz.config.sanitizer_backend = "default"

@@ -12,6 +12,7 @@ browser, `clear()`, `launches`, and `Client` for your own callbacks.
 """
 from .clients import (Access, Client, LaunchInfo, Profiler, Sanitizer, SanitizerError, Tracer, clear,  # noqa: F401
                       launches)
+from .config import config  # noqa: F401
 from .tracing import TracedKernel, trace  # noqa: F401
 
 
@@ -30,4 +31,4 @@ def stop() -> None:
 
 
 __all__ = ["trace", "launch", "stop", "clear", "launches", "Client", "Tracer", "Sanitizer", "Profiler",
-           "SanitizerError", "Access", "LaunchInfo", "TracedKernel"]
+           "SanitizerError", "Access", "LaunchInfo", "TracedKernel", "config"]

@@ -226,13 +226,15 @@ class Sanitizer(Client):
     (file, line, program id, tensor, element offsets) and never touch memory: the launch goes on as
     if they were masked, so its outputs are computed. At the end of the launch it reports races
     between programs and, with `abort=True` (the default), raises `SanitizerError` if anything was
-    wrong. `abort=False` only reports. `races=False` skips the race check.
+    wrong. `abort=False` only reports (`abort_on_error` is Triton-Viz's name for it). `races=False`
+    skips the race check. `out`: where reports go (default: stderr).
     """
 
     name = "sanitizer"
 
-    def __init__(self, abort: bool = True, races: bool = True, out: Optional[TextIO] = None):
-        self.abort = abort
+    def __init__(self, abort: bool = True, races: bool = True, out: Optional[TextIO] = None,
+                 abort_on_error: Optional[bool] = None):
+        self.abort = abort if abort_on_error is None else bool(abort_on_error)
         self.races = races
         self.out = out
         self.reports: list[str] = []  # every line printed, for tests and notebooks

@@ -382,8 +382,12 @@ def launch(share: bool = True, port: Optional[int] = None, block: Optional[bool]
 
         if find_cloudflared() is None:
             raise TunnelError(INSTALL_HINT)
+    from . import clients
     from .viewdata import in_process_data
 
+    if not clients.launches:
+        print("triton-lens: no launches recorded yet: decorate a kernel with @triton_lens.trace(\"tracer\") and "
+              "launch it; the page refreshes when launches arrive", file=sys.stderr)
     with _lock:
         if _server is not None:
             _server.stop()

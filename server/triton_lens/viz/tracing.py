@@ -154,7 +154,7 @@ def _run(traced: TracedKernel, launch):
 _SINGLE = ()  # client types that may appear only once on a kernel (none: two profilers may print twice)
 
 
-def trace(client=None, backend: str = "triton"):
+def trace(client=None, backend: str = "triton", *, clients=None):
     """Decorate a `@triton.jit` kernel (or an autotuned / heuristics one) so its launches run under
     the interpreter and the trace engine and report to `client`:
 
@@ -163,9 +163,14 @@ def trace(client=None, backend: str = "triton"):
     - "profiler": print per-line memory statistics after each launch;
     - a `Client` instance (or subclass): your own callbacks.
 
-    Stack several: `@trace("sanitizer")` above `@trace("tracer")`. The kernel's outputs are computed
-    as usual (out-of-bounds lanes are treated as masked and never touch memory).
+    Stack several: `@trace("sanitizer")` above `@trace("tracer")`, or pass a tuple. The kernel's
+    outputs are computed as usual (out-of-bounds lanes are treated as masked and never touch memory).
+    `clients=` is Triton-Viz's name for the argument and works the same.
     """
+    if clients is not None:
+        if client is not None:
+            raise TypeError("trace() takes `client` or `clients`, not both")
+        client = clients
     if backend != "triton":
         raise ValueError(f"backend {backend!r} is not supported: triton_lens traces Triton kernels (backend='triton')")
     if isinstance(client, (list, tuple)):
@@ -179,6 +184,10 @@ def trace(client=None, backend: str = "triton"):
             make_client(s)
 
     def decorate(kernel):
+        from .config import config
+
+        if config.sanitizer_backend == "off":  # Triton-Viz: tracing switched off, the kernel as it was
+            return kernel
         new = [make_client(s) for s in specs]
         if isinstance(kernel, TracedKernel):
             for c in new:
