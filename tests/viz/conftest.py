@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))  # kernels.py
+sys.path.insert(0, str(HERE))  # viz_kernels.py
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ import textwrap
 import torch
 import triton
 
-import kernels
-from kernels import LINES
+import viz_kernels as kernels
+from viz_kernels import LINES
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -44,7 +44,7 @@ def test_runs_without_TRITON_INTERPRET_helpers_stdlib_jit_and_autotune(tmp_path)
         sys.path.insert(0, {os.path.dirname(__file__)!r})
         import torch, triton
         import triton_lens as triton_viz
-        import kernels
+        import viz_kernels as kernels
         from triton.runtime.jit import JITFunction
         assert isinstance(kernels.axpy_kernel, JITFunction), type(kernels.axpy_kernel)
         axpy = triton_viz.trace("tracer")(kernels.axpy_kernel)

@@ -8,8 +8,8 @@ import torch
 import triton
 import triton.language as tl
 
-import kernels
-from kernels import LINES
+import viz_kernels as kernels
+from viz_kernels import LINES
 
 KFILE = os.path.abspath(kernels.__file__)
 
@@ -29,7 +29,7 @@ def test_sanitizer_raises_with_line_program_and_elements(viz, capsys):
         run_oob(k)
     msg = str(info.value)
     # where, who and which elements: line of the unmasked load, the last program, offsets past the end
-    assert f"kernels.py:{LINES['oob.x']}" in msg
+    assert f"viz_kernels.py:{LINES['oob.x']}" in msg
     assert "x_ptr" in msg and "program (7,)" in msg
     assert "1000, 1001, 1002" in msg
     assert [f.kind for f in info.value.findings] == ["oob"]
@@ -38,7 +38,7 @@ def test_sanitizer_raises_with_line_program_and_elements(viz, capsys):
     # reported as found, during the launch: one line per access site, with the element offsets
     found = [r for r in san.reports if "out-of-bounds load" in r]
     assert len(found) == 1
-    assert f"kernels.py:{LINES['oob.x']}:" in found[0]
+    assert f"viz_kernels.py:{LINES['oob.x']}:" in found[0]
     assert "program (7,)" in found[0] and "24 lanes" in found[0] and "1000..1023" in found[0]
 
 
@@ -48,7 +48,7 @@ def test_sanitizer_by_name_reports_on_stderr_and_the_launch_still_computes(viz, 
         x, y, out = None, None, None
         run_oob(k)
     err = capsys.readouterr().err
-    assert f"kernels.py:{LINES['oob.x']}: out-of-bounds load of x_ptr (1000 elements) by program (7,)" in err
+    assert f"viz_kernels.py:{LINES['oob.x']}: out-of-bounds load of x_ptr (1000 elements) by program (7,)" in err
 
 
 def test_sanitizer_report_only_keeps_going_with_correct_outputs(viz):
@@ -56,7 +56,7 @@ def test_sanitizer_report_only_keeps_going_with_correct_outputs(viz):
     k = viz.trace(viz.Sanitizer(abort=False, out=buf))(kernels.oob_add_kernel)
     x, y, out = run_oob(k)
     text = buf.getvalue()
-    assert "1 problem" in text and f"kernels.py:{LINES['oob.x']}" in text
+    assert "1 problem" in text and f"viz_kernels.py:{LINES['oob.x']}" in text
     # the 24 out-of-bounds lanes were masked off, every real element computed
     assert torch.equal(out, x + y)
 
@@ -68,7 +68,7 @@ def test_sanitizer_reports_races(viz):
     with pytest.raises(viz.SanitizerError) as info:
         k[(8,)](x, out, 1000, BLOCK=128)
     assert [f.kind for f in info.value.findings] == ["race"]
-    assert f"kernels.py:{LINES['sum.store']}" in str(info.value)
+    assert f"viz_kernels.py:{LINES['sum.store']}" in str(info.value)
     assert "8 programs" in str(info.value)
 
 

@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 import torch
 
-import kernels
+import viz_kernels as kernels
 from conftest import free_port
 
 FAKE_URL = "https://xyz-quick-tunnel.trycloudflare.com"
@@ -253,7 +253,7 @@ def test_source_of_a_run_file_with_its_access_lines(viz, port):
 
     src = json.loads(gzip.decompress(body) if headers.get("Content-Encoding") == "gzip" else body)
     assert src["text"] == open(kernels.__file__).read()
-    from kernels import LINES
+    from viz_kernels import LINES
 
     assert src["lines"] == [{"line": LINES["add.x"], "kinds": ["load"], "args": ["x_ptr"]},
                             {"line": LINES["add.y"], "kinds": ["load"], "args": ["y_ptr"]},
