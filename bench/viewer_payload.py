@@ -90,18 +90,25 @@ def browser(url: str, reps: int) -> dict | None:
             print(p.stderr[-2000:], file=sys.stderr)
             return None
         out = json.loads(p.stdout)
-        # the access-map page's own data requests (the host page beside it asks for the overview too)
-        data = [a for a in out["api"] if a["frame"] == "page" and a["path"] in ("/api/kernels", "/api/accessMap")]
-        runs.append({"wire": sum(a["bytes"] for a in data),
-                     "ms": max(a["end"] for a in data) - min(a["start"] for a in data),
+        # the access-map page's own data requests, from its Resource Timing (the host page beside it
+        # asks for the overview too); Server-Timing carries the server's own time per answer
+        data = [r for r in out["resources"] if r["path"] in ("/api/kernels", "/api/accessMap")]
+        first_map = min(r["start"] for r in data if r["path"] == "/api/accessMap")
+        kernels_end = max(r["end"] for r in data if r["path"] == "/api/kernels")
+        runs.append({"wire": sum(r["transfer"] for r in data), "body": sum(r["encoded"] for r in data),
+                     "ms": max(r["end"] for r in data) - min(r["start"] for r in data),
+                     "page_js": max(0.0, first_map - kernels_end),
+                     "server": sum(r["server"] for r in data),
                      "requests": len(data), "page_ms": out["loadMs"], "errors": out["errors"]})
-    return {"wire": runs[0]["wire"], "requests": runs[0]["requests"], "ms": [r["ms"] for r in runs],
-            "page_ms": [r["page_ms"] for r in runs], "errors": sum((r["errors"] for r in runs), [])}
+    return {"wire": runs[0]["wire"], "body": runs[0]["body"], "requests": runs[0]["requests"],
+            "ms": [r["ms"] for r in runs], "page_js": [r["page_js"] for r in runs],
+            "server": [r["server"] for r in runs], "page_ms": [r["page_ms"] for r in runs],
+            "errors": sum((r["errors"] for r in runs), [])}
 
 
-def _stats(ms: list) -> str:
+def _stats(ms: list, digits: int = 0) -> str:
     v = sorted(ms)
-    return f"median {v[len(v) // 2]:.0f} ms (min {v[0]:.0f}, max {v[-1]:.0f}, {len(v)} runs)"
+    return f"median {v[len(v) // 2]:.{digits}f} ms (min {v[0]:.{digits}f}, max {v[-1]:.{digits}f}, {len(v)} runs)"
 
 
 def cpu_model() -> str:
@@ -122,6 +129,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=5, help="repetitions of the served-data timings (median)")
     args = ap.parse_args()
 
+    load0 = " ".join(f"{v:.1f}" for v in os.getloadavg())
     x, y, z = torch.rand(N), torch.rand(N), torch.empty(N)
     t0 = time.perf_counter()
     add_kernel[(triton.cdiv(N, BLOCK),)](x, y, z, N, BLOCK)
@@ -147,7 +155,8 @@ def main() -> int:
         f"# bench/viewer_payload.py, {date.today().isoformat()}",
         f"machine: {platform.node() or '?'}, {os.cpu_count()} CPUs ({cpu_model()}), {platform.system()} "
         f"{platform.release()}, Python {platform.python_version()}, triton {triton.__version__}, "
-        f"torch {torch.__version__}",
+        f"torch {torch.__version__}; load average at start {load0}, at end "
+        f"{' '.join(f'{v:.1f}' for v in os.getloadavg())} (other work shares this machine)",
         f"workload: vector add, {N:,} float32 elements, {N // BLOCK} programs of {BLOCK}, 3 accesses "
         f"(traced run {run_s:.2f} s)",
         "",
@@ -162,13 +171,17 @@ def main() -> int:
     if chrome is not None:
         lines += [
             "headless Chromium (tests/viz/browse.mjs), page opened after the maps were computed:",
-            f"  the page's data: {chrome['wire'] / 1024:.1f} KB in {chrome['requests']} responses; "
-            f"from its first request to its last answer {_stats(chrome['ms'])}",
+            f"  the page's data: {chrome['body'] / 1024:.1f} KB of bodies ({chrome['wire'] / 1024:.1f} KB with "
+            f"headers) in {chrome['requests']} responses",
+            f"  from its first request to its last answer: {_stats(chrome['ms'])}",
+            f"    of which the page's own work between the overview and the maps: {_stats(chrome['page_js'])}",
+            f"    and the server's time answering (Server-Timing, summed): {_stats(chrome['server'], 2)}",
             f"  page drawn after navigation: {_stats(chrome['page_ms'])}"
             + (f"; page errors: {chrome['errors']}" if chrome["errors"] else ""),
         ]
     else:
-        lines.append("headless Chromium: not measured (node, playwright-core in tests/viz or chromium missing)")
+        lines.append("headless Chromium: not measured (" + ("--no-browser" if args.no_browser else
+                     "node, playwright-core in tests/viz or chromium missing") + ")")
     report = "\n".join(lines)
     print(report)
     if args.out:

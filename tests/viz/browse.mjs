@@ -50,6 +50,12 @@ try {
     null, { timeout: 30000 });
   out.loadMs = Date.now() - t0;
   out.state = await frame.evaluate(() => window.__viewer.state());
+  // Resource timing of the page's own api/ requests, in the page's clock (ms since its navigation).
+  out.resources = await frame.evaluate(() => performance.getEntriesByType('resource')
+    .filter((e) => new URL(e.name).pathname.startsWith('/api/') && !e.name.endsWith('/api/events'))
+    .map((e) => ({ path: new URL(e.name).pathname, start: e.startTime, requestStart: e.requestStart,
+      responseStart: e.responseStart, end: e.responseEnd, transfer: e.transferSize, encoded: e.encodedBodySize,
+      decoded: e.decodedBodySize, server: (e.serverTiming || []).reduce((a, t) => a + t.duration, 0) })));
   out.lines = await frame.evaluate(() => Array.from(document.querySelectorAll('#tl-line option')).map((o) => o.textContent));
   out.kernelOptions = await frame.evaluate(() => Array.from(document.querySelectorAll('#tl-kernel option')).map((o) => o.textContent));
 

@@ -25,6 +25,7 @@ import secrets
 import socket
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -214,9 +215,16 @@ def create_app(data: ViewerData, hub: Optional[EventHub] = None, webview_dir: Op
         r.headers["X-Accel-Buffering"] = "no"
         return r
 
+    @app.before_request
+    def _stamp():
+        request.environ["triton_lens.t0"] = time.perf_counter()
+
     @app.after_request
     def _compress(r):
         r.headers.setdefault("X-Content-Type-Options", "nosniff")
+        t0 = request.environ.get("triton_lens.t0")
+        if t0 is not None and not r.is_streamed:  # the server's own time, for the browser's resource timing
+            r.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - t0) * 1e3:.2f}"
         if (r.direct_passthrough or r.is_streamed or r.status_code != 200
                 or "gzip" not in request.headers.get("Accept-Encoding", "")
                 or r.mimetype not in _COMPRESSIBLE or "Content-Encoding" in r.headers):
