@@ -85,3 +85,25 @@ def test_view_blocks_and_serves_until_interrupted(tmp_path):
             if proc.poll() is None:
                 proc.kill()
     assert proc.returncode == 0
+
+
+def test_triton_viz_script_under_the_engine_is_recorded_once_and_launch_does_not_serve(tmp_path):
+    # `triton-lens check`/`view` run the whole script under their own recorder: a @trace'd kernel is
+    # recorded by it (out-of-bounds lanes seen once, not hidden by a second recorder), the script's
+    # sanitizer does not abort the run, and its launch() returns at once instead of serving.
+    from triton_lens.analysis import analyze
+    from triton_lens.trace.runner import RunRequest, run
+
+    src = open(os.path.join(HERE, "scripts", "oob_missing_mask.py")).read()
+    src = src.replace("import triton.language as tl\n", "import triton.language as tl\nimport triton_lens as triton_viz\n")
+    src = src.replace("@triton.jit\n", "@triton_viz.trace(\"sanitizer\")\n@triton_viz.trace(\"tracer\")\n@triton.jit\n")
+    src += "    triton_viz.launch(share=False)\n    print('after launch')\n"
+    script = tmp_path / "viz_oob.py"
+    script.write_text(src)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_LENS_WORKER"}
+    result = run(RunRequest(path=str(script), timeout_s=120, env=env))  # as `triton-lens check` runs it
+    assert result.status == "ok", result.error
+    assert len(result.launches) == 1 and int(result.launches[0].ex_oob.sum()) == 24
+    assert "launch() skipped" in result.stderr and "after launch" in result.stdout
+    oob = [f for f in analyze(result).findings if f.kind == "oob"]
+    assert [(f.arg, f.lanes) for f in oob] == [("x_ptr", 24)]
