@@ -16,6 +16,11 @@ from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 SERVER = [sys.executable, "-m", "triton_lens", "lsp"]
+
+
+def CORPUS_FILE(name: str) -> Path:
+    from corpus import CORPUS
+    return CORPUS / name
 RUN_TIMEOUT_S = 90.0
 
 
@@ -187,16 +192,41 @@ async def start_session(client: LanguageClient, settings: dict, init_options: Op
     return s
 
 
-def session_fixture(settings: dict, init_options: Optional[dict] = None, root: Optional[Path] = None):
-    """A module-scoped fixture: one server for the module, started with these settings."""
+def session_fixture(settings: dict, init_options: Optional[dict] = None, with_workspace: bool = False):
+    """A module-scoped fixture: one server for the module, started with these settings (and, with
+    `with_workspace`, the module's `workspace` fixture as its workspace folder)."""
 
     @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER), scope="module")
-    async def client(lsp_client: LanguageClient):
+    async def client(lsp_client: LanguageClient, request):
+        root = request.getfixturevalue("workspace") if with_workspace else None
         lsp_client._session = await start_session(lsp_client, settings, init_options, root)
         yield
+        assert server_alive(lsp_client), "the server died"
         await lsp_client.shutdown_session()
 
     return client
+
+
+def server_alive(client: LanguageClient) -> bool:
+    proc = getattr(client, "_server", None)
+    return proc is not None and proc.returncode is None
+
+
+def worker_children(client: LanguageClient) -> list[int]:
+    """Pids of trace workers the server has running now."""
+    pid = client._server.pid
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            if ppid == pid and b"triton_lens.trace.worker" in (d / "cmdline").read_bytes():
+                out.append(int(d.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
 
 
 @pytest.fixture

@@ -42,6 +42,7 @@ class TritonLensServer(LanguageServer):
     def __init__(self):
         super().__init__("triton-lens", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
         self.settings = Settings()
+        self.base_settings = self.settings  # defaults + initializationOptions; the configuration goes on top
         self.trusted = True
         self.docs: dict[str, Doc] = {}
         self.config_pending = False
@@ -73,6 +74,7 @@ class TritonLensServer(LanguageServer):
 
     def initialize(self, params: lsp.InitializeParams) -> None:
         self.settings, self.trusted = from_initialization_options(params.initialization_options)
+        self.base_settings = self.settings
         self.config_pending = self._cap("workspace", "configuration")
 
     async def load_configuration(self) -> None:
@@ -85,7 +87,7 @@ class TritonLensServer(LanguageServer):
             items = await asyncio.wait_for(self.workspace_configuration_async(
                 lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section=SECTION)])), CONFIG_WAIT_S)
             if items:
-                self.settings = self.settings.merged(items[0])
+                self.settings = self.base_settings.merged(items[0])
         except Exception as e:  # noqa: BLE001 - keep the settings we have
             self.log(f"could not read the {SECTION} settings: {e}", lsp.MessageType.Warning)
         self.config_pending = False
@@ -286,11 +288,12 @@ def create_server() -> TritonLensServer:
     async def did_change_configuration(ls: TritonLensServer, params: lsp.DidChangeConfigurationParams):
         old = ls.settings
         if ls._cap("workspace", "configuration"):
+            ls.config_pending = True  # runs asked for meanwhile wait for the new settings
             await ls.load_configuration()
             return
         pushed = params.settings
         sect = pushed.get(SECTION) if isinstance(pushed, dict) else getattr(pushed, SECTION, None)
-        ls.settings = ls.settings.merged(sect if sect is not None else pushed)
+        ls.settings = ls.base_settings.merged(sect if sect is not None else pushed)
         ls._settings_changed(old)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)

@@ -1,0 +1,250 @@
+"""Editing a buffer: diagnostics and hints follow the unsaved text, stale results are never shown as
+current, a new edit cancels the run in flight, quick edits are debounced into one run."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from lsprotocol import types as lsp
+
+from conftest import Session, session_fixture, worker_children
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+DEBOUNCE_MS = 300
+
+BUGGY = '''"""One load forgets its mask."""
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+
+
+if __name__ == "__main__":
+    n = 1000
+    x = torch.rand(n)
+    y = torch.rand(n)
+    out = torch.empty(n)
+    add_kernel[(triton.cdiv(n, 128),)](x, y, out, n, BLOCK=128)
+'''
+X_LINE = 11  # 0-based line of `x = tl.load(x_ptr + offs)`
+
+SLOW = '''import time
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+if __name__ == "__main__":
+    x = torch.rand(300)
+    out = torch.empty(300)
+    copy_kernel[(3,)](x, out, 300, BLOCK=128)
+    time.sleep(SECONDS)
+'''
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    return tmp_path_factory.mktemp("editing")
+
+
+client = session_fixture({"debounceMs": DEBOUNCE_MS, "timeLimit": 60}, with_workspace=True)
+
+
+def _oob(s: Session, uri: str) -> list[lsp.Diagnostic]:
+    return [d for d in s.diagnostics(uri) if d.code == "oob"]
+
+
+async def _publication(s: Session, uri: str, version: int) -> list[lsp.Diagnostic]:
+    def pred():
+        for u, v, d in reversed(s.published):
+            if u == uri and v == version:
+                return [d]
+        return None
+    return (await s.wait_for(pred, 10, f"diagnostics published for v{version}"))[0]
+
+
+def _is_stale(d: lsp.Diagnostic) -> bool:
+    return d.message.startswith("(from an earlier version") and (d.data or {}).get("stale") is True
+
+
+async def test_diagnostics_follow_the_unsaved_buffer(session: Session, workspace):
+    path = workspace / "buggy.py"
+    path.write_text(BUGGY)
+    uri = session.open(path)
+    await session.finished_run(uri, 1)
+    oob = _oob(session, uri)
+    assert [d.range.start.line for d in oob] == [X_LINE] and not _is_stale(oob[0])
+    hints = await session.hints(uri)
+    assert {h.position.line for h in hints} == {X_LINE, X_LINE + 1, X_LINE + 2}
+
+    # Lines move (two lines inserted at the top): while the run of v2 is on its way, the old results
+    # are shifted onto their lines and marked as from an earlier version.
+    v2 = session.edit(uri, 0, 0, 0, 0, "# one\n# two\n")
+    diags = await _publication(session, uri, v2)
+    oob = [d for d in diags if d.code == "oob"]
+    assert [d.range.start.line for d in oob] == [X_LINE + 2] and _is_stale(oob[0])
+    hints = await session.hints(uri)
+    assert {h.position.line for h in hints} == {X_LINE + 2, X_LINE + 3, X_LINE + 4}
+    assert all("earlier version" in h.tooltip.value for h in hints)
+    hover = await session.hover(uri, X_LINE + 2, 10)
+    assert hover is not None and "earlier version" in hover.contents.value
+    await session.finished_run(uri, v2)
+    oob = _oob(session, uri)
+    assert [d.range.start.line for d in oob] == [X_LINE + 2] and not _is_stale(oob[0])
+    assert session.published_version(uri) == v2
+    assert all("earlier version" not in h.tooltip.value for h in await session.hints(uri))
+
+    # Fix the bug in place (no line moves): the diagnostic on the edited line is marked stale until
+    # the new run ends, the hint of the edited line is withheld, the others stay. No save.
+    line = X_LINE + 2
+    src = "    x = tl.load(x_ptr + offs)"
+    v3 = session.edit(uri, line, 0, line, len(src), "    x = tl.load(x_ptr + offs, mask=mask)")
+    diags = await _publication(session, uri, v3)
+    assert [_is_stale(d) for d in diags if d.code == "oob"] == [True]
+    hint_lines = {h.position.line for h in await session.hints(uri)}
+    assert hint_lines == {line + 1, line + 2}
+    await session.finished_run(uri, v3)
+    assert _oob(session, uri) == []
+    assert not [d for d in session.diagnostics(uri) if d.severity in (1, 2)]
+    hints = {h.position.line: h.label for h in await session.hints(uri)}
+    assert "1000/1024 active" in hints[line]
+
+    # Introduce a bug: the mask lets 16 lanes past the end through, in the two loads and the store.
+    mline = line - 1
+    v4 = session.edit(uri, mline, len("    mask = offs < n"), mline, len("    mask = offs < n"), " + 16")
+    await session.finished_run(uri, v4)
+    oob = _oob(session, uri)
+    assert sorted(d.range.start.line for d in oob) == [line, line + 1, line + 2]
+    assert all("16 lanes" in d.message for d in oob)
+    session.close(uri)
+    assert path.read_text() == BUGGY  # nothing was saved
+
+
+async def test_a_new_edit_cancels_the_run_in_flight(session: Session, workspace):
+    path = workspace / "slow.py"
+    path.write_text(SLOW.replace("SECONDS", "40"))
+    uri = session.open(path)
+    await session.wait_for(lambda: [n for n in session.started if n["uri"] == uri and n["version"] == 1], 10,
+                           "runStarted v1")
+    await session.wait_for(lambda: worker_children(session.client), 10, "the worker to start")
+    await asyncio.sleep(1.0)  # the run is busy (sleeping after its launch)
+    t0 = time.monotonic()
+    src = "    time.sleep(40)"
+    lines = SLOW.replace("SECONDS", "40").splitlines()
+    v2 = session.edit(uri, lines.index(src), 0, lines.index(src), len(src), "    time.sleep(0)")
+    done = await session.finished_run(uri, v2, timeout=30)
+    elapsed = time.monotonic() - t0
+    assert done["status"] == "ok" and done["launches"] == 1
+    assert elapsed < 20, f"the cancelled run held things up: {elapsed:.1f} s"
+    # The cancelled run never reported results, and its worker is gone.
+    assert not [n for n in session.finished if n["uri"] == uri and n["version"] == 1 and n["status"] != "cancelled"]
+    await session.wait_for(lambda: not worker_children(session.client), 10, "no worker left")
+    # A run longer than half a second showed progress: created, begun, ended.
+    reports = [r for r in session.client.progress_reports.values() if r]
+    assert any(isinstance(r[0], lsp.WorkDoneProgressBegin) and isinstance(r[-1], lsp.WorkDoneProgressEnd)
+               for r in reports), session.client.progress_reports
+    session.close(uri)
+
+
+async def test_quick_edits_are_debounced_into_one_run(session: Session, workspace):
+    path = workspace / "debounce.py"
+    path.write_text(SLOW.replace("SECONDS", "0"))
+    uri = session.open(path)
+    await session.finished_run(uri, 1)
+    n_started = len(session.started)
+    v = 1
+    for i in range(5):
+        v = session.edit(uri, 0, 0, 0, 0, f"# edit {i}\n")
+        await asyncio.sleep(DEBOUNCE_MS / 1000 / 5)
+    await session.finished_run(uri, v)
+    versions = [n["version"] for n in session.started[n_started:] if n["uri"] == uri]
+    assert versions == [v], versions
+    # hints are placed on the moved lines of the new text
+    text = "".join(f"# edit {i}\n" for i in reversed(range(5))) + SLOW.replace("SECONDS", "0")
+    hints = await session.hints(uri)
+    assert hints and all("tl.load" in text.splitlines()[h.position.line] for h in hints)
+    session.close(uri)
+
+
+async def test_viewer_requests_and_code_lenses(session: Session, workspace):
+    path = workspace / "viewer.py"
+    path.write_text(BUGGY)
+    uri = session.open(path)
+    await session.finished_run(uri, 1)
+    k = await session.request("tritonLens/kernels", {"uri": uri})
+    assert k.version == 1 and k.stale is False and k.status == "ok"
+    kern = k.kernels[0]
+    assert kern.name == "add_kernel" and len(kern.launches) == 1 and kern.launches[0].programs == 8
+    tensors = kern.launches[0].tensors
+    x = [t.index for t in tensors if t.name == "x_ptr"][0]
+    amap = await session.request("tritonLens/accessMap", {"uri": uri, "launch": 0, "tensor": x})
+    assert amap.tensor.name == "x_ptr" and amap.sites and amap.accesses
+    assert any(a.oob is not None for a in amap.accesses)  # the last program's out-of-bounds lanes
+    vals = await session.request("tritonLens/values", {"uri": uri, "launch": 0, "tensor": x, "start": 0, "count": 4})
+    assert vals.start == 0 and (vals.values is None or len(vals.values) == 4)
+    with pytest.raises(Exception):
+        await session.request("tritonLens/accessMap", {"uri": uri, "launch": 7, "tensor": 0})
+    with pytest.raises(Exception):
+        await session.request("tritonLens/accessMap", {"uri": "file:///nowhere.py", "launch": 0, "tensor": 0})
+
+    lenses = await session.lenses(uri)
+    titles = [lens.command.title for lens in lenses]
+    assert titles[0] == "▶ Visualize this kernel" and titles[1] == "Debug this kernel"
+    assert lenses[0].command.command == "tritonLens.visualize"
+    assert list(lenses[0].command.arguments) == [uri, "add_kernel", 7]  # 0-based def line
+    assert lenses[1].command.command == "tritonLens.debugKernel" and list(lenses[1].command.arguments) == [uri, "add_kernel"]
+    assert titles[2].startswith("1 launch · 8 programs") and lenses[2].command.command == "tritonLens.showOutput"
+    assert lenses[0].range.start.line == 6  # above the decorator
+
+    # after an edit, until the new run ends, the viewer is told its data is from an earlier version
+    v2 = session.edit(uri, 0, 0, 0, 0, "\n")
+    k = await session.request("tritonLens/kernels", {"uri": uri})
+    assert k.stale is True and k.version == 1 and k.docVersion == v2
+    await session.finished_run(uri, v2)
+    k = await session.request("tritonLens/kernels", {"uri": uri})
+    assert k.stale is False and k.version == v2
+
+    # hover on the load: tensor facts, per-dimension ranges, programs, mask, out of bounds, map
+    hover = await session.hover(uri, X_LINE + 1, 10)
+    md = hover.contents.value
+    for part in ("`x_ptr`", "float32", "shape `(1000,)`", "strides `(1,)`", "x_ptr[0:1000]", "program `(0,)`",
+                 "x_ptr[0:128]", "mask:", "out of bounds: 24 active lanes", "bytes", "█"):
+        assert part in md, (part, md)
+    assert hover.range.start.line == X_LINE + 1
+    assert await session.hover(uri, 2, 0) is None  # not on an access
+    session.close(uri)
+
+
+async def test_inlay_hints_setting(session: Session, workspace):
+    path = workspace / "hints.py"
+    path.write_text(BUGGY)
+    uri = session.open(path)
+    await session.finished_run(uri, 1)
+    assert await session.hints(uri)
+    refreshes = session.refreshes["inlayHint"]
+    session.client.set_configuration({"debounceMs": DEBOUNCE_MS, "timeLimit": 60, "inlayHints": False},
+                                     section="tritonLens")
+    session.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+    await session.wait_for(lambda: session.refreshes["inlayHint"] > refreshes, 10, "an inlay hint refresh")
+    assert await session.hints(uri) == []
+    session.client.set_configuration({"debounceMs": DEBOUNCE_MS, "timeLimit": 60}, section="tritonLens")
+    session.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+    await session.wait_for(lambda: session.refreshes["inlayHint"] > refreshes + 1, 10, "an inlay hint refresh")
+    assert await session.hints(uri)
+    session.close(uri)
