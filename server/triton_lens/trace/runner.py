@@ -85,6 +85,18 @@ def _innermost_line(dump: str, target: str) -> tuple[Optional[str], Optional[int
     return None, None
 
 
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def _resident_bytes(pid: int) -> int:
+    """Resident memory of the worker. (A limit on address space would stop CUDA from starting.)"""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def run(req: RunRequest, cancel: Optional[threading.Event] = None,
         on_progress: Optional[Callable[[Progress], None]] = None,
         on_launch: Optional[Callable[[LaunchTrace], None]] = None) -> RunResult:
@@ -159,6 +171,8 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
     reader.start()
 
     deadline = t0 + req.timeout_s
+    limit_bytes = req.memory_mb * 1024 * 1024 if req.memory_mb > 0 else 0
+    peak = 0
     stopped = None
     while True:
         try:
@@ -166,11 +180,16 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
             break
         except subprocess.TimeoutExpired:
             pass
+        rss = _resident_bytes(proc.pid)
+        peak = max(peak, rss)
         if cancel is not None and cancel.is_set():
             stopped = "cancelled"
         elif time.perf_counter() > deadline:
             stopped = TIMEOUT
-            try:  # ask faulthandler for the stack first: it says where the script was stuck
+        elif limit_bytes and rss > limit_bytes:
+            stopped = "memory"
+        if stopped in (TIMEOUT, "memory"):
+            try:  # ask faulthandler for the stack first: it says where the script was
                 os.kill(proc.pid, signal.SIGUSR1)
                 time.sleep(0.2)
             except OSError:
@@ -210,6 +229,13 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
         result.error = ScriptError(TIMEOUT, "Timeout",
                                    f"the script was still running after the time limit of {req.timeout_s:g} s "
                                    "and was stopped", file, line, dump[-8000:])
+    elif stopped == "memory":
+        file, line = _innermost_line(dump, target)
+        result.status = CRASHED
+        result.error = ScriptError(CRASHED, "MemoryLimit",
+                                   f"the script used more than the memory limit of {req.memory_mb} MB and was stopped "
+                                   "(raise tritonLens.memoryLimitMb or --memory if it really needs more)",
+                                   file, line, dump[-8000:])
     elif state["error"] is not None:
         e = state["error"]
         result.status = EXCEPTION

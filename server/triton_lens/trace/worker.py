@@ -1,6 +1,6 @@
 """The worker: a child process that runs the user's script under the interpreter and streams each
-finished launch to the runner. It runs user code, so it has a memory limit (set first thing) and
-the runner kills it at the time limit.
+finished launch to the runner. It runs user code: the runner watches its memory and time and
+kills it past either limit.
 
     python -m triton_lens.trace.worker JOB.json FD
 """
@@ -14,17 +14,6 @@ import sys
 import traceback
 import types
 import builtins
-
-
-def _limit_memory(mb: int) -> None:
-    if mb <= 0:
-        return
-    try:
-        import resource
-        limit = mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    except (ImportError, ValueError, OSError):
-        pass
 
 
 class _BufferLoader:
@@ -147,7 +136,6 @@ def main(argv: list[str]) -> int:
     job_path, fd = argv[0], int(argv[1])
     with open(job_path, encoding="utf-8") as f:
         job = json.load(f)
-    _limit_memory(int(job.get("memory_mb", 0)))
     out = os.fdopen(fd, "wb", buffering=1 << 16)
     crash = open(job["crash_file"], "w")
     faulthandler.enable(file=crash, all_threads=False)
@@ -187,9 +175,6 @@ def main(argv: list[str]) -> int:
                 status = 1
         except BaseException as e:  # the user's own exception: report it, keep what ran before
             meta = _error_meta(e, target)
-            if isinstance(e, MemoryError):
-                meta["message"] = (f"the script ran out of memory (the limit is {job.get('memory_mb')} MB)"
-                                   + (f": {e}" if str(e) else ""))
             stream.write_frame(out, "error", meta)
             status = 1
     sys.stdout.flush()
