@@ -297,3 +297,30 @@ def test_installed_webview_location_is_used_when_present(tmp_path, monkeypatch):
     assert webview.find_webview() is None
     with pytest.raises(FileNotFoundError, match="TRITON_LENS_WEBVIEW"):
         webview.require_webview()
+
+
+def test_a_background_viewer_and_its_tunnel_end_with_the_script(tmp_path, fake_cloudflared):
+    import subprocess
+    import sys
+
+    port = free_port()
+    script = tmp_path / "s.py"
+    script.write_text(
+        "import os, sys\n"
+        f"sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})\n"
+        "import torch, triton_lens as triton_viz, viz_kernels as k\n"
+        "add = triton_viz.trace('tracer')(k.add_kernel)\n"
+        "x = torch.arange(64.0)\n"
+        "add[(1,)](x, x, torch.zeros(64), 64, 64)\n"
+        f"print(triton_viz.launch(share=True, port={port}, block=False), flush=True)\n"
+        "from triton_lens.viz import server\n"
+        "print(server.current().tunnel.proc.pid, flush=True)\n")
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(__file__), "..", "..", "server")))
+    assert p.returncode == 0, p.stderr[-2000:]
+    lines = p.stdout.split()
+    assert FAKE_URL + "/" in lines
+    pid = int(lines[-1])
+    time.sleep(0.2)
+    with pytest.raises(ProcessLookupError):  # the fake cloudflared was stopped at exit
+        os.kill(pid, 0)

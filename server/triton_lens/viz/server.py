@@ -402,6 +402,7 @@ def launch(share: bool = True, port: Optional[int] = None, block: Optional[bool]
             _server = None
         server = ViewerServer(in_process_data(), port=port, title=_title())
         _server = server
+    _stop_at_exit()
     _subscribe_refresh(server)
     url = server.url
     if share:
@@ -428,6 +429,19 @@ def stop() -> None:
         s, _server = _server, None
     if s is not None:
         s.stop()
+
+
+_atexit_registered = False
+
+
+def _stop_at_exit() -> None:
+    """A viewer left running (block=False) ends with the process, and so does its cloudflared tunnel."""
+    global _atexit_registered
+    if not _atexit_registered:
+        import atexit
+
+        atexit.register(stop)
+        _atexit_registered = True
 
 
 def current() -> Optional[ViewerServer]:

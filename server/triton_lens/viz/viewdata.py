@@ -235,7 +235,13 @@ def in_process_data() -> ViewerData:
 
     def get() -> RunResult:
         launches = list(clients.launches)
-        file = os.path.abspath(main) if main else (launches[0].def_file if launches else "")
+        file = os.path.abspath(main) if main else ""
+        for L in launches:  # spelled as the launches spell it (code objects keep the path as it was run)
+            if file and os.path.abspath(L.def_file) == file:
+                file = L.def_file
+                break
+        else:
+            file = file or (launches[0].def_file if launches else "")
         return RunResult(file=file, status=OK, launches=launches)
 
     return ViewerData(get, clients.sources)
