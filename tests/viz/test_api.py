@@ -4,6 +4,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 import torch
 import triton
 
@@ -35,9 +36,11 @@ def test_light_import():
     assert out.strip() == "[]"
 
 
-def test_runs_without_TRITON_INTERPRET_helpers_stdlib_jit_and_autotune(tmp_path):
-    # A fresh process with TRITON_INTERPRET unset: @triton.jit builds real JITFunctions, which the decorator
+@pytest.mark.parametrize("interpret", ["unset", "1"])
+def test_helpers_stdlib_jit_and_autotune_with_or_without_TRITON_INTERPRET(tmp_path, interpret):
+    # A fresh process. TRITON_INTERPRET unset: @triton.jit builds real JITFunctions, which the decorator
     # switches to the interpreter, including @jit helpers, triton's own tl.cdiv, and an autotuner (no GPU).
+    # TRITON_INTERPRET=1: they are InterpretedFunctions already.
     script = tmp_path / "s.py"
     script.write_text(textwrap.dedent(f"""
         import sys
@@ -46,7 +49,7 @@ def test_runs_without_TRITON_INTERPRET_helpers_stdlib_jit_and_autotune(tmp_path)
         import triton_lens as triton_viz
         import viz_kernels as kernels
         from triton.runtime.jit import JITFunction
-        assert isinstance(kernels.axpy_kernel, JITFunction), type(kernels.axpy_kernel)
+        assert isinstance(kernels.axpy_kernel, JITFunction) == {interpret == "unset"!r}, type(kernels.axpy_kernel)
         axpy = triton_viz.trace("tracer")(kernels.axpy_kernel)
         x, y, out = torch.rand(500), torch.rand(500), torch.empty(500)
         axpy[(4,)](x, y, out, 2.0, 500, BLOCK=128)
@@ -59,6 +62,8 @@ def test_runs_without_TRITON_INTERPRET_helpers_stdlib_jit_and_autotune(tmp_path)
         print(len(L), L[0].kernel, sorted({{s.line for s in L[0].sites}}), L[1].kernel, L[1].grid[0] in (8, 16))
     """))
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    if interpret == "1":
+        env["TRITON_INTERPRET"] = "1"
     env["PYTHONPATH"] = os.path.join(REPO, "server")
     p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
