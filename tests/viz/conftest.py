@@ -46,5 +46,5 @@ def browser_env():
     if not node_modules_ready():
         import subprocess
 
-        subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=HERE, check=True)
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=HERE, check=True)
     return {"node": node, "chromium": chromium}
