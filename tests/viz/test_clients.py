@@ -227,3 +227,10 @@ def test_unknown_client_and_backend_are_clear_errors(viz):
         viz.trace("tracer", backend="nki")
     with pytest.raises(TypeError, match="client must be"):
         viz.trace(3)(kernels.add_kernel)
+
+
+def test_a_second_tracer_does_not_record_twice(viz):
+    k = viz.trace("tracer")(viz.trace("tracer")(kernels.add_kernel))
+    x = torch.arange(64.0)
+    k[(1,)](x, x, torch.zeros(64), 64, 64)
+    assert [c.name for c in k.clients] == ["tracer"] and len(viz.launches) == 1

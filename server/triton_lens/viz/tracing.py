@@ -9,7 +9,7 @@ from typing import Optional
 from ..model import LaunchTrace
 from ..trace.recorder import Recorder
 from . import interp
-from .clients import Access, Client, LaunchInfo, make_client, overrides_on_access
+from .clients import Access, Client, LaunchInfo, Tracer, make_client, overrides_on_access
 
 _active = 0  # traced launches running in this process (a traced launch never nests one, but be safe)
 
@@ -79,8 +79,11 @@ class TracedKernel:
         functools.update_wrapper(self, _base_fn(kernel), updated=())
 
     def add_client(self, client: Client) -> None:
-        if not any(type(c) is type(client) and type(c) in _SINGLE for c in self.clients):
-            self.clients.append(client)
+        if client in self.clients:
+            return
+        if type(client) is Tracer and any(type(c) is Tracer for c in self.clients):
+            return  # one tracer records each launch once
+        self.clients.append(client)
 
     def __getitem__(self, grid):
         return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)
@@ -151,9 +154,6 @@ def _run(traced: TracedKernel, launch):
     return out
 
 
-_SINGLE = ()  # client types that may appear only once on a kernel (none: two profilers may print twice)
-
-
 def trace(client=None, backend: str = "triton", *, clients=None):
     """Decorate a `@triton.jit` kernel (or an autotuned / heuristics one) so its launches run under
     the interpreter and the trace engine and report to `client`:
@@ -193,7 +193,10 @@ def trace(client=None, backend: str = "triton", *, clients=None):
             for c in new:
                 kernel.add_client(c)
             return kernel
-        return TracedKernel(kernel, new)
+        traced = TracedKernel(kernel, [])
+        for c in new:
+            traced.add_client(c)
+        return traced
 
     if bare:
         specs = [None]
