@@ -84,7 +84,7 @@ def test_view_blocks_and_serves_until_interrupted(tmp_path):
         finally:
             if proc.poll() is None:
                 proc.kill()
-    assert proc.returncode == 0
+    assert proc.returncode == 0, proc.stderr.read()[-3000:]
 
 
 def test_triton_viz_script_under_the_engine_is_recorded_once_and_launch_does_not_serve(tmp_path):

@@ -96,7 +96,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 2
 
     progress = _progress()
-    result = run_script(path, args.timeout, args.memory, args.python, script_args, progress)
+    try:
+        result = run_script(path, args.timeout, args.memory, args.python, script_args, progress)
+    except KeyboardInterrupt:
+        return 2
     if progress is not None:
         sys.stderr.write("\r\x1b[K")
     print(summary(result), flush=True)
@@ -110,27 +113,30 @@ def main(argv: Optional[list[str]] = None) -> int:
     except ViewerError as e:
         print(f"triton-lens: {e}", file=sys.stderr)
         return 2
-    data.warm()  # the maps the page opens first, computed before the address is shown
-    url = server.url
-    if args.share:
-        try:
-            url = server.share()
-        except TunnelError as e:
-            server.stop()
-            print(f"triton-lens: {e}", file=sys.stderr)
-            return 2
-        print(f"triton-lens viewer: {url}  (public link; local: {server.url})", flush=True)
-    else:
-        print(f"triton-lens viewer: {url}", flush=True)
-    if args.open:
-        import webbrowser
+    try:
+        data.warm()  # the maps the page opens first, computed before the address is shown
+        url = server.url
+        if args.share:
+            try:
+                url = server.share()
+            except TunnelError as e:
+                server.stop()
+                print(f"triton-lens: {e}", file=sys.stderr)
+                return 2
+            print(f"triton-lens viewer: {url}  (public link; local: {server.url})", flush=True)
+        else:
+            print(f"triton-lens viewer: {url}", flush=True)
+        if args.open:
+            import webbrowser
 
-        webbrowser.open(server.url)
-    if args.no_block:
-        _last_server[:] = [server]
-        return 0
-    print("Press Ctrl-C to stop.", flush=True)
-    server.wait()
+            webbrowser.open(server.url)
+        if args.no_block:
+            _last_server[:] = [server]
+            return 0
+        print("Press Ctrl-C to stop.", flush=True)
+        server.wait()
+    except KeyboardInterrupt:  # Ctrl-C before serving began (wait() handles it after)
+        server.stop()
     return 0
 
 
