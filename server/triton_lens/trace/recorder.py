@@ -139,8 +139,9 @@ def _user_frame_fast(depth: int):
 class Recorder(compat.Hooks):
     def __init__(self, on_launch: Optional[Callable[[LaunchTrace], None]] = None,
                  on_progress: Optional[Callable[[str, int, int, int], None]] = None,
-                 value_limit: int = DEFAULT_VALUE_LIMIT):
+                 value_limit: int = DEFAULT_VALUE_LIMIT, skip_unused_overflow_checks: bool = True):
         self.on_launch = on_launch
+        self.skip_unused_overflow_checks = skip_unused_overflow_checks
         self.on_progress = on_progress
         self.value_limit = value_limit
         self.launches: list[LaunchTrace] = []
@@ -155,7 +156,7 @@ class Recorder(compat.Hooks):
 
     # -- lifetime ---------------------------------------------------------------------------
     def __enter__(self) -> "Recorder":
-        self._uninstall = compat.install(self)
+        self._uninstall = compat.install(self, self.skip_unused_overflow_checks)
         return self
 
     def __exit__(self, *exc) -> None:
