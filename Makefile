@@ -93,4 +93,4 @@ test-e2e: setup vsix
 # Serve a real VS Code with the extension installed and examples/ open; also installs into a local `code`.
 demo: setup vsix
 	bash tests/e2e/setup.sh $(E2E_ROOT)
-	bash tests/e2e/demo.sh $(VSIX)
+	node tests/e2e/demo.mjs $(VSIX)

@@ -32,7 +32,9 @@ copy('extension/webview', (s) => fs.statSync(s).isDirectory() || /\.(html|js|css
 copy('extension/resources');
 copy('bundled/libs');
 copy('server/triton_lens');
-for (const f of ['README.md', 'LICENSE', 'LICENSE.md', 'CHANGELOG.md']) copy(f);
+for (const f of ['LICENSE', 'LICENSE.md', 'CHANGELOG.md']) copy(f);
+// the extension's own README (the project README links into the repository, which a .vsix cannot)
+fs.copyFileSync(path.join(repo, 'extension', 'README.md'), path.join(stage, 'README.md'));
 
 const pkg = JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8'));
 delete pkg.scripts;
@@ -40,10 +42,6 @@ delete pkg.devDependencies;
 delete pkg.dependencies; // bundled into dist/extension.js by esbuild
 fs.writeFileSync(path.join(stage, 'package.json'), JSON.stringify(pkg, null, 2) + '\n');
 fs.writeFileSync(path.join(stage, '.vscodeignore'), '**/__pycache__/**\n**/*.pyc\n');
-if (!fs.existsSync(path.join(stage, 'README.md'))) {
-  fs.writeFileSync(path.join(stage, 'README.md'), `# Triton Lens\n\n${pkg.description}\n`);
-}
-
 const vsce = path.join(repo, 'node_modules', '@vscode', 'vsce', 'vsce');
 const args = [vsce, 'package', '--no-dependencies', '--allow-missing-repository', '--skip-license', '-o', out];
 execFileSync(process.execPath, args, { cwd: stage, stdio: 'inherit' });

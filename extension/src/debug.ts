@@ -51,9 +51,12 @@ export function validateStopProgram(v: string): string | undefined {
   }
 }
 
+/** The `# triton-lens: run <command>` line of a file (the server honours it too), if any. */
+export const RUN_COMMENT = /^[ \t]*#[ \t]*triton-lens:[ \t]*run[ \t]+(\S.*?)[ \t]*$/m;
+
 /** What to run for a command line like "pytest tests/t.py -k add", "python -m mod", "python run.py --n 4". */
-export function targetFromCommand(command: string): { program?: string; module?: string; args: string[] } {
-  const t = splitCommandLine(command);
+export function targetFromCommand(command: string | string[]): { program?: string; module?: string; args: string[] } {
+  const t = Array.isArray(command) ? command.map(String) : splitCommandLine(command);
   if (!t.length) throw new Error('empty run command');
   const head = path.basename(t[0]);
   if (/^python(\d+(\.\d+)?)?(\.exe)?$/.test(head)) {
@@ -69,13 +72,17 @@ export function targetFromCommand(command: string): { program?: string; module?:
   return { module: head.replace(/\.exe$/, ''), args: t.slice(1) };
 }
 
-/** The debug configuration for "Debug this kernel" of `file`. */
+/**
+ * The debug configuration for "Debug this kernel" of `file`: what the server runs for it, i.e. the file's
+ * `# triton-lens: run` comment, else its tritonLens.runCommands entry, else the file itself.
+ */
 export function kernelDebugConfig(
   file: string,
   kernelName: string | undefined,
-  opts: { runCommands: Record<string, string>; workspaceFolder?: string; stopProgram?: string },
+  opts: { runCommands: Record<string, string | string[]>; workspaceFolder?: string; stopProgram?: string; text?: string },
 ): TritonLensLaunch {
-  const hit = runCommandFor(file, opts.runCommands, opts.workspaceFolder);
+  const comment = opts.text ? RUN_COMMENT.exec(opts.text)?.[1] : undefined;
+  const hit = comment ? { command: comment } : runCommandFor(file, opts.runCommands, opts.workspaceFolder);
   const cfg: TritonLensLaunch = {
     type: DEBUG_TYPE,
     request: 'launch',
@@ -85,7 +92,9 @@ export function kernelDebugConfig(
     justMyCode: true,
   };
   if (hit) {
-    const target = targetFromCommand(expandVariables(hit.command, { workspaceFolder: opts.workspaceFolder, file }));
+    const vars = { workspaceFolder: opts.workspaceFolder, file };
+    const command = Array.isArray(hit.command) ? hit.command.map((a) => expandVariables(a, vars)) : expandVariables(hit.command, vars);
+    const target = targetFromCommand(command);
     Object.assign(cfg, target);
   } else {
     cfg.program = file;
@@ -111,6 +120,8 @@ export function toDebugpyConfig(cfg: TritonLensLaunch, python: string, launcherP
     env,
     python: [python],
     justMyCode: cfg.justMyCode ?? true,
+    // the launcher is plumbing: keep its frames out of stepping and the user's call stack
+    rules: [...((rest.rules as unknown[]) ?? []), { path: launcherPath, include: false }],
     console: cfg.console ?? 'internalConsole',
     tritonLens: { program: cfg.program, module: cfg.module, stopProgram: stop ?? null },
   };
@@ -215,6 +226,7 @@ export class KernelDebugger implements vscode.DebugConfigurationProvider, vscode
         runCommands: getSettings(uri).runCommands,
         workspaceFolder: folder?.uri.fsPath,
         stopProgram,
+        text: doc.getText(),
       });
     } catch (e) {
       void vscode.window.showErrorMessage(`Triton Lens: ${(e as Error).message}`);

@@ -140,7 +140,8 @@ export class ServerManager implements vscode.Disposable, ServerEvents {
     if (!client || client.state !== State.Running) {
       throw new Error(this.lastCheck && !this.lastCheck.ok ? this.lastCheck.message : 'The Triton Lens server is not running.');
     }
-    return client.sendRequest<R>(method, params, token);
+    // (no `undefined` token argument: vscode-jsonrpc would send [params, null] as positional params)
+    return token ? client.sendRequest<R>(method, params, token) : client.sendRequest<R>(method, params);
   }
 
   private async doRestart(reason: string): Promise<void> {

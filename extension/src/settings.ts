@@ -11,19 +11,19 @@ export interface TritonLensSettings {
   /** Seconds one traced run may take. */
   timeLimit: number;
   memoryLimitMb: number;
-  /** glob -> command line, e.g. {"kernels/**": "pytest tests -x"} */
-  runCommands: Record<string, string>;
+  /** glob -> command line (or argv), e.g. {"kernels/**": "pytest tests -x"} */
+  runCommands: Record<string, string | string[]>;
   inlayHints: boolean;
   debounceMs: number;
 }
 
 export const DEFAULTS: TritonLensSettings = {
   python: '',
-  timeLimit: 60,
+  timeLimit: 30,
   memoryLimitMb: 8192,
   runCommands: {},
   inlayHints: true,
-  debounceMs: 800,
+  debounceMs: 400,
 };
 
 export function getSettings(scope?: vscode.ConfigurationScope): TritonLensSettings {
@@ -32,7 +32,7 @@ export function getSettings(scope?: vscode.ConfigurationScope): TritonLensSettin
     python: c.get<string>('python', DEFAULTS.python) ?? '',
     timeLimit: c.get<number>('timeLimit', DEFAULTS.timeLimit),
     memoryLimitMb: c.get<number>('memoryLimitMb', DEFAULTS.memoryLimitMb),
-    runCommands: { ...(c.get<Record<string, string>>('runCommands', DEFAULTS.runCommands) ?? {}) },
+    runCommands: { ...(c.get<Record<string, string | string[]>>('runCommands', DEFAULTS.runCommands) ?? {}) },
     inlayHints: c.get<boolean>('inlayHints', DEFAULTS.inlayHints),
     debounceMs: c.get<number>('debounceMs', DEFAULTS.debounceMs),
   };
@@ -103,15 +103,15 @@ export function globToRegExp(glob: string): RegExp {
  */
 export function runCommandFor(
   file: string,
-  runCommands: Record<string, string>,
+  runCommands: Record<string, string | string[]>,
   workspaceFolder?: string,
-): { glob: string; command: string } | undefined {
+): { glob: string; command: string | string[] } | undefined {
   const norm = (p: string) => p.split(path.sep).join('/');
   const abs = norm(file);
   const rel = workspaceFolder ? norm(path.relative(workspaceFolder, file)) : undefined;
   const base = path.basename(file);
   for (const [glob, command] of Object.entries(runCommands)) {
-    if (typeof command !== 'string' || !command.trim()) continue;
+    if (Array.isArray(command) ? !command.length : typeof command !== 'string' || !command.trim()) continue;
     const re = globToRegExp(glob.replace(/^\.\//, ''));
     const hit = glob.includes('/')
       ? (rel !== undefined && !rel.startsWith('..') && re.test(rel)) || re.test(abs)

@@ -201,6 +201,8 @@ describe('ServerManager', () => {
       method: 'tritonLens/kernels',
       params: { uri: 'file:///w/k.py' },
     });
+    // exactly (method, params): an extra undefined argument would be sent as positional params
+    expect(clients[0].sendRequest.mock.calls[0]).toEqual(['tritonLens/kernels', { uri: 'file:///w/k.py' }]);
   });
 });
 

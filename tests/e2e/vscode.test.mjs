@@ -1,0 +1,200 @@
+// End-to-end: the built .vsix installed in a real VS Code (code-server), driven through headless Chromium the
+// way a kernel author uses it, on the shared kernel corpus. Screenshots of every step: tests/e2e/artifacts/.
+//   node --test tests/e2e/vscode.test.mjs        (after `make vsix` and tests/e2e/setup.sh; `make test-e2e`)
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { extensionLogs, launchBrowser, loadEnv, REPO, startCodeServer } from './lib/codeServer.mjs';
+import { norm, Workbench } from './lib/workbench.mjs';
+
+const SHARED = path.resolve(REPO, '..', 'shared');
+const CORPUS = path.join(SHARED, 'corpus');
+const VSIX = path.resolve(REPO, process.env.VSIX || 'triton-lens.vsix');
+const WORK = path.join(REPO, '.e2e');
+const ARTIFACTS = path.join(REPO, 'tests', 'e2e', 'artifacts');
+const PYTHON = process.env.TRITON_LENS_PYTHON || path.join(REPO, '.venv', 'bin', 'python');
+
+let env, cs, browser, page, wb;
+const workspace = path.join(WORK, 'workspace');
+
+before(async () => {
+  env = loadEnv();
+  assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run make vsix`);
+  assert.ok(fs.existsSync(CORPUS), `the kernel corpus is expected at ${CORPUS}`);
+  fs.rmSync(ARTIFACTS, { recursive: true, force: true });
+  fs.rmSync(workspace, { recursive: true, force: true });
+  fs.mkdirSync(workspace, { recursive: true });
+  for (const f of ['vector_add.py', 'oob_missing_mask.py', 'softmax.py']) fs.copyFileSync(path.join(CORPUS, f), path.join(workspace, f));
+  cs = await startCodeServer({
+    env,
+    dir: path.join(WORK, 'code-server'),
+    vsix: VSIX,
+    // full inlay hints (VS Code cuts them at 43 characters by default)
+    settings: { 'debug.openDebug': 'openOnDebugBreak', 'debug.internalConsoleOptions': 'neverOpen', 'editor.inlayHints.maximumLength': 0 },
+    machineSettings: { 'tritonLens.python': PYTHON },
+  });
+  browser = await launchBrowser(env);
+  page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  wb = new Workbench(page, ARTIFACTS);
+  await wb.open(cs.url, workspace);
+});
+
+after(async () => {
+  if (page) await wb.shot('final').catch(() => {});
+  await browser?.close().catch(() => {});
+  await cs?.stop();
+  if (cs) {
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    fs.copyFileSync(cs.logFile, path.join(ARTIFACTS, 'code-server.log'));
+    fs.writeFileSync(path.join(ARTIFACTS, 'extension.log'), extensionLogs(cs.userData));
+  }
+});
+
+/** The access-map page inside the webview's iframes (the frame where the page's `window.__viewer` hook lives). */
+async function viewerFrame(timeout = 60000) {
+  const deadline = Date.now() + timeout;
+  while (Date.now() < deadline) {
+    for (const f of page.frames()) {
+      const ok = await f.evaluate(() => typeof window.__viewer === 'object' && window.__viewer !== null).catch(() => false);
+      if (ok) return f;
+    }
+    await page.waitForTimeout(250);
+  }
+  throw new Error('no webview frame with window.__viewer');
+}
+
+async function waitViewer(frame, pred, what, timeout = 60000) {
+  await frame.waitForFunction(pred, undefined, { timeout, polling: 100 }).catch(async (e) => {
+    const st = await frame.evaluate(() => ({ idle: window.__viewer.idle, state: window.__viewer.state(), msg: document.getElementById('tl-message')?.textContent })).catch(() => null);
+    throw new Error(`${what}: ${e.message}\nviewer: ${JSON.stringify(st)}`);
+  });
+}
+
+// oob_missing_mask.py (shared corpus): line 12 `x = tl.load(x_ptr + offs)` reads 24 elements past the end of x
+// in program 7; line 13 loads y_ptr with a mask; line 14 stores out_ptr.
+const OOB_FILE = 'oob_missing_mask.py';
+
+describe('Triton Lens in VS Code', () => {
+  it('shows inlay hints with what each load/store touched', async () => {
+    await wb.openFile(OOB_FILE);
+    await wb.statusItem('Triton Lens: done').waitFor({ timeout: 180000 });
+    await page.waitForFunction(
+      () => [...document.querySelectorAll('.editor-group-container.active .view-lines .view-line')].some((l) => /x_ptr\[0:1000\]/.test(l.textContent)),
+      undefined,
+      { timeout: 60000 },
+    );
+    const l12 = await wb.lineText(12);
+    const l13 = await wb.lineText(13);
+    await wb.shot('inlay-hints');
+    assert.match(l12, /x = tl\.load\(x_ptr \+ offs\).*x_ptr\[0:1000\].*8 prog.*24 OOB/, l12);
+    assert.match(l13, /y_ptr\[0:1000\].*1000\/1024 active/, l13);
+  });
+
+  it('reports the out-of-bounds load in the Problems view', async () => {
+    await page.keyboard.press('Control+Shift+M');
+    const row = page.locator('.markers-panel .monaco-list-row', { hasText: "would read past the end of x_ptr's tensor" }).first();
+    await row.waitFor({ timeout: 30000 });
+    const text = norm(await row.innerText());
+    await wb.shot('problems-oob');
+    assert.match(text, /24 lanes of program \(7,\)/, text);
+    assert.match(text, /\[Ln 12, Col 9\]|12:9|Ln 12/, text);
+    await page.keyboard.press('Control+Shift+M'); // toggle the panel away again
+    await page.keyboard.press('Escape');
+  });
+
+  it('shows the touched elements in the hover of a load', async () => {
+    const pt = await wb.pointAt('x = tl.load(x_ptr + offs)', 'tl.load');
+    assert.ok(pt, 'line 12 is on screen');
+    await page.mouse.move(pt.x - 20, pt.y);
+    await page.mouse.move(pt.x, pt.y, { steps: 4 });
+    const hover = page.locator('.monaco-hover:not(.hidden)', { hasText: 'touched' }).first();
+    await hover.waitFor({ timeout: 30000 });
+    const text = norm(await hover.innerText());
+    await wb.shot('hover-touched');
+    assert.match(text, /touched, all programs: x_ptr\[0:1000\]/, text);
+    assert.match(text, /1000 unique elements of 1000/, text);
+    assert.match(text, /out of bounds: 24 active lanes/, text);
+    await page.mouse.move(5, 500);
+    await page.keyboard.press('Escape');
+  });
+
+  let frame;
+  it('opens the access map from the "Visualize this kernel" code lens', async () => {
+    const lens = page.locator('.editor-group-container .codelens-decoration a', { hasText: 'Visualize this kernel' }).first();
+    await lens.waitFor({ timeout: 30000 });
+    await lens.click();
+    await page.locator('.tabs-container .tab', { hasText: 'Access map: oob_missing_mask.py' }).waitFor({ timeout: 30000 });
+    frame = await viewerFrame();
+    await waitViewer(frame, () => window.__viewer.idle && window.__viewer.state().kernel === 'add_kernel' && window.__viewer.state().tensors.length === 3, 'the view shows add_kernel');
+    const st = await frame.evaluate(() => window.__viewer.state());
+    await wb.shot('access-map-opened');
+    assert.deepEqual(st.tensors, ['x_ptr', 'y_ptr', 'out_ptr']);
+    // the out-of-bounds lanes of line 12 are drawn past the end of x
+    const counts = await frame.evaluate(() => window.__viewer.counts('x_ptr'));
+    assert.ok(counts, 'x_ptr has a map');
+  });
+
+  it('follows the cursor: moving to another load changes what the view highlights', async () => {
+    // the cursor goes back to the editor (the code lens click left focus in the view)
+    const start = await wb.pointAt('x = tl.load(x_ptr + offs)', 'x = tl');
+    await page.mouse.click(start.x, start.y);
+    await waitViewer(frame, () => window.__viewer.state().follow?.line === 12, 'following line 12');
+    await waitViewer(frame, () => window.__viewer.idle, 'idle after line 12');
+    const at12 = await frame.evaluate(() => ({ x: window.__viewer.cellState('x_ptr', 5), y: window.__viewer.cellState('y_ptr', 5) }));
+    await wb.shot('view-follows-line-12');
+    await wb.gotoLine(13, 9);
+    await waitViewer(frame, () => window.__viewer.state().follow?.line === 13, 'following line 13');
+    await waitViewer(frame, () => window.__viewer.idle, 'idle after line 13');
+    const at13 = await frame.evaluate(() => ({ x: window.__viewer.cellState('x_ptr', 5), y: window.__viewer.cellState('y_ptr', 5) }));
+    await wb.shot('view-follows-line-13');
+    assert.equal(at12.x.followed, true, JSON.stringify(at12));
+    assert.equal(at12.y.followed, false, JSON.stringify(at12));
+    assert.equal(at13.x.followed, false, JSON.stringify(at13));
+    assert.equal(at13.y.followed, true, JSON.stringify(at13));
+    assert.notDeepEqual(at12.x.pixel, at13.x.pixel, 'x_ptr cell 5 is drawn differently once line 13 is followed');
+  });
+
+  it('reveals the source line when a cell is clicked', async () => {
+    await page.keyboard.press('Control+Home'); // cursor away, to line 1
+    const pt = await frame.evaluate(() => window.__viewer.cellPoint('y_ptr', 10));
+    assert.ok(pt, 'y_ptr cell 10 is on screen');
+    // frame coordinates -> page coordinates: offset of the iframe element
+    const el = await frame.frameElement();
+    const fb = await el.boundingBox();
+    await page.mouse.click(fb.x + pt.x, fb.y + pt.y);
+    await page.waitForFunction(
+      () => /Ln 13,/.test(document.querySelector('.statusbar-item[id*="selection"], .editor-status-selection')?.textContent ?? ''),
+      undefined,
+      { timeout: 15000 },
+    ).catch(() => {});
+    const pos = norm(await page.locator('.statusbar-item', { hasText: /Ln \d+, Col \d+/ }).first().innerText());
+    await wb.shot('cell-click-reveals-line');
+    assert.match(pos, /Ln 13,/, `the cursor is on line 13 after clicking a y_ptr cell: ${pos}`);
+  });
+
+  it('debugs a kernel: stops at a breakpoint inside the @triton.jit body, in the chosen program', async () => {
+    await wb.openFile('vector_add.py');
+    await wb.gotoLine(10); // offsets = tl.arange(0, B) + pid * B
+    await page.keyboard.press('F9');
+    await page.locator('.editor-group-container.active .codicon-debug-breakpoint').first().waitFor({ timeout: 15000 });
+    await wb.command('Triton Lens: Debug Kernel at Cursor');
+    const box = page.locator('.quick-input-widget input');
+    await box.waitFor({ state: 'visible' });
+    await box.fill('1');
+    await wb.shot('debug-ask-program');
+    await page.keyboard.press('Enter');
+    // paused on line 10 of the kernel, in program 1
+    await page.locator('.debug-top-stack-frame-line').first().waitFor({ timeout: 120000 });
+    await page.locator('.debug-call-stack .monaco-list-row', { hasText: 'add_kernel' }).first().waitFor({ timeout: 30000 });
+    const locals = page.locator('.debug-variables .monaco-list-row', { hasText: 'Locals' }).first();
+    await locals.waitFor({ timeout: 30000 });
+    if ((await locals.getAttribute('aria-expanded')) !== 'true') await locals.click();
+    const pid = page.locator('.debug-variables .monaco-list-row', { hasText: /^\s*pid\b/ }).first();
+    await pid.waitFor({ timeout: 30000 });
+    await wb.shot('debug-stopped-in-kernel');
+    const text = norm(await pid.innerText());
+    assert.match(text, /^\s*pid\b.*\b1\b/s, `pid should be 1, the program asked for: ${text}`);
+    await page.keyboard.press('Shift+F5');
+  });
+});
