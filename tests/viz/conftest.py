@@ -21,10 +21,7 @@ def viz():
     triton_viz.clear()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from viz_support import free_port  # noqa: E402
 
 
 @pytest.fixture

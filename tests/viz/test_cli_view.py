@@ -7,7 +7,7 @@ import sys
 import time
 import urllib.request
 
-from conftest import free_port
+from viz_support import free_port
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))

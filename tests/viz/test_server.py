@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import viz_kernels as kernels
-from conftest import free_port
+from viz_support import free_port
 
 FAKE_URL = "https://xyz-quick-tunnel.trycloudflare.com"
 

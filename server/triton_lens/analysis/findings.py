@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 
+from ..model.elements import runs_to_indices
 from ..model import (CRASHED, EXCEPTION, NO_LAUNCH, TIMEOUT, Finding, LaunchTrace, Related, RunResult, TensorInfo)
 from .groups import Group, format_program, program_label
 
@@ -128,6 +129,35 @@ def _lookup(keys: np.ndarray, values: np.ndarray, q: np.ndarray, missing: int):
     return found, out
 
 
+def _contended_elements(L: LaunchTrace, rows: np.ndarray):
+    """(element, program, site) of every touch of elements that more than one program touched.
+
+    Works on runs first: runs sorted by start fall into clusters of chained overlaps; only clusters
+    that hold two programs are expanded to elements, so disjoint tiles (the common case) cost
+    nothing per element.
+    """
+    r_row, start, length = L.touched.runs(rows)
+    if r_row.size < 2:
+        return None, None, None
+    prog = L.ex_program[r_row].astype(np.int64)
+    order = np.argsort(start, kind="stable")
+    r_row, start, length, prog = r_row[order], start[order], length[order], prog[order]
+    end = start + length
+    reach = np.maximum.accumulate(end)
+    new_cluster = np.concatenate(([True], start[1:] >= reach[:-1]))
+    cluster = np.cumsum(new_cluster) - 1
+    pmin = np.minimum.reduceat(prog, np.flatnonzero(new_cluster))
+    pmax = np.maximum.reduceat(prog, np.flatnonzero(new_cluster))
+    shared = (pmin != pmax)[cluster]
+    if not shared.any():
+        return None, None, None
+    r_row, start, length, prog = r_row[shared], start[shared], length[shared], prog[shared]
+    E = runs_to_indices(start, length)
+    P = np.repeat(prog, length)
+    S = np.repeat(L.ex_site[r_row].astype(np.int64), length)
+    return E, P, S
+
+
 def race_findings(launches: list[LaunchTrace]) -> list[Finding]:
     # Per (file, line, arg, kind): programs and elements taking part, summed over launches.
     acc: dict[tuple, dict] = {}
@@ -136,21 +166,12 @@ def race_findings(launches: list[LaunchTrace]) -> list[Finding]:
             site_ids = [i for i, s in enumerate(L.sites) if s.arg == t.index]
             if not any(L.sites[i].kind == "store" for i in site_ids):
                 continue  # no plain store: loads and atomics never race with each other
-            rows_by_site = {i: np.flatnonzero(L.ex_site == i) for i in site_ids}
-            E, P, S = [], [], []
-            for i, rows in rows_by_site.items():
-                if rows.size == 0:
-                    continue
-                sets = [L.touched.get(int(r)) for r in rows]
-                sizes = np.fromiter((a.size for a in sets), dtype=np.int64, count=len(sets))
-                if sizes.sum() == 0:
-                    continue
-                E.append(np.concatenate(sets))
-                P.append(np.repeat(L.ex_program[rows].astype(np.int64), sizes))
-                S.append(np.full(int(sizes.sum()), i, dtype=np.int64))
-            if not E:
+            rows = np.flatnonzero(np.isin(L.ex_site, site_ids))
+            if rows.size == 0:
                 continue
-            E, P, S = np.concatenate(E), np.concatenate(P), np.concatenate(S)
+            E, P, S = _contended_elements(L, rows)
+            if E is None:
+                continue
             is_store = np.isin(S, [i for i in site_ids if L.sites[i].kind == "store"])
             eA, minA, maxA = _group_minmax(E, P)
             eW, minW, maxW = _group_minmax(E[is_store], P[is_store])
@@ -218,8 +239,8 @@ def unwritten_findings(launches: list[LaunchTrace]) -> list[Finding]:
             if not stores or t.numel == 0:
                 continue
             rows = np.flatnonzero(np.isin(L.ex_site, stores))
-            written = L.touched.union(rows)
-            missing = t.numel - int(written.size)
+            written = L.touched.cover(rows, t.numel)
+            missing = t.numel - int(np.count_nonzero(written))
             if missing <= 0:
                 continue
             first = min((L.sites[i] for i in stores), key=lambda s: (s.line, s.col))
@@ -229,9 +250,7 @@ def unwritten_findings(launches: list[LaunchTrace]) -> list[Finding]:
             a["numel"] += t.numel
             a["launches"] += 1
             if not a["examples"]:
-                mask = np.ones(t.numel, dtype=bool)
-                mask[written] = False
-                a["examples"] = [int(e) for e in np.flatnonzero(mask)[:EXAMPLES]]
+                a["examples"] = [int(e) for e in np.flatnonzero(~written)[:EXAMPLES]]
     out = []
     for (file, line, arg, kind), a in acc.items():
         s = a["site"]

@@ -7,17 +7,18 @@ from ..model import AccessStats, TensorInfo
 from .groups import Group
 
 
-def index_extent(tensor: TensorInfo, flat: np.ndarray) -> str:
-    """Touched elements as half-open index ranges per dimension: "x_ptr[0:1000]", "a_ptr[0:48, 0:72]"."""
+def index_extent(tensor: TensorInfo, mask: np.ndarray) -> str:
+    """Touched elements (a mask over the tensor's flat indices) as half-open index ranges per
+    dimension: "x_ptr[0:1000]", "a_ptr[0:48, 0:72]"."""
     name = tensor.name
-    if flat.size == 0:
+    if not mask.any() or len(tensor.shape) == 0:
         return f"{name}[]"
-    if len(tensor.shape) == 0:
-        return f"{name}[]"
-    idx = np.unravel_index(flat, tensor.shape)
+    grid = mask.reshape(tensor.shape)
     parts = []
-    for dim in idx:
-        lo, hi = int(dim.min()), int(dim.max()) + 1
+    for axis in range(grid.ndim):
+        others = tuple(a for a in range(grid.ndim) if a != axis)
+        hit = np.flatnonzero(grid.any(axis=others) if others else grid)
+        lo, hi = int(hit[0]), int(hit[-1]) + 1
         parts.append(f"{lo}" if hi == lo + 1 else f"{lo}:{hi}")
     return f"{name}[{', '.join(parts)}]"
 
@@ -42,10 +43,10 @@ def access_stats(groups: dict, ) -> list[AccessStats]:
             active += act
             oob += bad
             arg_index = L.sites[part.sites[0]].arg
-            touched = L.touched.union(rows)
-            unique += int(touched.size)
             if arg_index >= 0:
                 t = L.tensors[arg_index]
+                touched = L.touched.cover(rows, t.numel)
+                unique += int(np.count_nonzero(touched))
                 nbytes += (act - bad) * t.itemsize
                 if not extent:
                     extent = index_extent(t, touched)

@@ -178,6 +178,8 @@ class ElementSets:
 
     def union(self, rows: np.ndarray | None = None) -> np.ndarray:
         """Sorted distinct indices of the union of the given sets (all sets when rows is None)."""
+        if rows is not None and len(rows) == 1:  # one set is already sorted and distinct
+            return self.get(int(rows[0]))
         parts = self.gather(rows)
         if not parts:
             return np.empty(0, dtype=np.int64)
@@ -198,6 +200,47 @@ class ElementSets:
         for i in rows[(kinds == RUNS) | (kinds == BITMAP)]:
             out.append(self.get(int(i)))
         return out
+
+    def cover(self, rows: np.ndarray | None, size: int) -> np.ndarray:
+        """Boolean mask over [0, size) of the union of the given sets (indices outside are ignored).
+
+        Ranges are painted through a difference array, so a million-element tile costs O(rows + size),
+        not a sort of every index.
+        """
+        if rows is None:
+            rows = np.arange(len(self))
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.zeros(size, dtype=bool)
+        if rows.size == 0 or size == 0:
+            return out
+        kinds = self.kind[rows]
+        ranges = rows[kinds == RANGE]
+        if ranges.size:
+            lo = np.clip(self.lo[ranges], 0, size)
+            hi = np.clip(self.lo[ranges] + self.count[ranges], 0, size)
+            diff = np.zeros(size + 1, dtype=np.int64)
+            np.add.at(diff, lo, 1)
+            np.add.at(diff, hi, -1)
+            out |= np.cumsum(diff[:-1]) > 0
+        for i in rows[(kinds == RUNS) | (kinds == BITMAP)]:
+            idx = self.get(int(i))
+            idx = idx[(idx >= 0) & (idx < size)]
+            out[idx] = True
+        return out
+
+    def runs(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(row, start, length) of every run of the given sets: ranges stay ranges, others are split."""
+        rows = np.asarray(rows, dtype=np.int64)
+        kinds = self.kind[rows]
+        r_rows = [rows[kinds == RANGE]]
+        r_start = [self.lo[r_rows[0]]]
+        r_len = [self.count[r_rows[0]]]
+        for i in rows[(kinds == RUNS) | (kinds == BITMAP)]:
+            pairs = indices_to_runs(self.get(int(i)))
+            r_rows.append(np.full(pairs.size // 2, i, dtype=np.int64))
+            r_start.append(pairs[0::2])
+            r_len.append(pairs[1::2])
+        return np.concatenate(r_rows), np.concatenate(r_start), np.concatenate(r_len)
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {"kind": self.kind, "lo": self.lo, "count": self.count, "start": self.start, "data": self.data}

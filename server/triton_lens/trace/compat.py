@@ -6,14 +6,17 @@ returns a function that removes them. Facts behind the choices: shared/notes/int
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
-from typing import Any, Callable, Optional
+import threading
+from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
 import triton
 import triton.runtime.interpreter as _interp
+from triton.runtime.jit import JITFunction
 
 TRITON_VERSION: str = triton.__version__
 TRITON_DIR: str = os.path.dirname(triton.__file__)
@@ -48,7 +51,8 @@ _CONTEXT = {
 # 3.2 filters only its own reserved keywords out of a launch's kwargs.
 _DROPS_UNKNOWN_KWARGS_LATE = hasattr(_interp, "RESERVED_KWS")
 
-MIXED = -2  # a pointer block whose lanes come from different arguments (tl.where of two pointers)
+MIXED = -2
+_installed = 0  # how many recorders' hooks are in place (nested in-process recorders are allowed)  # a pointer block whose lanes come from different arguments (tl.where of two pointers)
 
 _RMW_NAMES = {}
 
@@ -86,16 +90,6 @@ def enable_interpreter() -> None:
     knobs = getattr(triton, "knobs", None)
     if knobs is not None:  # 3.4+ reads the knob, not the environment, after import
         knobs.runtime.interpret = True
-
-
-def interpreted(fn):
-    """An InterpretedFunction for a JITFunction created while the interpreter was off."""
-    if isinstance(fn, _interp.InterpretedFunction):
-        return fn
-    inner = getattr(fn, "fn", None)
-    if isinstance(fn, triton.runtime.jit.JITFunction) and inner is not None:
-        return _interp.InterpretedFunction(inner)
-    return fn
 
 
 class Hooks:
@@ -270,6 +264,8 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
         return [t] * len(quantiles) if quantiles else t
 
     patch(_autotuner.Autotuner, "__init__", make_autotuner_init)
+    global _installed
+    _installed += 1
 
     # Dead work in the bare interpreter: every integer add/sub/mul builds an int64 overflow check
     # (about a third of its time) whose only consumer, device_assert, returns at once unless the
@@ -299,6 +295,9 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
         patch(_semantic, "binary_op_sanitize_overflow_impl", make_sanitize_fn)
 
     def uninstall() -> None:
+        global _installed
+        if saved:
+            _installed -= 1
         for owner, name, value, had in reversed(saved):
             if had:
                 setattr(owner, name, value)
@@ -325,7 +324,7 @@ def kernel_def(fn) -> tuple[str, str, int]:
     name = getattr(fn, "__name__", "kernel")
     if code is None:
         return name, "", 0
-    return name, code.co_filename, code.co_firstlineno
+    return name, os.path.abspath(code.co_filename), code.co_firstlineno
 
 
 
@@ -347,3 +346,92 @@ def iter_tensor_args(name: str, value):
     elif hasattr(value, "data_ptr"):
         tensor = value.base if _TensorWrapper is not None and isinstance(value, _TensorWrapper) else value
         yield name, value, tensor
+
+
+# ---- Kernels decorated while the interpreter was off (the Triton-Viz API's @trace) ---------------
+# - `to_interpreted(kernel)`: the same chain (autotune, heuristics) over an InterpretedFunction.
+# - `jit_calls_interpreted()`: while active, a plain @triton.jit function called from inside an
+#   interpreted kernel (a user helper, or tl.cdiv/tl.zeros when triton was imported without
+#   TRITON_INTERPRET) runs under the interpreter instead of failing with "Cannot call @triton.jit'd
+#   outside of the scope of a kernel".
+_lock = threading.Lock()
+_interpreted: dict[int, object] = {}  # id(JITFunction) -> InterpretedFunction
+_depth = 0
+_saved_call = None
+
+
+def _interpreted_for(jit: JITFunction):
+    key = id(jit)
+    f = _interpreted.get(key)
+    if f is None or f.fn is not jit.fn:
+        f = _interp.InterpretedFunction(jit.fn)
+        _interpreted[key] = f
+    return f
+
+
+def to_interpreted(kernel, bench: Optional[Callable] = None):
+    """The object to launch instead of `kernel`: the same chain (autotune, heuristics) over an
+    InterpretedFunction. The kernel object itself is changed in place only where it wraps others
+    (an Autotuner's `fn`), so the user's references keep working."""
+    if isinstance(kernel, _interp.InterpretedFunction):
+        return kernel
+    if isinstance(kernel, JITFunction):
+        return _interpreted_for(kernel)
+    inner = getattr(kernel, "fn", None)
+    if inner is None:
+        raise TypeError(f"triton_lens.trace: expected a @triton.jit kernel (or an autotuned / heuristics "
+                        f"kernel), got {type(kernel).__name__}")
+    new_inner = to_interpreted(inner, bench)
+    if new_inner is not inner:
+        kernel.fn = new_inner
+    if bench is not None and hasattr(kernel, "configs"):  # an Autotuner
+        set_autotune_bench(kernel, bench)
+    return kernel
+
+
+def set_autotune_bench(autotuner, bench: Callable) -> None:
+    """Make an Autotuner time its configs with `bench(kernel_call, quantiles=None)` (the interpreter)."""
+    # 3.4+: `do_bench` is a cached_property over `_do_bench`; 3.2/3.3 store `do_bench` on the instance.
+    if "_do_bench" in vars(autotuner) and vars(autotuner)["_do_bench"] is None:
+        autotuner._do_bench = bench
+        vars(autotuner).pop("do_bench", None)
+    elif "_do_bench" not in vars(autotuner):
+        try:
+            autotuner.do_bench = bench
+        except AttributeError:
+            pass
+
+
+@contextlib.contextmanager
+def jit_calls_interpreted() -> Iterator[None]:
+    global _depth, _saved_call
+    with _lock:
+        if _depth == 0:
+            _saved_call = vars(JITFunction).get("__call__")
+            saved = JITFunction.__call__
+
+            def __call__(self, *args, **kwargs):
+                # A plain JITFunction can only be called from inside a kernel, and while a traced
+                # launch runs that kernel is interpreted: run the callee under the interpreter too.
+                if _depth > 0:
+                    return _interpreted_for(self)(*args, **kwargs)
+                return saved(self, *args, **kwargs)
+
+            JITFunction.__call__ = __call__
+        _depth += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                if _saved_call is not None:
+                    JITFunction.__call__ = _saved_call
+                else:
+                    del JITFunction.__call__
+                _saved_call = None
+
+
+def installed() -> bool:
+    """True while a recorder's hooks wrap the interpreter (e.g. the worker of `check`/`view`)."""
+    return _installed > 0

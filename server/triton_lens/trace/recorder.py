@@ -261,7 +261,7 @@ class Recorder(compat.Hooks):
                         line, end_line, col, end_col = p
                 except Exception:
                     pass
-                pos = (code.co_filename, int(line), -1 if col is None else int(col),
+                pos = (os.path.abspath(code.co_filename), int(line), -1 if col is None else int(col),
                        int(end_line or line), -1 if end_col is None else int(end_col))
             self._positions[pos_key] = pos
         i = len(L.sites)

@@ -125,6 +125,7 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
 
     env = dict(os.environ if req.env is None else req.env)
     env["TRITON_INTERPRET"] = "1"
+    env["TRITON_LENS_WORKER"] = "1"  # the script's own triton_lens.launch() must not serve a viewer
     env["PYTHONPATH"] = _PACKAGE_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.setdefault("PYTHONUNBUFFERED", "1")
     r, w = os.pipe()
