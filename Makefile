@@ -7,7 +7,7 @@ VENV32 := .venv-triton32
 TRITON ?= 3.9.0
 PIP_FLAGS := --disable-pip-version-check -q
 
-.PHONY: setup setup32 test test-python test-engine32 test-node test-e2e vsix demo bench clean
+.PHONY: setup setup32 test test-python test-engine32 test-node test-e2e vsix demo bench bench-all viz-deps clean
 
 setup: $(VENV)/.done
 $(VENV)/.done: pyproject.toml
@@ -29,16 +29,31 @@ $(VENV32)/.done: pyproject.toml
 	$(VENV32)/bin/pip install $(PIP_FLAGS) --no-deps -e .
 	touch $@
 
-test: test-python test-engine32
+# Every test: engine (triton 3.9 and 3.2), language server, Triton-Viz API and viewer, webview page,
+# extension unit tests, and the extension in a real VS Code.
+test: test-python test-engine32 test-webview test-node test-e2e
 
-test-python: setup
-	$(VENV)/bin/python -m pytest -q
+# pytest: tests/engine, tests/lsp, tests/viz (the viz tests drive Chromium through tests/viz's playwright-core).
+test-python: setup viz-deps
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider
+
+viz-deps: tests/viz/node_modules/.done
+	@test -x /usr/bin/chromium || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+tests/viz/node_modules/.done: tests/viz/package.json tests/viz/package-lock.json
+	cd tests/viz && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
 
 test-engine32: setup32
 	$(VENV32)/bin/python -m pytest -q -p no:warnings tests/engine
 
 bench: setup
 	$(VENV)/bin/python bench/trace_overhead.py
+
+# Every benchmark, results appended under bench/results/.
+bench-all: setup setup32 bench-webview
+	$(VENV)/bin/python bench/trace_overhead.py --out bench/results/trace_overhead.txt
+	$(VENV32)/bin/python bench/trace_overhead.py --out bench/results/trace_overhead.txt
+	$(VENV)/bin/python bench/viewer_payload.py --out bench/results/viewer_payload-$$(date +%F).txt
 
 clean:
 	rm -rf $(VENV) $(VENV32) node_modules dist bundled/libs *.vsix
