@@ -248,3 +248,32 @@ async def test_inlay_hints_setting(session: Session, workspace):
     await session.wait_for(lambda: session.refreshes["inlayHint"] > refreshes + 1, 10, "an inlay hint refresh")
     assert await session.hints(uri)
     session.close(uri)
+
+
+async def test_save_runs_at_once_and_a_slow_debounce_waits(session: Session, workspace):
+    path = workspace / "save.py"
+    path.write_text(BUGGY)
+    uri = session.open(path)
+    await session.finished_run(uri, 1)
+    session.client.set_configuration({"debounceMs": 20000, "timeLimit": 60}, section="tritonLens")
+    session.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+    await asyncio.sleep(0.3)
+    try:
+        v2 = session.edit(uri, 0, 0, 0, 0, "# edited\n")
+        await asyncio.sleep(1.0)
+        assert not [n for n in session.started if n["uri"] == uri and n["version"] == v2], "ran before the debounce"
+        t0 = time.monotonic()
+        session.save(uri)
+        await session.wait_for(lambda: [n for n in session.started if n["uri"] == uri and n["version"] == v2], 5,
+                               "the run of the saved text")
+        assert time.monotonic() - t0 < 5
+        await session.finished_run(uri, v2)
+        n_started = len(session.started)
+        session.save(uri)  # saving text that already ran starts nothing
+        await asyncio.sleep(0.5)
+        assert len(session.started) == n_started
+    finally:
+        session.client.set_configuration({"debounceMs": DEBOUNCE_MS, "timeLimit": 60}, section="tritonLens")
+        session.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+        await asyncio.sleep(0.3)
+    session.close(uri)

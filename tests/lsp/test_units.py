@@ -184,3 +184,33 @@ def test_module_files_are_small_and_the_server_holds_no_analysis():
     server = open(os.path.join(here, "server.py")).read()
     for word in ("numpy", "np.", "group_executions", "ElementSets", "Recorder"):
         assert word not in server, word
+
+
+def test_touched_mask_agrees_with_sorting_the_indices():
+    from triton_lens.analysis.hover import format_mask, text_map_mask, touched_mask
+    from triton_lens.model.elements import ElementSetsBuilder
+    sets = [np.arange(0, 100), np.arange(50, 150), np.array([3, 500, 900]),
+            np.concatenate([np.arange(200, 210), np.arange(300, 310)]), np.empty(0, np.int64), np.arange(990, 1000)]
+    b = ElementSetsBuilder()
+    for x in sets:
+        b.add(x)
+    es = b.finish()
+    assert set(es.kind.tolist()) == {0, 1, 2, 3}  # empty, range, runs and bitmap sets all covered
+    m = touched_mask(es, np.arange(len(sets)), 1000)
+    ref = np.unique(np.concatenate(sets))
+    assert np.array_equal(np.flatnonzero(m), ref)
+    for shape in [(1000,), (10, 100), (4, 5, 50)]:
+        assert format_mask("x", shape, m) == format_ranges("x", shape, ref)
+        assert text_map_mask(shape, m) == text_map(shape, ref)
+
+
+def test_columns_follow_the_negotiated_position_encoding():
+    from triton_lens.lsp import text
+    lines = Lines.from_text("é = tl.load(p)  ")
+    try:
+        for enc, col, length in (("utf-16", 4, 14), ("utf-8", 5, 15), ("utf-32", 4, 14)):
+            text.set_encoding(enc)
+            assert lines.utf16_col(0, len("é = ".encode())) == col, enc
+            assert lines.trimmed(0).end.character == length, enc
+    finally:
+        text.set_encoding("utf-16")

@@ -14,6 +14,7 @@ from typing import Optional
 import numpy as np
 
 from ..model import RunResult, TensorInfo
+from ..model.elements import BITMAP, RANGE, RUNS, ElementSets
 from .groups import Group, Key, format_program, group_executions, program_label
 
 FIRST_PROGRAMS = 3
@@ -57,15 +58,7 @@ def format_ranges(name: str, shape: tuple[int, ...], flat: np.ndarray) -> str:
     if len(shape) == 0:
         return f"{name}"
     parts = dim_ranges(shape, flat)
-    box = 1
-    for p in parts:
-        if " of " in p:
-            box = -1
-            break
-        if ":" in p:
-            a = [int(v) for v in p.split(":")]
-            step = a[2] if len(a) == 3 else 1
-            box *= len(range(a[0], a[1], step))
+    box = _box(parts)
     text = f"{name}[{', '.join(parts)}]"
     n = int(np.unique(flat).size)
     if box != n:
@@ -82,33 +75,21 @@ def _bins(n: int, cells: int) -> np.ndarray:
     return (np.arange(cells + 1, dtype=np.int64) * n) // cells
 
 
-def text_map(shape: tuple[int, ...], flat: np.ndarray, max_cols: int = MAP_COLS,
-             max_rows: int = MAP_ROWS) -> tuple[list[str], str]:
-    """A small picture of the tensor: one character per cell, each cell a block of elements
-    (leading dimensions folded into rows), marked by how many of them `flat` touched.
-
-    Returns (rows of text, a note saying what one cell is). Never allocates one entry per element.
-    """
+def _fold(shape: tuple[int, ...]) -> tuple[int, int]:
+    """(rows, columns) of the tensor with its leading dimensions folded into rows."""
     shape = tuple(int(s) for s in shape) or (1,)
     if len(shape) == 1:
-        n_rows, n_cols = 1, shape[0]
-    else:
-        n_cols = shape[-1]
-        n_rows = 1
-        for s in shape[:-1]:
-            n_rows *= s
-    if n_rows == 0 or n_cols == 0:
-        return [], "empty tensor"
-    rows_c = min(n_rows, max_rows)
-    cols_c = min(n_cols, max_cols)
-    redge, cedge = _bins(n_rows, rows_c), _bins(n_cols, cols_c)
+        return 1, shape[0]
+    n_rows = 1
+    for s in shape[:-1]:
+        n_rows *= s
+    return n_rows, shape[-1]
+
+
+def _render(shape: tuple[int, ...], hit: np.ndarray, redge: np.ndarray, cedge: np.ndarray) -> tuple[list[str], str]:
+    n_rows, n_cols = _fold(shape)
+    rows_c, cols_c = hit.shape
     cap = np.outer(np.diff(redge), np.diff(cedge))  # elements per cell
-    flat = np.unique(np.asarray(flat, dtype=np.int64))
-    flat = flat[(flat >= 0) & (flat < n_rows * n_cols)]
-    r, c = flat // n_cols, flat % n_cols
-    cr = np.searchsorted(redge, r, side="right") - 1
-    cc = np.searchsorted(cedge, c, side="right") - 1
-    hit = np.bincount(cr * cols_c + cc, minlength=rows_c * cols_c).reshape(rows_c, cols_c)
     frac = hit / cap
     sym = np.full(frac.shape, NONE, dtype="<U1")
     sym[frac > 0] = SOME
@@ -118,16 +99,130 @@ def text_map(shape: tuple[int, ...], flat: np.ndarray, max_cols: int = MAP_COLS,
     per_r = n_rows / rows_c
     per_c = n_cols / cols_c
     if per_r == 1 and per_c == 1:
-        note = "one cell per element"
-    else:
-        def fmt(v: float) -> str:
-            return f"{v:.0f}" if v == int(v) else f"~{v:.1f}"
-        rows_word = "row" if len(shape) == 2 else "row of the last dimension"
-        if len(shape) == 1:
-            note = f"one cell per {fmt(per_c)} elements"
-        else:
-            note = f"one cell per {fmt(per_r)} {rows_word}{'s' if per_r != 1 else ''} × {fmt(per_c)} columns"
-    return lines, note
+        return lines, "one cell per element"
+
+    def fmt(v: float) -> str:
+        return f"{v:.0f}" if v == int(v) else f"~{v:.1f}"
+    if len(shape) <= 1:
+        return lines, f"one cell per {fmt(per_c)} elements"
+    rows_word = "row" if len(shape) == 2 else "row of the last dimension"
+    return lines, f"one cell per {fmt(per_r)} {rows_word}{'s' if per_r != 1 else ''} × {fmt(per_c)} columns"
+
+
+def _grid(shape, max_rows: int, max_cols: int):
+    n_rows, n_cols = _fold(shape)
+    rows_c, cols_c = min(n_rows, max_rows), min(n_cols, max_cols)
+    return n_rows, n_cols, _bins(n_rows, rows_c), _bins(n_cols, cols_c)
+
+
+def text_map(shape: tuple[int, ...], flat: np.ndarray, max_cols: int = MAP_COLS,
+             max_rows: int = MAP_ROWS) -> tuple[list[str], str]:
+    """A small picture of the tensor: one character per cell, each cell a block of elements
+    (leading dimensions folded into rows), marked by how many of them `flat` touched.
+
+    Returns (rows of text, a note saying what one cell is). Never allocates one entry per element.
+    """
+    n_rows, n_cols, redge, cedge = _grid(shape, max_rows, max_cols)
+    if n_rows == 0 or n_cols == 0:
+        return [], "empty tensor"
+    rows_c, cols_c = redge.size - 1, cedge.size - 1
+    flat = np.unique(np.asarray(flat, dtype=np.int64))
+    flat = flat[(flat >= 0) & (flat < n_rows * n_cols)]
+    r, c = flat // n_cols, flat % n_cols
+    cr = np.searchsorted(redge, r, side="right") - 1
+    cc = np.searchsorted(cedge, c, side="right") - 1
+    hit = np.bincount(cr * cols_c + cc, minlength=rows_c * cols_c).reshape(rows_c, cols_c)
+    return _render(shape, hit, redge, cedge)
+
+
+def text_map_mask(shape: tuple[int, ...], mask: np.ndarray, max_cols: int = MAP_COLS,
+                  max_rows: int = MAP_ROWS) -> tuple[list[str], str]:
+    """`text_map` of the elements set in a bool mask over the whole tensor (row-major)."""
+    n_rows, n_cols, redge, cedge = _grid(shape, max_rows, max_cols)
+    if n_rows == 0 or n_cols == 0:
+        return [], "empty tensor"
+    m2 = mask.reshape(n_rows, n_cols)
+    per_row = np.add.reduceat(m2, cedge[:-1], axis=1, dtype=np.int64)  # (n_rows, cols_c)
+    hit = np.add.reduceat(per_row, redge[:-1], axis=0, dtype=np.int64)
+    return _render(shape, hit, redge, cedge)
+
+
+# ---------------------------------------------------------------------------------------------
+# Touched elements as a bool mask (large tensors: no sort of millions of indices)
+
+MASK_LIMIT = 1 << 26  # elements (64 MB of mask); above this the sets are merged by sorting their indices
+
+
+def touched_mask(sets: ElementSets, rows: np.ndarray, numel: int, out: Optional[np.ndarray] = None) -> np.ndarray:
+    """Bool mask over [0, numel) of the union of the given element sets (in-bounds flat indices).
+    Contiguous runs are merged and marked as slices, so a 1M-lane tile costs no index array."""
+    m = np.zeros(numel, dtype=bool) if out is None else out
+    rows = np.asarray(rows, dtype=np.int64)
+    if rows.size == 0 or numel == 0:
+        return m
+    kinds = sets.kind[rows]
+    starts, lens = [], []
+    r = rows[kinds == RANGE]
+    if r.size:
+        starts.append(sets.lo[r])
+        lens.append(sets.count[r])
+    for i in rows[kinds == RUNS]:
+        pairs = np.frombuffer(sets.data[sets.start[i]:sets.start[i + 1]].tobytes(), dtype=np.int64)
+        starts.append(pairs[0::2])
+        lens.append(pairs[1::2])
+    if starts:
+        st = np.clip(np.concatenate(starts), 0, numel)
+        en = np.clip(st + np.concatenate(lens), 0, numel)
+        # Merge overlapping runs (a tile re-read in a loop, rows of neighbouring programs), then mark each.
+        order = np.argsort(st, kind="stable")
+        st, en = st[order], np.maximum.accumulate(en[order])
+        heads = np.flatnonzero(np.concatenate(([True], st[1:] > en[:-1])))
+        tails = np.append(heads[1:] - 1, st.size - 1)
+        for a, b in zip(st[heads].tolist(), en[tails].tolist()):
+            m[a:b] = True
+    for i in rows[kinds == BITMAP]:
+        idx = sets.get(int(i))
+        m[idx[(idx >= 0) & (idx < numel)]] = True
+    return m
+
+
+def mask_ranges(shape: tuple[int, ...], mask: np.ndarray) -> list[str]:
+    """`dim_ranges` of the elements set in a bool mask."""
+    shape = tuple(int(s) for s in shape)
+    if not shape or not mask.any():
+        return []
+    arr = mask.reshape(shape)
+    out = []
+    for d in range(len(shape)):
+        other = tuple(i for i in range(len(shape)) if i != d)
+        present = arr.any(axis=other) if other else arr
+        out.append(_dim_range(np.flatnonzero(present)))
+    return out
+
+
+def _box(parts: list[str]) -> int:
+    box = 1
+    for p in parts:
+        if " of " in p:
+            return -1
+        if ":" in p:
+            a = [int(v) for v in p.split(":")]
+            box *= len(range(a[0], a[1], a[2] if len(a) == 3 else 1))
+    return box
+
+
+def format_mask(name: str, shape: tuple[int, ...], mask: np.ndarray) -> str:
+    """`format_ranges` of the elements set in a bool mask."""
+    n = int(np.count_nonzero(mask))
+    if n == 0:
+        return f"{name}[]"
+    if len(shape) == 0:
+        return f"{name}"
+    parts = mask_ranges(shape, mask)
+    text = f"{name}[{', '.join(parts)}]"
+    if _box(parts) != n:
+        text += f" ({n} element{'s' if n != 1 else ''})"
+    return text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -237,6 +332,8 @@ def _facts(g: Group, first_programs: int) -> AccessFacts:
     tensor = first.tensors[arg_index] if arg_index >= 0 else None
     f = AccessFacts(key=g.key, op=g.first.op, kernel=first.kernel, def_file=first.def_file,
                     def_line=first.def_line, tensor=tensor)
+    use_mask = tensor is not None and tensor.numel <= MASK_LIMIT
+    union_mask = np.zeros(tensor.numel, dtype=bool) if use_mask else None
     union_parts: list[np.ndarray] = []
     oob_parts: list[np.ndarray] = []
     for part in g.parts:
@@ -251,21 +348,31 @@ def _facts(g: Group, first_programs: int) -> AccessFacts:
         bad = int(L.ex_oob[rows].sum(dtype=np.int64))
         f.active += act
         f.oob += bad
-        touched = L.touched.union(rows)
-        f.unique += int(touched.size)
         a = L.sites[part.sites[0]].arg
         t = L.tensors[a] if a >= 0 else None
+        same = tensor is not None and t is not None and tuple(t.shape) == tuple(tensor.shape)
         if t is not None:
             f.bytes += (act - bad) * t.itemsize
-        if tensor is not None and t is not None and tuple(t.shape) == tuple(tensor.shape):
-            union_parts.append(touched)
+        if same and use_mask:
+            m = touched_mask(L.touched, rows, t.numel)
+            f.unique += int(np.count_nonzero(m))
+            union_mask |= m
+        else:
+            touched = L.touched.union(rows)
+            f.unique += int(touched.size)
+            if same:
+                union_parts.append(touched)
+        if same:
             f.map_launches += 1
         elif tensor is not None and t is not None:
             f.shapes_differ = True
         if bad and len(oob_parts) < 4:
             bad_rows = rows[L.ex_oob[rows] > 0][:16]
             oob_parts.extend(L.oob.gather(bad_rows))
-    if tensor is not None:
+    if tensor is not None and use_mask:
+        f.extent = format_mask(arg, tensor.shape, union_mask)
+        f.map_rows, f.map_note = text_map_mask(tensor.shape, union_mask)
+    elif tensor is not None:
         allt = np.unique(np.concatenate(union_parts)) if union_parts else np.empty(0, np.int64)
         f.extent = format_ranges(arg, tensor.shape, allt)
         f.map_rows, f.map_note = text_map(tensor.shape, allt)
@@ -276,10 +383,10 @@ def _facts(g: Group, first_programs: int) -> AccessFacts:
     if part is not None:
         L, rows = part.launch, part.rows
         progs = L.ex_program[rows]
+        a = L.sites[part.sites[0]].arg
+        t = L.tensors[a] if a >= 0 else None
         for p in np.unique(progs)[:first_programs]:
             prow = rows[progs == p]
-            a = L.sites[part.sites[0]].arg
-            t = L.tensors[a] if a >= 0 else None
             touched = L.touched.union(prow)
             f.first_programs.append(ProgramFacts(
                 label=format_program(program_label(L, int(p))), launch=L.index, executions=int(prow.size),
@@ -299,14 +406,3 @@ def access_facts(result: RunResult, groups: Optional[dict] = None,
         if any(p.rows.size for p in g.parts):
             out[key] = _facts(g, first_programs)
     return out
-
-
-def kernel_of(result: RunResult, file: str, line: int, arg: str) -> Optional[tuple[str, str, int]]:
-    """(kernel, def file, def first line) of the launch whose kernel made the access at file:line
-    through `arg`, or the first kernel whose def encloses the line."""
-    for L in result.launches:
-        for s in L.sites:
-            if s.file == file and s.line == line and (s.arg < 0 and not arg or
-                                                      s.arg >= 0 and L.tensors[s.arg].name == arg):
-                return L.kernel, L.def_file, L.def_line
-    return None

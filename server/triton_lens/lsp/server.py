@@ -18,6 +18,7 @@ import uuid
 from typing import Optional
 
 from lsprotocol import types as lsp
+from pygls.capabilities import ServerCapabilitiesBuilder
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
@@ -26,7 +27,7 @@ from .documents import Doc
 from .runplan import plan as make_plan
 from .runs import RunHandle, RunScheduler
 from .settings import SECTION, Settings, from_initialization_options
-from .text import path_of
+from .text import path_of, set_encoding
 from .view import RunView
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,7 @@ class TritonLensServer(LanguageServer):
     # -- settings ---------------------------------------------------------------------------------
 
     def initialize(self, params: lsp.InitializeParams) -> None:
+        set_encoding(ServerCapabilitiesBuilder.choose_position_encoding(params.capabilities))
         self.settings, self.trusted = from_initialization_options(params.initialization_options)
         self.base_settings = self.settings
         self.config_pending = self._cap("workspace", "configuration")
@@ -161,11 +163,13 @@ class TritonLensServer(LanguageServer):
 
     # -- publishing -------------------------------------------------------------------------------
 
-    def publish(self, doc: Doc) -> None:
+    def publish(self, doc: Doc, always: bool = False) -> None:
+        """Publishes the document's diagnostics if they changed (`always`: even if not, to say that
+        these are the diagnostics of the current version, e.g. when its run ends)."""
         diags = doc.diagnostics(self.trusted)
         key = json.dumps([[d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character,
                            d.message, int(d.severity or 0), d.code] for d in diags])
-        if key == doc.published:
+        if key == doc.published and not always:
             return
         doc.published = key
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=doc.uri, diagnostics=diags,
@@ -184,6 +188,12 @@ class TritonLensServer(LanguageServer):
             log.exception("log message failed")
 
     # -- runs -------------------------------------------------------------------------------------
+
+    def stop_runs(self) -> None:
+        """Cancels every run (their workers are killed) so that the process can end at once."""
+        for doc in self.docs.values():
+            self.scheduler.cancel(doc)
+        self.scheduler.shutdown()
 
     def _run_started(self, doc: Doc, h: RunHandle) -> None:
         self.protocol.notify(RUN_STARTED, {"uri": doc.uri, "version": h.version})
@@ -207,7 +217,7 @@ class TritonLensServer(LanguageServer):
                  + (f"\n--- script stderr ---\n{r.stderr[-4000:]}" if r.stderr.strip() else ""))
         if not adopted:
             return
-        self.publish(doc)
+        self.publish(doc, always=True)
         self._refresh()
         self.protocol.notify(RUN_FINISHED, {"uri": doc.uri, "version": view.version, "status": r.status,
                                             "ms": round(view.ms, 1), "launches": len(r.launches)})
@@ -230,10 +240,12 @@ class TritonLensServer(LanguageServer):
             except Exception:  # noqa: BLE001
                 log.exception("progress begin failed")
 
+        def answered(f) -> None:
+            if not f.cancelled() and f.exception() is None:
+                self.scheduler.loop.call_soon_threadsafe(created)
+
         try:
-            fut = self.work_done_progress.create(token)
-            fut.add_done_callback(lambda f: self.scheduler.loop.call_soon_threadsafe(
-                created) if not f.exception() else None)
+            self.work_done_progress.create(token).add_done_callback(answered)
         except Exception:  # noqa: BLE001
             log.exception("progress create failed")
 
@@ -331,9 +343,7 @@ def create_server() -> TritonLensServer:
 
     @server.feature(lsp.SHUTDOWN)
     def shutdown(ls: TritonLensServer, params):
-        for doc in ls.docs.values():
-            ls.scheduler.cancel(doc)
-        ls.scheduler.shutdown()
+        ls.stop_runs()
 
     viewer_requests.register(server)
     return server
@@ -343,7 +353,11 @@ def main() -> None:
     """`triton-lens lsp`: serve over stdio."""
     logging.basicConfig(level=os.environ.get("TRITON_LENS_LOG", "WARNING"),
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    create_server().start_io()
+    server = create_server()
+    try:
+        server.start_io()
+    finally:  # the client went away (even without a shutdown): leave no worker running
+        server.stop_runs()
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Lines of a text as the editor counts them: UTF-16 columns, trimmed line ranges, file URIs."""
+"""Lines of a text as the editor counts them (the negotiated position encoding: UTF-16 by default),
+trimmed line ranges, file URIs."""
 from __future__ import annotations
 
 import os
@@ -7,6 +8,24 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 from pygls import uris
+
+# One client per server process: set from the initialize exchange ("utf-8", "utf-16" or "utf-32").
+ENCODING = "utf-16"
+
+
+def set_encoding(encoding) -> None:
+    global ENCODING
+    value = getattr(encoding, "value", encoding)
+    ENCODING = value if value in ("utf-8", "utf-16", "utf-32") else "utf-16"
+
+
+def _units(s: str) -> int:
+    """Length of `s` in the editor's position units."""
+    if s.isascii() or ENCODING == "utf-32":
+        return len(s)
+    if ENCODING == "utf-8":
+        return len(s.encode("utf-8"))
+    return len(s.encode("utf-16-le")) // 2
 
 
 class Lines:
@@ -25,25 +44,21 @@ class Lines:
         return self.text_lines[l0].rstrip("\r") if 0 <= l0 < len(self.text_lines) else ""
 
     def utf16_col(self, l0: int, byte_col: int) -> int:
-        """A Python (UTF-8 byte) column as the editor's UTF-16 column."""
+        """A Python column (UTF-8 bytes, as in code positions) in the editor's units."""
         line = self.get(l0)
-        if line.isascii():
+        if line.isascii() or ENCODING == "utf-8":
             return max(byte_col, 0)
-        prefix = line.encode("utf-8")[:max(byte_col, 0)].decode("utf-8", "ignore")
-        return len(prefix.encode("utf-16-le")) // 2
+        return _units(line.encode("utf-8")[:max(byte_col, 0)].decode("utf-8", "ignore"))
 
     def length16(self, l0: int) -> int:
-        line = self.get(l0)
-        return len(line) if line.isascii() else len(line.encode("utf-16-le")) // 2
+        """The line's length in the editor's units."""
+        return _units(self.get(l0))
 
     def trimmed(self, l0: int) -> lsp.Range:
         """The line without its leading and trailing white space."""
         line = self.get(l0)
-        start = len(line) - len(line.lstrip())
-        end = len(line.rstrip())
-        if not line.isascii():
-            start = len(line[:start].encode("utf-16-le")) // 2
-            end = len(line[:end].encode("utf-16-le")) // 2
+        start = _units(line[:len(line) - len(line.lstrip())])
+        end = _units(line.rstrip())
         if end <= start:
             end = start + 1 if line else start
         return lsp.Range(lsp.Position(max(l0, 0), start), lsp.Position(max(l0, 0), end))
