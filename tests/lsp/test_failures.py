@@ -55,6 +55,7 @@ def workspace(tmp_path_factory):
         "x = torch.rand(200)\nout = torch.empty(200)\ncopy_kernel[(2,)](x, out, 200, BLOCK=128)\n"
         "raise LookupError('the launcher failed')\n")
     (root / "raising_kernels.py").write_text(KERNEL + "# triton-lens: run python launch_raises.py\n")
+    (root / "unlaunched_kernels.py").write_text(KERNEL + "# triton-lens: run python launch_lib.py\n")
     (root / "viaset").mkdir()
     (root / "viaset" / "k.py").write_text(KERNEL)
     (root / "viaset_launch.py").write_text(
@@ -184,6 +185,20 @@ async def test_run_comment_runs_another_script_on_the_unsaved_buffer(session: Se
     assert [d.range.start.line for d in oob] == [LOAD_LINE] and "56 lanes" in oob[0].message
     assert any(h.position.line == LOAD_LINE + 1 for h in await session.hints(uri))
     assert path.read_text() == disk
+    session.close(uri)
+
+
+async def test_run_comment_that_launches_no_kernel_of_the_file_says_so(session: Session, workspace):
+    path = workspace / "unlaunched_kernels.py"
+    uri = session.open(path)
+    done = await session.finished_run(uri, 1, timeout=60)
+    assert done["status"] == "ok" and done["launches"] == 1  # lib_kernels' kernel, not this file's
+    d = [x for x in session.diagnostics(uri) if x.code == "no-launch"]
+    text = path.read_text().splitlines()
+    assert {x.range.start.line for x in d} == {6, len(text) - 1}  # the kernel's def and the comment
+    assert all(x.severity == lsp.DiagnosticSeverity.Information for x in d)
+    assert any("none of them defined in this file" in x.message for x in d)
+    assert await session.hints(uri) == []
     session.close(uri)
 
 

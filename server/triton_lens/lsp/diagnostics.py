@@ -81,12 +81,22 @@ def run_diagnostics(result: RunResult, findings: list[Finding], lines: Lines, fa
         detail = f"\n\n{_tail(e.traceback)}" if e.traceback else ""
         out.append(lsp.Diagnostic(range=lines.trimmed(0), message=f"Triton Lens could not run this file: {e.message}{detail}",
                                   severity=lsp.DiagnosticSeverity.Warning, code="tool-error", source=SOURCE))
-    if plan.origin == "comment" and not result.launches and plan.origin_line:
-        # The run comment ran nothing that launched a kernel of this file: say so at the comment too.
-        out.append(lsp.Diagnostic(range=lines.trimmed(plan.origin_line - 1),
-                                  message=f"`{' '.join(plan.command or [])}` ran, but launched no kernel of this file "
-                                          f"({result.status})",
-                                  severity=lsp.DiagnosticSeverity.Information, code="no-launch", source=SOURCE))
+    own = [L for L in result.launches if L.def_file and os.path.abspath(L.def_file) == target]
+    if plan.command and not own and result.status != ERROR:
+        cmd = " ".join(plan.command)
+        where = f"the run comment's command `{cmd}`" if plan.origin == "comment" else \
+            f"`{cmd}` (the tritonLens.runCommands setting)"
+        if result.launches:  # it launched kernels, none of them defined here
+            for k in plan.kernels:
+                out.append(lsp.Diagnostic(range=lines.trimmed(k.line - 1),
+                                          message=f"{k.name}: {where} launched {len(result.launches)} kernel(s), "
+                                                  "none of them defined in this file",
+                                          severity=lsp.DiagnosticSeverity.Information, code="no-launch",
+                                          source=SOURCE))
+        if plan.origin == "comment" and plan.origin_line:
+            out.append(lsp.Diagnostic(range=lines.trimmed(plan.origin_line - 1),
+                                      message=f"`{cmd}` ran ({result.status}), but launched no kernel of this file",
+                                      severity=lsp.DiagnosticSeverity.Information, code="no-launch", source=SOURCE))
     return out
 
 

@@ -111,6 +111,15 @@ class TritonLensServer(LanguageServer):
 
     # -- documents --------------------------------------------------------------------------------
 
+    def guarded(self, fn, uri: str) -> None:
+        """A document notification: a bug here is logged to the output channel, never fatal."""
+        try:
+            fn(uri)
+        except Exception as e:  # noqa: BLE001
+            log.exception("handling %s for %s failed", fn.__name__, uri)
+            self.log(f"internal error while handling {fn.__name__} of {uri}: {type(e).__name__}: {e}",
+                     lsp.MessageType.Error)
+
     def _replan(self, doc: Doc) -> None:
         doc.plan = make_plan(doc.path, doc.text, self.settings, self.roots())
 
@@ -310,19 +319,19 @@ def create_server() -> TritonLensServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TritonLensServer, params: lsp.DidOpenTextDocumentParams):
-        ls.opened(params.text_document.uri)
+        ls.guarded(ls.opened, params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: TritonLensServer, params: lsp.DidChangeTextDocumentParams):
-        ls.changed(params.text_document.uri)
+        ls.guarded(ls.changed, params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE, lsp.SaveOptions(include_text=False))
     def did_save(ls: TritonLensServer, params: lsp.DidSaveTextDocumentParams):
-        ls.saved(params.text_document.uri)
+        ls.guarded(ls.saved, params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TritonLensServer, params: lsp.DidCloseTextDocumentParams):
-        ls.closed(params.text_document.uri)
+        ls.guarded(ls.closed, params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT, lsp.InlayHintOptions(resolve_provider=False))
     def inlay_hints(ls: TritonLensServer, params: lsp.InlayHintParams):
