@@ -3,6 +3,7 @@ current while the user types, and maps it to LSP. Feature registration only; the
 
 - runplan.py   which run a file gets (comment, setting, or the file as __main__), and whether it runs
 - runs.py      debounce / cancel / versions; the one call into the trace engine and the analysis
+- progress.py  $/progress of runs longer than half a second
 - view.py      a finished run -> diagnostics, per-line hint and hover text (computed once)
 - documents.py that view mapped onto the current text (shifted / marked stale / withheld)
 - diagnostics.py, hints.py, hover.py, lenses.py   analysis -> LSP types
@@ -14,7 +15,6 @@ import asyncio
 import json
 import logging
 import os
-import uuid
 from typing import Optional
 
 from lsprotocol import types as lsp
@@ -25,6 +25,7 @@ from .. import __version__
 from . import viewer_requests
 from .documents import Doc
 from .runplan import plan as make_plan
+from .progress import RunProgress
 from .runs import RunHandle, RunScheduler
 from .settings import SECTION, Settings, from_initialization_options
 from .text import path_of, set_encoding
@@ -34,8 +35,6 @@ log = logging.getLogger(__name__)
 
 RUN_STARTED = "tritonLens/runStarted"
 RUN_FINISHED = "tritonLens/runFinished"
-PROGRESS_AFTER_S = 0.5
-PROGRESS_EVERY_S = 0.25
 CONFIG_WAIT_S = 2.0
 
 
@@ -49,6 +48,7 @@ class TritonLensServer(LanguageServer):
         self.config_pending = False
         self.waiting: set[str] = set()  # uris whose first run waits for the configuration
         self.scheduler = RunScheduler(self._run_started, self._run_finished, lambda d: self.docs.get(d.uri) is d)
+        self.progress = RunProgress(self)
 
     # -- capabilities -----------------------------------------------------------------------------
 
@@ -208,10 +208,10 @@ class TritonLensServer(LanguageServer):
         self.protocol.notify(RUN_STARTED, {"uri": doc.uri, "version": h.version})
         self._refresh(hints=False, lenses=True)
         if self._cap("window", "work_done_progress"):
-            self.scheduler._loop().call_later(PROGRESS_AFTER_S, self._progress_begin, h)
+            self.progress.started(h, self.scheduler._loop())
 
     def _run_finished(self, doc: Doc, h: RunHandle, view: Optional[RunView], adopted: bool) -> None:
-        self._progress_end(h, view)
+        self.progress.finished(h, view)
         if view is None:  # cancelled
             if doc.run is None and doc.timer is None and self.docs.get(doc.uri) is doc:
                 self.protocol.notify(RUN_FINISHED, {"uri": doc.uri, "version": h.version, "status": "cancelled",
@@ -230,54 +230,6 @@ class TritonLensServer(LanguageServer):
         self._refresh()
         self.protocol.notify(RUN_FINISHED, {"uri": doc.uri, "version": view.version, "status": r.status,
                                             "ms": round(view.ms, 1), "launches": len(r.launches)})
-
-    def _progress_begin(self, h: RunHandle) -> None:
-        if h.done:
-            return
-        token = f"triton-lens-{uuid.uuid4().hex[:12]}"
-        h.token = token
-
-        def created(_result=None):
-            if h.done:
-                return
-            try:
-                self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(
-                    title="Triton Lens", message=f"running {os.path.basename(h.path)}", cancellable=False,
-                    percentage=0))
-                h.begun = True
-                self._progress_report(h)
-            except Exception:  # noqa: BLE001
-                log.exception("progress begin failed")
-
-        def answered(f) -> None:
-            if not f.cancelled() and f.exception() is None:
-                self.scheduler.loop.call_soon_threadsafe(created)
-
-        try:
-            self.work_done_progress.create(token).add_done_callback(answered)
-        except Exception:  # noqa: BLE001
-            log.exception("progress create failed")
-
-    def _progress_report(self, h: RunHandle) -> None:
-        if h.done or not h.begun:
-            return
-        p = h.progress
-        if p is not None:
-            msg = f"{p.kernel}: launch {p.launch + 1}, {p.programs_done}/{p.programs_total} programs"
-            if msg != h.last_report:
-                h.last_report = msg
-                pct = int(100 * p.programs_done / p.programs_total) if p.programs_total else None
-                self.work_done_progress.report(h.token, lsp.WorkDoneProgressReport(message=msg, percentage=pct))
-        self.scheduler._loop().call_later(PROGRESS_EVERY_S, self._progress_report, h)
-
-    def _progress_end(self, h: RunHandle, view: Optional[RunView]) -> None:
-        if h.begun and h.token:
-            msg = "cancelled" if view is None else f"{view.result.status}, {len(view.result.launches)} launches"
-            try:
-                self.work_done_progress.end(h.token, lsp.WorkDoneProgressEnd(message=msg))
-            except Exception:  # noqa: BLE001
-                log.exception("progress end failed")
-        h.begun = False
 
 
 def _now() -> float:
