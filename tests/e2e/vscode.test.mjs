@@ -75,8 +75,20 @@ async function waitViewer(frame, pred, what, timeout = 60000) {
 // in program 7; line 13 loads y_ptr with a mask; line 14 stores out_ptr.
 const OOB_FILE = 'oob_missing_mask.py';
 
+/** it(), plus a screenshot of the moment a step fails. */
+function step(name, fn) {
+  it(name, async () => {
+    try {
+      await fn();
+    } catch (e) {
+      await wb?.shot(`FAILED-${name.replace(/[^\w]+/g, '-').slice(0, 50)}`).catch(() => {});
+      throw e;
+    }
+  });
+}
+
 describe('Triton Lens in VS Code', () => {
-  it('shows inlay hints with what each load/store touched', async () => {
+  step('shows inlay hints with what each load/store touched', async () => {
     await wb.openFile(OOB_FILE);
     await wb.statusItem('Triton Lens: done').waitFor({ timeout: 180000 });
     await page.waitForFunction(
@@ -91,7 +103,7 @@ describe('Triton Lens in VS Code', () => {
     assert.match(l13, /y_ptr\[0:1000\].*1000\/1024 active/, l13);
   });
 
-  it('reports the out-of-bounds load in the Problems view', async () => {
+  step('reports the out-of-bounds load in the Problems view', async () => {
     await page.keyboard.press('Control+Shift+M');
     const row = page.locator('.markers-panel .monaco-list-row', { hasText: "would read past the end of x_ptr's tensor" }).first();
     await row.waitFor({ timeout: 30000 });
@@ -103,7 +115,7 @@ describe('Triton Lens in VS Code', () => {
     await page.keyboard.press('Escape');
   });
 
-  it('shows the touched elements in the hover of a load', async () => {
+  step('shows the touched elements in the hover of a load', async () => {
     const pt = await wb.pointAt('x = tl.load(x_ptr + offs)', 'tl.load');
     assert.ok(pt, 'line 12 is on screen');
     await page.mouse.move(pt.x - 20, pt.y);
@@ -120,7 +132,7 @@ describe('Triton Lens in VS Code', () => {
   });
 
   let frame;
-  it('opens the access map from the "Visualize this kernel" code lens', async () => {
+  step('opens the access map from the "Visualize this kernel" code lens', async () => {
     const lens = page.locator('.editor-group-container .codelens-decoration a', { hasText: 'Visualize this kernel' }).first();
     await lens.waitFor({ timeout: 30000 });
     await lens.click();
@@ -135,7 +147,7 @@ describe('Triton Lens in VS Code', () => {
     assert.ok(counts, 'x_ptr has a map');
   });
 
-  it('follows the cursor: moving to another load changes what the view highlights', async () => {
+  step('follows the cursor: moving to another load changes what the view highlights', async () => {
     // the cursor goes back to the editor (the code lens click left focus in the view)
     const start = await wb.pointAt('x = tl.load(x_ptr + offs)', 'x = tl');
     await page.mouse.click(start.x, start.y);
@@ -155,7 +167,7 @@ describe('Triton Lens in VS Code', () => {
     assert.notDeepEqual(at12.x.pixel, at13.x.pixel, 'x_ptr cell 5 is drawn differently once line 13 is followed');
   });
 
-  it('reveals the source line when a cell is clicked', async () => {
+  step('reveals the source line when a cell is clicked', async () => {
     await page.keyboard.press('Control+Home'); // cursor away, to line 1
     const pt = await frame.evaluate(() => window.__viewer.cellPoint('y_ptr', 10));
     assert.ok(pt, 'y_ptr cell 10 is on screen');
@@ -173,7 +185,19 @@ describe('Triton Lens in VS Code', () => {
     assert.match(pos, /Ln 13,/, `the cursor is on line 13 after clicking a y_ptr cell: ${pos}`);
   });
 
-  it('debugs a kernel: stops at a breakpoint inside the @triton.jit body, in the chosen program', async () => {
+  step('comes back after a window reload (webview serializer), on the same kernel', async () => {
+    await page.waitForTimeout(3000); // let the workbench store its layout (it does so on a timer, too)
+    await page.reload();
+    await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
+    await page.locator('.tabs-container .tab', { hasText: 'Access map: oob_missing_mask.py' }).waitFor({ timeout: 60000 });
+    // a restored webview is only loaded once it is visible
+    await page.locator('.tabs-container .tab', { hasText: 'Access map: oob_missing_mask.py' }).click();
+    frame = await viewerFrame(90000);
+    await waitViewer(frame, () => window.__viewer.idle && window.__viewer.state().kernel === 'add_kernel' && window.__viewer.state().tensors.length === 3, 'the restored view shows add_kernel', 120000);
+    await wb.shot('access-map-restored-after-reload');
+  });
+
+  step('debugs a kernel: stops at a breakpoint inside the @triton.jit body, in the chosen program', async () => {
     await wb.openFile('vector_add.py');
     await wb.gotoLine(10); // offsets = tl.arange(0, B) + pid * B
     await page.keyboard.press('F9');

@@ -76,8 +76,6 @@ export async function startCodeServer({ env, dir, vsix, settings = {}, machineSe
         'workbench.welcomePage.walkthroughs.openOnInstall': false,
         'editor.inlayHints.enabled': 'on',
         'editor.minimap.enabled': false,
-        'window.restoreWindows': 'none',
-        'files.hotExit': 'off',
         'git.enabled': false,
         'security.workspace.trust.enabled': false,
         ...settings,
