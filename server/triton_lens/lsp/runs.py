@@ -44,6 +44,8 @@ def execute(h: RunHandle) -> Optional[RunView]:
     from ..analysis import analyze
     from ..trace.runner import RunRequest, run
 
+    if h.cancel.is_set():  # cancelled while it waited for a free runner thread
+        return None
     s = h.settings
     req = RunRequest(path=h.path, source=h.text, command=h.plan.command, cwd=h.plan.cwd, python=s.python,
                      timeout_s=s.time_limit_s, memory_mb=s.memory_limit_mb)
