@@ -48,7 +48,8 @@ def access_tooltip(s: AccessStats, fact: Optional[AccessFacts]) -> str:
         ("executions", f"{s.executions}" + (f" ({s.executions / s.programs:.1f} per program)" if s.programs else "")),
         ("lanes", f"{s.lanes}"),
         ("active (mask true)", f"{s.active} ({_pct(s.active, s.lanes)})"),
-        ("unique elements", f"{s.unique}" + (f" of {t.numel}" if t is not None else "")),
+        ("unique elements", f"{s.unique}" + (f" of {t.numel}" if t is not None and s.launches == 1 else
+                                             " (per launch, summed)" if s.launches > 1 else "")),
         ("out of bounds lanes", f"{s.oob}"),
         ("bytes", f"{s.bytes} ({format_bytes(s.bytes)})"),
     ]

@@ -22,8 +22,10 @@ def access_markdown(s: AccessStats, f: AccessFacts) -> str:
     launches = f" over {s.launches} launches" if s.launches > 1 else ""
     loops = (f", {s.executions / s.programs:.1f} executions per program" if s.programs and s.executions > s.programs
              else "")
+    of = (f" of {t.numel}" if t is not None and s.launches == 1 else
+          ", counted per launch and summed" if s.launches > 1 else "")
     lines = [f"- touched, all programs{launches}: `{f.extent or s.extent}` — {s.unique} unique element"
-             f"{'s' if s.unique != 1 else ''}" + (f" of {t.numel}" if t is not None else "")]
+             f"{'s' if s.unique != 1 else ''}{of}"]
     if f.shapes_differ:
         lines[-1] += " (launches with another shape of this tensor are left out of the ranges)"
     for p in f.first_programs:
