@@ -329,20 +329,29 @@ class Recorder(compat.Hooks):
             return None
 
         v = L.views[tag]
-        if m is None and v.contiguous and v.shift >= 0:
-            # Fast path, every lane active: a contiguous ascending tile is one range, in bounds or not.
+        if v.contiguous and v.shift >= 0:
+            # Fast path: a contiguous ascending tile whose active lanes are a prefix (no mask, or the
+            # usual `offs < n` tail) is two ranges, touched and masked off, when it is in bounds.
             first = int(flat[0]) - v.base
-            if lanes == 1 or bool(((flat[1:] - flat[:-1]) == v.itemsize).all()):
+            if (lanes == 1 or bool(((flat[1:] - flat[:-1]) == v.itemsize).all())) \
+                    and (m is None or bool(m[:active].all())):
                 lo = first >> v.shift
-                if lo >= 0 and lo + lanes <= v.numel and not (first & (v.itemsize - 1)):
+                if lo >= 0 and lo + active <= v.numel and not (first & (v.itemsize - 1)):
                     t = L.touched
-                    t.kinds.append(RANGE)
-                    t.los.append(lo)
-                    t.counts.append(lanes)
+                    t.kinds.append(RANGE if active else 0)
+                    t.los.append(lo if active else 0)
+                    t.counts.append(active)
                     t.chunks.append(b"")
                     L.ex_oob.append(0)
                     _add_empty(L.oob)
-                    _add_empty(L.masked)
+                    if active == lanes:
+                        _add_empty(L.masked)
+                    else:
+                        k = L.masked
+                        k.kinds.append(RANGE)
+                        k.los.append(lo + active)
+                        k.counts.append(lanes - active)
+                        k.chunks.append(b"")
                     return None
 
         d = flat.view(np.int64) - v.base
