@@ -214,3 +214,17 @@ def test_columns_follow_the_negotiated_position_encoding():
             assert lines.trimmed(0).end.character == length, enc
     finally:
         text.set_encoding("utf-16")
+
+
+def test_only_triton_jit_counts_and_installed_libraries_never_run(tmp_path):
+    def kernels(src):
+        return [k.name for k in plan(str(tmp_path / "k.py"), src, Settings(), []).kernels]
+    assert kernels("import triton as tr\n@tr.jit\ndef a(x): pass\n") == ["a"]
+    assert kernels("from triton import jit\n@jit\ndef b(x): pass\n") == ["b"]
+    assert kernels("import triton\n@triton.autotune(configs=[], key=[])\n@triton.jit\ndef c(x): pass\n") == ["c"]
+    assert kernels("import numba\n@numba.jit\ndef d(x): pass\n") == []
+    assert kernels("from jax import jit\n@jit\ndef e(x): pass\n") == []
+    import triton.language
+    lib = triton.language.__file__.replace("__init__.py", "standard.py")
+    p = plan(lib, open(lib).read(), Settings(), [])
+    assert not p.runnable and p.why_not == "an installed library file"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -51,26 +52,62 @@ class Plan:
     imported_kernels: list[str] = field(default_factory=list)  # workspace files that define imported kernels
 
 
-def _decorator_name(node: ast.expr) -> str:
+def _triton_names(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """(names bound to triton modules, names bound to triton's `jit`) by the file's imports."""
+    modules, jits = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "triton" or a.name.startswith("triton."):
+                    modules.add(a.asname or a.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "triton":
+            for a in node.names:
+                if a.name in _JIT:
+                    jits.add(a.asname or a.name)
+                else:
+                    modules.add(a.asname or a.name)  # `from triton import language as tl`, `runtime`
+    return modules, jits
+
+
+def _is_jit(node: ast.expr, modules: set[str], jits: set[str]) -> bool:
+    """`@triton.jit`, `@triton.jit(...)`, `@triton.runtime.jit.jit`, or `@jit` imported from triton
+    (not numba's or jax's jit)."""
     if isinstance(node, ast.Call):
         node = node.func
-    if isinstance(node, ast.Attribute):
-        return node.attr
     if isinstance(node, ast.Name):
-        return node.id
-    return ""
+        return node.id in jits
+    if isinstance(node, ast.Attribute) and node.attr in _JIT:
+        root = node.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return isinstance(root, ast.Name) and root.id in modules
+    return False
 
 
 def _kernels(tree: ast.AST) -> list[KernelInfo]:
+    modules, jits = _triton_names(tree)
     out = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                any(_decorator_name(d) in _JIT for d in node.decorator_list):
+                any(_is_jit(d, modules, jits) for d in node.decorator_list):
             first = min([d.lineno for d in node.decorator_list] + [node.lineno])
             out.append(KernelInfo(node.name, node.lineno, node.col_offset + (4 if isinstance(node, ast.FunctionDef)
                                                                               else 10), first))
     out.sort(key=lambda k: k.line)
     return out
+
+
+def in_library(path: str) -> bool:
+    """Installed packages (site-packages, the interpreter's own library): opened to read, never run."""
+    p = os.path.abspath(path)
+    parts = p.split(os.sep)
+    if "site-packages" in parts or "dist-packages" in parts:
+        return True
+    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
+        lib = os.path.join(prefix, "lib")
+        if p.startswith(lib + os.sep):
+            return True
+    return False
 
 
 _kernel_file_cache: dict[str, tuple[float, bool]] = {}
@@ -148,6 +185,8 @@ def workspace_root(path: str, roots: list[str]) -> Optional[str]:
 def plan(path: str, text: str, settings: Settings, roots: list[str]) -> Plan:
     if not path.endswith((".py", ".pyw")) and "triton" not in text:
         return Plan(False, "not a Python file")
+    if in_library(path):
+        return Plan(False, "an installed library file")
     try:
         tree = ast.parse(text, filename=path)
     except SyntaxError as e:
