@@ -12,7 +12,7 @@ ROOT=${1:-$REPO/.real-vscode}
 CODE_SERVER_VERSION=${CODE_SERVER_VERSION:-4.139.1}
 NODE24_VERSION=${NODE24_VERSION:-24.22.3}
 PLAYWRIGHT_VERSION=${PLAYWRIGHT_VERSION:-1.65.1}
-mkdir -p "$ROOT"; cd "$ROOT"
+mkdir -p "$ROOT"; ROOT=$(cd "$ROOT" && pwd); cd "$ROOT"   # absolute: env.sh and npm's nodedir need it
 export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 T=$(date +%s); step() { echo "=== [setup-e2e $(( $(date +%s) - T ))s] $*"; }
 
