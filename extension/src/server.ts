@@ -1,6 +1,5 @@
 // The language server's lifecycle: pick the interpreter, check it, start `<python> -m triton_lens lsp` with the
 // bundled pygls on PYTHONPATH, restart it when the interpreter changes, and relay its run notifications.
-import * as os from 'os';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import {
@@ -169,8 +168,9 @@ export class ServerManager implements vscode.Disposable, ServerEvents {
     }
     this.log.info(`Python ${check.probe.version.join('.')} at ${check.probe.executable} has triton, torch and numpy`);
 
-    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-    const spec = serverLaunch(interpreter.path, this.extensionPath, process.env, folder ?? os.homedir());
+    // cwd: `python -m` puts the cwd first on sys.path, so not the workspace (its own attr/, pygls … would shadow
+    // the bundled ones); runs get their own cwd (the workspace folder or the file's folder) from the server.
+    const spec = serverLaunch(interpreter.path, this.extensionPath, process.env, serverPaths(this.extensionPath).server);
     const client = (this.deps.createClient ?? defaultClientFactory)(spec, this.clientOptions(), this.log);
     this.client = client;
     this.clientSubs = [
@@ -213,7 +213,7 @@ export class ServerManager implements vscode.Disposable, ServerEvents {
       outputChannel: this.log,
       traceOutputChannel: this.log,
       revealOutputChannelOn: 4 /* RevealOutputChannelOn.Never */,
-      initializationOptions: initializationOptions(vscode.workspace.isTrusted, getSettings()),
+      initializationOptions: initializationOptions(vscode.workspace.isTrusted, this.withInterpreter(getSettings())),
       synchronize: { configurationSection: SECTION },
       connectionOptions: { maxRestartCount: 3 },
       errorHandler: {
@@ -221,11 +221,26 @@ export class ServerManager implements vscode.Disposable, ServerEvents {
         closed: () => ({ action: CloseAction.DoNotRestart, message: 'The Triton Lens server exited; see "Triton Lens: Show Output".' }),
       },
       middleware: {
+        // The server reads tritonLens.python for its runs: give it the interpreter resolved here (Python
+        // extension's choice, ${workspaceFolder} expanded), not the raw setting.
+        workspace: {
+          configuration: async (params, token, next) => {
+            const result = await next(params, token);
+            if (!Array.isArray(result)) return result;
+            return result.map((item, i) =>
+              params.items[i]?.section === SECTION && item && typeof item === 'object' ? this.withInterpreter(item as TritonLensSettings) : item,
+            );
+          },
+        },
         // Hints off means off, whatever the server does with the setting.
         provideInlayHints: (document, range, token, next) =>
           getSettings(document.uri).inlayHints ? next(document, range, token) : [],
       },
     };
+  }
+
+  private withInterpreter<T extends { python?: string }>(settings: T): T {
+    return this.interpreter ? { ...settings, python: this.interpreter.path } : settings;
   }
 
   private refreshInlayHints(): void {

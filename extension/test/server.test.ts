@@ -98,7 +98,8 @@ describe('ServerManager', () => {
     expect(clients).toHaveLength(1);
     const c = clients[0];
     expect(c.spec.command).toBe('/py/bin/python');
-    expect(c.options.initializationOptions).toMatchObject({ trusted: true, settings: { timeLimit: 7, inlayHints: true } });
+    expect(c.options.initializationOptions).toMatchObject({ trusted: true, settings: { timeLimit: 7, inlayHints: true, python: '/py/bin/python' } });
+    expect(c.spec.cwd).toBe(path.join('/ext', 'server')); // not the workspace: it would come first on sys.path
     expect(c.options.synchronize).toEqual({ configurationSection: 'tritonLens' });
     expect(mgr.isRunning).toBe(true);
     expect(status.current()).toEqual({ kind: 'idle' });
@@ -181,6 +182,16 @@ describe('ServerManager', () => {
     expect((status.current() as { message: string }).message).toContain('spawn /py/bin/python EACCES');
     expect(log.error).toHaveBeenCalled();
     expect(window.showErrorMessage).toHaveBeenCalledWith(expect.stringContaining('failed to start'), 'Show Output');
+  });
+
+  it('answers workspace/configuration with the resolved interpreter, not the raw setting', async () => {
+    mock.config = { 'tritonLens.python': '${workspaceFolder}/.venv/bin/python' };
+    const { mgr } = setup({ python: { path: '/ws/.venv/bin/python', source: 'setting' } });
+    await mgr.start();
+    const cfg = (clients[0].options.middleware as unknown as { workspace: { configuration: Function } }).workspace.configuration;
+    const next = vi.fn(async () => [{ python: '${workspaceFolder}/.venv/bin/python', timeLimit: 9 }, { other: 1 }]);
+    const out = await cfg({ items: [{ section: 'tritonLens' }, { section: 'editor' }] }, {}, next);
+    expect(out).toEqual([{ python: '/ws/.venv/bin/python', timeLimit: 9 }, { other: 1 }]);
   });
 
   it('drops inlay hints client-side when tritonLens.inlayHints is off', async () => {
