@@ -222,3 +222,59 @@ describe('Triton Lens in VS Code', () => {
     await page.keyboard.press('Shift+F5');
   });
 });
+
+describe('Triton Lens when it must not or cannot run', () => {
+  let cs2, page2, wb2;
+  let instances = 0;
+  const ws2 = path.join(WORK, 'workspace2');
+  async function start(name, opts) {
+    fs.rmSync(ws2, { recursive: true, force: true });
+    fs.mkdirSync(ws2, { recursive: true });
+    fs.copyFileSync(path.join(CORPUS, 'vector_add.py'), path.join(ws2, 'vector_add.py'));
+    cs2 = await startCodeServer({ env, dir: path.join(WORK, name), vsix: VSIX, ...opts });
+    page2 = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    wb2 = new Workbench(page2, ARTIFACTS);
+    wb2.shots = wb.shots + 10 * ++instances;
+    await wb2.open(cs2.url, ws2);
+  }
+  after(async () => {
+    await page2?.close().catch(() => {});
+    await cs2?.stop();
+  });
+
+  it('runs nothing in Restricted Mode and says why in the status bar', async () => {
+    await start('code-server-untrusted', { trustAll: false, machineSettings: { 'tritonLens.python': PYTHON } });
+    try {
+      await page2.locator('.statusbar-item', { hasText: 'Restricted Mode' }).first().waitFor({ timeout: 60000 });
+      await wb2.openFile('vector_add.py');
+      const item = wb2.statusItem('Triton Lens: restricted');
+      await item.waitFor({ timeout: 60000 });
+      await item.hover();
+      const tip = page2.locator('.monaco-hover, .hover-contents, .workbench-hover', { hasText: 'runs nothing in Restricted Mode' }).first();
+      await tip.waitFor({ timeout: 15000 });
+      await page2.waitForTimeout(4000); // time enough for a run, had one started
+      const line = await wb2.lineText(12);
+      await wb2.shot('restricted-mode');
+      assert.doesNotMatch(line, /x_ptr\[/, `no inlay hints in Restricted Mode: ${line}`);
+      assert.equal(await page2.locator('.codelens-decoration', { hasText: 'Visualize' }).count(), 0);
+    } finally {
+      await page2.close();
+      await cs2.stop();
+    }
+  });
+
+  it('says which package is missing from the interpreter, and how to install it', async () => {
+    // the venv's python without its site-packages: no triton, torch or numpy
+    const bare = path.join(WORK, 'bare-python');
+    fs.writeFileSync(bare, `#!/bin/sh\nexec "${PYTHON}" -S "$@"\n`, { mode: 0o755 });
+    await start('code-server-bare', { machineSettings: { 'tritonLens.python': bare } });
+    await wb2.openFile('vector_add.py');
+    const toast = page2.locator('.notification-toast', { hasText: 'Triton Lens needs' }).first();
+    await toast.waitFor({ timeout: 60000 });
+    const text = norm(await toast.innerText());
+    await wb2.shot('missing-packages');
+    assert.ok(text.includes(`Triton Lens needs triton, torch, numpy in ${bare}: run \`${bare} -m pip install triton torch numpy\``), text);
+    assert.match(text, /Open Settings/);
+    await wb2.statusItem('Triton Lens: setup needed').waitFor({ timeout: 10000 });
+  });
+});

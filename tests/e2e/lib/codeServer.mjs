@@ -46,9 +46,10 @@ async function freePort() {
 
 /**
  * A fresh code-server: own HOME, user data and extensions folders under `dir`, `vsix` installed, `settings`
- * in the user settings.json and `machineSettings` in the machine's (the server side's), listening on 127.0.0.1. Returns {url, port, stop(), logFile, dir}.
+ * in the user settings.json and `machineSettings` in the machine's (the server side's), listening on 127.0.0.1.
+ * trustAll=false turns workspace trust on: a folder opened for the first time is in Restricted Mode. Returns {url, port, stop(), logFile, dir}.
  */
-export async function startCodeServer({ env, dir, vsix, settings = {}, machineSettings = {}, port, extraArgs = [] }) {
+export async function startCodeServer({ env, dir, vsix, settings = {}, machineSettings = {}, port, extraArgs = [], trustAll = true }) {
   fs.rmSync(dir, { recursive: true, force: true });
   const home = path.join(dir, 'home');
   const userData = path.join(dir, 'user-data');
@@ -77,7 +78,8 @@ export async function startCodeServer({ env, dir, vsix, settings = {}, machineSe
         'editor.inlayHints.enabled': 'on',
         'editor.minimap.enabled': false,
         'git.enabled': false,
-        'security.workspace.trust.enabled': false,
+        'security.workspace.trust.enabled': !trustAll,
+        'security.workspace.trust.startupPrompt': 'never',
         ...settings,
       },
       null,
@@ -102,7 +104,7 @@ export async function startCodeServer({ env, dir, vsix, settings = {}, machineSe
   const log = fs.openSync(logFile, 'w');
   const [cmd, args, opts] = cs([
     '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
-    '--disable-workspace-trust', '--disable-getting-started-override', ...extraArgs,
+    ...(trustAll ? ['--disable-workspace-trust'] : []), '--disable-getting-started-override', ...extraArgs,
   ]);
   const child = spawn(cmd, args, { ...opts, stdio: ['ignore', log, log] });
   const url = `http://127.0.0.1:${port}`;
