@@ -3,6 +3,7 @@ python does, under TRITON_INTERPRET=1, and with TRITON_LENS_STOP_PROGRAM it turn
 only for the chosen program of each launch. The real debugger stopping at a kernel breakpoint is checked by
 the VS Code end-to-end test; here the tracing switch is observed directly."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -14,8 +15,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCHER = REPO / "server" / "triton_lens" / "debug_launcher.py"
-sys.path.insert(0, str(LAUNCHER.parent))
-import debug_launcher  # noqa: E402
+# loaded from its file, as debugpy runs it (and without putting server/triton_lens/ on sys.path, where its
+# subpackages would shadow stdlib modules such as `trace` for the rest of the session)
+_spec = importlib.util.spec_from_file_location("tl_debug_launcher", LAUNCHER)
+debug_launcher = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(debug_launcher)
 
 
 def test_parse_program():
