@@ -35,6 +35,8 @@ export const PAGE_METHODS: Record<string, string> = {
 export class AccessMapPanel implements vscode.Disposable {
   private ready = false;
   private queued: HostEvent[] = [];
+  /** Source files of the kernels and launches in the last overview the page got (plus the document). */
+  private files = new Set<string>();
   private readonly disposables: vscode.Disposable[] = [];
   private disposed = false;
   private readonly closed = new vscode.EventEmitter<void>();
@@ -64,10 +66,16 @@ export class AccessMapPanel implements vscode.Disposable {
     return this.uri;
   }
 
+  /** Whether the cursor in `file` concerns this view: the document, or a file its kernels/launches are in. */
+  shows(file: string): boolean {
+    return file === this.uri.fsPath || this.files.has(file);
+  }
+
   /** Shows another file's results (reloads the page so nothing of the old file lingers). */
   setDocument(uri: vscode.Uri): void {
     if (uri.toString() === this.uri.toString()) return;
     this.uri = uri;
+    this.files = new Set();
     this.updateTitle();
     this.load();
   }
@@ -115,6 +123,7 @@ export class AccessMapPanel implements vscode.Disposable {
     } else {
       try {
         const result = await this.server.request(method, { ...(m.params ?? {}), uri: this.uri.toString() });
+        if (m.method === 'kernels') this.files = overviewFiles(result);
         reply = { type: 'response', id: m.id, result: result ?? null };
       } catch (e) {
         const message = e instanceof Error ? e.message : String(e);
@@ -133,6 +142,17 @@ export class AccessMapPanel implements vscode.Disposable {
     for (const d of this.disposables.splice(0)) d.dispose();
     this.panel.dispose();
   }
+}
+
+/** The files named by a kernels overview: {kernels: [{file, launches: [{file}]}]}. */
+export function overviewFiles(ov: unknown): Set<string> {
+  const out = new Set<string>();
+  const kernels = (ov as { kernels?: { file?: unknown; launches?: { file?: unknown }[] }[] } | null)?.kernels;
+  for (const k of Array.isArray(kernels) ? kernels : []) {
+    if (typeof k?.file === 'string') out.add(k.file);
+    for (const l of Array.isArray(k?.launches) ? k.launches : []) if (typeof l?.file === 'string') out.add(l.file);
+  }
+  return out;
 }
 
 export function webviewRoot(extensionUri: vscode.Uri): vscode.Uri {

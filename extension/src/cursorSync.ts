@@ -6,6 +6,8 @@ export const CURSOR_DEBOUNCE_MS = 150;
 
 export interface CursorTarget {
   post(ev: HostEvent): void;
+  /** Only files the view shows get cursor events (PROTOCOL.md). */
+  shows?(file: string): boolean;
 }
 
 export class CursorSync implements vscode.Disposable {
@@ -48,6 +50,7 @@ export class CursorSync implements vscode.Disposable {
     const t = this.target();
     if (!t || !isKernelSource(editor.document)) return;
     const ev: HostEvent = { type: 'cursor', file: editor.document.uri.fsPath, line: editor.selection.active.line + 1 };
+    if (t.shows && !t.shows(ev.file)) return;
     const key = `${ev.file}:${ev.line}`;
     if (!force && key === this.last) return;
     this.last = key;

@@ -84,6 +84,20 @@ describe('AccessMapPanel', () => {
     expect(Object.keys(PAGE_METHODS).sort()).toEqual(['accessMap', 'kernels', 'values']);
   });
 
+  it('learns from the kernels overview which files the view shows', async () => {
+    const { s, panel, p } = open();
+    expect(p.shows('/w/k.py')).toBe(true);
+    expect(p.shows('/w/lib.py')).toBe(false);
+    s.link.request.mockResolvedValueOnce({
+      file: '/w/k.py',
+      kernels: [{ name: 'k', file: '/w/lib.py', line: 3, launches: [{ index: 0, file: '/w/k.py', line: 20 }] }],
+    } as never);
+    panel.webview.receive({ type: 'request', id: 3, method: 'kernels', params: {} });
+    await flush();
+    expect(p.shows('/w/lib.py')).toBe(true);
+    expect(p.shows('/w/unrelated.py')).toBe(false);
+  });
+
   it('passes server errors and unknown methods back as errors', async () => {
     const { s, panel } = open();
     s.link.request.mockRejectedValueOnce(new Error('The Triton Lens server is not running.'));

@@ -62,6 +62,17 @@ describe('CursorSync', () => {
     expect(post).not.toHaveBeenCalled();
   });
 
+  it('sends only cursors in files the view shows', () => {
+    const post = vi.fn();
+    sync = new CursorSync(() => ({ post, shows: (f: string) => f === '/w/k.py' || f === '/w/kernels_lib.py' }));
+    moveTo(makeEditor(makeDocument('/w/other.py', '')), 2);
+    vi.advanceTimersByTime(200);
+    expect(post).not.toHaveBeenCalled();
+    moveTo(makeEditor(makeDocument('/w/kernels_lib.py', '')), 4);
+    vi.advanceTimersByTime(200);
+    expect(post).toHaveBeenCalledWith({ type: 'cursor', file: '/w/kernels_lib.py', line: 5 });
+  });
+
   it('sends the position of a newly active editor', () => {
     const post = vi.fn();
     sync = new CursorSync(() => ({ post }));
