@@ -10,7 +10,7 @@ import pytest
 import triton
 from lsprotocol import types as lsp
 
-from conftest import Session, session_fixture
+from lsp_harness import Session, session_fixture
 from corpus import CORPUS, CorpusFile, Expect, corpus_files
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

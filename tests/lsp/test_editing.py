@@ -8,7 +8,7 @@ import time
 import pytest
 from lsprotocol import types as lsp
 
-from conftest import Session, session_fixture, worker_children
+from lsp_harness import Session, session_fixture, worker_children
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 DEBOUNCE_MS = 300

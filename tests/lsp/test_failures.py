@@ -8,7 +8,7 @@ import sys
 import pytest
 from lsprotocol import types as lsp
 
-from conftest import Session, server_alive, session_fixture
+from lsp_harness import Session, server_alive, session_fixture
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 TIME_LIMIT_S = 8

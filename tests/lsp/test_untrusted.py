@@ -5,7 +5,7 @@ import asyncio
 
 import pytest
 
-from conftest import CORPUS_FILE, Session, session_fixture
+from lsp_harness import CORPUS_FILE, Session, session_fixture
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
