@@ -66,3 +66,16 @@ def test_in_process_recorder_removes_its_hooks():
     after = {name: interp.InterpreterBuilder.__dict__.get(name) for name in dir(interp.InterpreterBuilder)}
     assert before == after
     assert interp.GridExecutor.__call__ is call and interp._implicit_cvt is cvt
+
+
+def test_the_language_servers_bundled_libraries_are_not_on_the_scripts_path(tmp_path, monkeypatch):
+    bundled = tmp_path / "bundled" / "libs"
+    bundled.mkdir(parents=True)
+    (bundled / "attrs_marker.py").write_text("")
+    script = tmp_path / "show_path.py"
+    script.write_text("import sys\nprint('PATH', sys.path)\n")
+    monkeypatch.setenv("PYTHONPATH", str(bundled))
+    monkeypatch.setenv("TRITON_LENS_BUNDLED_LIBS", str(bundled))
+    r = run(RunRequest(path=str(script)))
+    line = next(l for l in r.stdout.splitlines() if l.startswith("PATH"))
+    assert str(bundled) not in line and "server" in line

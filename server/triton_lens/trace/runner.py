@@ -126,7 +126,12 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
     env = dict(os.environ if req.env is None else req.env)
     env["TRITON_INTERPRET"] = "1"
     env["TRITON_LENS_WORKER"] = "1"  # the script's own triton_lens.launch() must not serve a viewer
-    env["PYTHONPATH"] = _PACKAGE_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    # The worker needs this package; the user's script must not see the libraries bundled for the
+    # language server (the extension names them in TRITON_LENS_BUNDLED_LIBS): its own come first.
+    bundled = env.pop("TRITON_LENS_BUNDLED_LIBS", None)
+    inherited = [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
+                 if p and (bundled is None or os.path.abspath(p) != os.path.abspath(bundled))]
+    env["PYTHONPATH"] = os.pathsep.join([_PACKAGE_PARENT] + inherited)
     env.setdefault("PYTHONUNBUFFERED", "1")
     r, w = os.pipe()
     try:
