@@ -20,8 +20,8 @@ def _pct(a: int, b: int) -> str:
 
 
 def access_label(s: AccessStats, fact: Optional[AccessFacts]) -> str:
-    """`x_ptr[0:1000] · 8 prog · 1000/1024 active · 3.9 KB`, then `×2 launches`, loop iterations and
-    out-of-bounds lanes when there are any."""
+    """`x_ptr[0:1000] · 8 prog · 1000/1024 active · 3.9 KB`, then `×2 launches` and loop iterations.
+    Out-of-bounds lanes come first: VS Code cuts hints at 43 characters by default."""
     extent = (fact.extent if fact is not None and fact.extent else s.extent) or s.arg
     parts = [extent, f"{s.programs} prog", f"{s.active}/{s.lanes} active", format_bytes(s.bytes)]
     if s.kind == "atomic":
@@ -32,7 +32,7 @@ def access_label(s: AccessStats, fact: Optional[AccessFacts]) -> str:
     if s.launches > 1:
         parts.append(f"×{s.launches} launches")
     if s.oob:
-        parts.append(f"{s.oob} OOB")
+        parts.insert(0, f"{s.oob} OOB")
     return " · ".join(parts)
 
 
