@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+import os
 from pathlib import Path
 from typing import Any, Optional
 
@@ -212,7 +213,8 @@ def server_alive(client: LanguageClient) -> bool:
 
 
 def worker_children(client: LanguageClient) -> list[int]:
-    """Pids of trace workers the server has running now."""
+    """Pids of trace workers the server has running a job now. (The one kept warm for the next run
+    still reads its job from a pipe; a running one has handed the script /dev/null as stdin.)"""
     pid = client._server.pid
     out = []
     for d in Path("/proc").iterdir():
@@ -221,7 +223,8 @@ def worker_children(client: LanguageClient) -> list[int]:
         try:
             stat = (d / "stat").read_text()
             ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            if ppid == pid and b"triton_lens.trace.worker" in (d / "cmdline").read_bytes():
+            if ppid == pid and b"triton_lens.trace.worker" in (d / "cmdline").read_bytes() \
+                    and os.readlink(d / "fd" / "0") == os.devnull:
                 out.append(int(d.name))
         except (OSError, ValueError, IndexError):
             continue

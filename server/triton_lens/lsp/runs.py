@@ -48,7 +48,7 @@ def execute(h: RunHandle) -> Optional[RunView]:
         return None
     s = h.settings
     req = RunRequest(path=h.path, source=h.text, command=h.plan.command, cwd=h.plan.cwd, python=s.python,
-                     timeout_s=s.time_limit_s, memory_mb=s.memory_limit_mb)
+                     timeout_s=s.time_limit_s, memory_mb=s.memory_limit_mb, keep_warm=True)
 
     def on_progress(p):
         h.progress = p

@@ -150,6 +150,7 @@ class RunResult:
     stderr: str = ""
     seconds: float = 0.0
     triton_version: str = ""
+    worker_pid: int = 0
 
 
 @dataclass

@@ -4,6 +4,7 @@ every launch that finished before is kept and the failure becomes part of the re
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
@@ -36,6 +37,10 @@ class RunRequest:
     env: Optional[dict[str, str]] = None
     argv: list[str] = field(default_factory=list)
     value_limit: int = 1 << 20
+    # Keep a worker started ahead of time for the next run with the same interpreter and
+    # environment (the language server reruns a file on every edit; a fresh worker spends about a
+    # second importing torch and triton).
+    keep_warm: bool = False
 
 
 @dataclass
@@ -85,6 +90,74 @@ def _innermost_line(dump: str, target: str) -> tuple[Optional[str], Optional[int
     return None, None
 
 
+class _Worker:
+    """A started worker: it has imported torch and triton and waits for its job on stdin."""
+
+    def __init__(self, python: str, env: dict[str, str]):
+        r, w = os.pipe()
+        try:
+            self.proc = subprocess.Popen([python, "-m", "triton_lens.trace.worker", str(w)], pass_fds=(w,), env=env,
+                                         cwd=tempfile.gettempdir(), stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        except OSError:
+            os.close(r)
+            raise
+        finally:
+            os.close(w)
+        self.read_fd = r
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def discard(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            f.close()
+        os.close(self.read_fd)
+
+
+_spares: dict[tuple, _Worker] = {}
+_spares_lock = threading.Lock()
+
+
+def _take_worker(python: str, env: dict[str, str], keep_warm: bool) -> _Worker:
+    key = (python, tuple(sorted(env.items())))
+    with _spares_lock:
+        spare = _spares.pop(key, None)
+    if spare is not None and not spare.alive():
+        spare.discard()
+        spare = None
+    worker = spare if spare is not None else _Worker(python, env)
+    if keep_warm:
+        def start_next():
+            try:
+                nxt = _Worker(python, env)
+            except OSError:
+                return
+            with _spares_lock:
+                old = _spares.pop(key, None)
+                _spares[key] = nxt
+            if old is not None:
+                old.discard()
+        threading.Thread(target=start_next, daemon=True).start()
+    return worker
+
+
+def discard_spares() -> None:
+    """End the workers kept warm (the language server calls this at shutdown; also at exit)."""
+    with _spares_lock:
+        spares = list(_spares.values())
+        _spares.clear()
+    for w in spares:
+        w.discard()
+
+
+atexit.register(discard_spares)
+
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -117,11 +190,7 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
     tmp = tempfile.mkdtemp(prefix="triton-lens-")
     crash_file = os.path.join(tmp, "crash.txt")
     job = {"path": target, "source": req.source, "command": req.command, "argv": req.argv,
-           "cwd": req.cwd or os.path.dirname(target), "memory_mb": req.memory_mb, "crash_file": crash_file,
-           "value_limit": req.value_limit}
-    job_file = os.path.join(tmp, "job.json")
-    with open(job_file, "w", encoding="utf-8") as f:
-        json.dump(job, f)
+           "cwd": req.cwd or os.path.dirname(target), "crash_file": crash_file, "value_limit": req.value_limit}
 
     env = dict(os.environ if req.env is None else req.env)
     env["TRITON_INTERPRET"] = "1"
@@ -133,20 +202,19 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
                  if p and (bundled is None or os.path.abspath(p) != os.path.abspath(bundled))]
     env["PYTHONPATH"] = os.pathsep.join([_PACKAGE_PARENT] + inherited)
     env.setdefault("PYTHONUNBUFFERED", "1")
-    r, w = os.pipe()
     try:
-        proc = subprocess.Popen([req.python, "-m", "triton_lens.trace.worker", job_file, str(w)],
-                                pass_fds=(w,), env=env, cwd=job["cwd"], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        worker = _take_worker(req.python, env, req.keep_warm)
+        worker.proc.stdin.write((json.dumps(job) + "\n").encode())
+        worker.proc.stdin.close()
     except OSError as e:
-        os.close(r)
-        os.close(w)
+        os.rmdir(tmp)
         result.status = ERROR
         result.error = ScriptError(ERROR, type(e).__name__,
                                    f"cannot start the Python interpreter {req.python!r}: {e.strerror}. "
                                    "Set tritonLens.python (or --python) to a Python with triton, torch and numpy.")
         return result
-    os.close(w)
+    proc, r = worker.proc, worker.read_fd
+    t0 = time.perf_counter()  # the run's clock starts when the job is handed over
     out_tail, err_tail = _Tail(proc.stdout), _Tail(proc.stderr)
 
     state = {"error": None, "done": False}
@@ -168,6 +236,7 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
                                          time.perf_counter() - t0))
                 elif kind == "hello":
                     result.triton_version = meta["triton_version"]
+                    result.worker_pid = meta["pid"]
                 elif kind == "error":
                     state["error"] = meta
                 elif kind == "done":
@@ -214,11 +283,10 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
             dump = f.read()
     except OSError:
         dump = ""
-    for p in (job_file, crash_file):
-        try:
-            os.unlink(p)
-        except OSError:
-            pass
+    try:
+        os.unlink(crash_file)
+    except OSError:
+        pass
     try:
         os.rmdir(tmp)
     except OSError:

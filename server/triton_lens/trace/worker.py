@@ -2,7 +2,7 @@
 finished launch to the runner. It runs user code: the runner watches its memory and time and
 kills it past either limit.
 
-    python -m triton_lens.trace.worker JOB.json FD
+    python -m triton_lens.trace.worker FD     (then the job as one JSON line on stdin)
 """
 from __future__ import annotations
 
@@ -132,30 +132,61 @@ def _error_meta(e: BaseException, target: str) -> dict:
             "traceback": "".join(traceback.format_exception(e))[-8000:]}
 
 
+def _exit_with_parent() -> None:
+    """A worker whose runner died (a language server killed outright) ends too."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch():
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main(argv: list[str]) -> int:
-    job_path, fd = argv[0], int(argv[1])
-    with open(job_path, encoding="utf-8") as f:
-        job = json.load(f)
+    """Import the heavy modules first, then wait for the job on stdin: the runner can keep one
+    worker started ahead of time, so a run does not pay for importing torch and triton."""
+    fd = int(argv[0])
+    spawn_dir = sys.path[0]  # `python -m` put the directory we were started in first
+    _exit_with_parent()
+    os.environ["TRITON_INTERPRET"] = "1"
+    try:
+        import torch  # noqa: F401  (kernel scripts import it; loading it is most of a run's start)
+    except ImportError:
+        pass
+    import triton  # noqa: F401  (imported with TRITON_INTERPRET=1 already set)
+
+    from . import compat, stream
+    from .recorder import Recorder
+
+    compat.enable_interpreter()
+
+    line = sys.stdin.readline()
+    if not line:
+        return 0  # the runner discarded this spare worker
+    job = json.loads(line)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)  # the script reads an empty stdin, as under the runner's DEVNULL
+    os.close(devnull)
+    if sys.path and sys.path[0] == spawn_dir:
+        sys.path.pop(0)
+
     out = os.fdopen(fd, "wb", buffering=1 << 16)
     crash = open(job["crash_file"], "w")
     faulthandler.enable(file=crash, all_threads=False)
     faulthandler.register(signal.SIGUSR1, file=crash, all_threads=False, chain=False)
     if job.get("cwd"):
         os.chdir(job["cwd"])
-    os.environ["TRITON_INTERPRET"] = "1"
-
-    from . import stream
 
     target = os.path.abspath(job["path"])
     if job.get("source") is not None:
         _BufferLoader(target, job["source"])
 
-    import triton  # noqa: F401  (imported with TRITON_INTERPRET=1 already set)
-
-    from . import compat
-    from .recorder import Recorder
-
-    compat.enable_interpreter()
     stream.write_frame(out, "hello", {"triton_version": compat.TRITON_VERSION, "pid": os.getpid()})
 
     def on_launch(trace):
