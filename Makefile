@@ -54,6 +54,7 @@ bench-all: setup setup32 bench-webview
 	$(VENV)/bin/python bench/trace_overhead.py --out bench/results/trace_overhead.txt
 	$(VENV32)/bin/python bench/trace_overhead.py --out bench/results/trace_overhead.txt
 	$(VENV)/bin/python bench/viewer_payload.py --out bench/results/viewer_payload-$$(date +%F).txt
+	$(VENV)/bin/python bench/lsp_latency.py --out bench/results/lsp_latency_$$(date +%F).txt
 
 clean:
 	rm -rf $(VENV) $(VENV32) node_modules dist bundled/libs *.vsix
