@@ -16,10 +16,10 @@ import sys
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..trace.kernels import is_triton_jit, triton_names
 from .settings import Settings, split_command
 
 RUN_COMMENT = re.compile(r"^[ \t]*#[ \t]*triton-lens:[ \t]*run[ \t]+(?P<cmd>\S.*?)[ \t]*$", re.MULTILINE)
-_JIT = {"jit"}
 
 
 @dataclass
@@ -52,44 +52,12 @@ class Plan:
     imported_kernels: list[str] = field(default_factory=list)  # workspace files that define imported kernels
 
 
-def _triton_names(tree: ast.AST) -> tuple[set[str], set[str]]:
-    """(names bound to triton modules, names bound to triton's `jit`) by the file's imports."""
-    modules, jits = set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                if a.name == "triton" or a.name.startswith("triton."):
-                    modules.add(a.asname or a.name.split(".")[0])
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "triton":
-            for a in node.names:
-                if a.name in _JIT:
-                    jits.add(a.asname or a.name)
-                else:
-                    modules.add(a.asname or a.name)  # `from triton import language as tl`, `runtime`
-    return modules, jits
-
-
-def _is_jit(node: ast.expr, modules: set[str], jits: set[str]) -> bool:
-    """`@triton.jit`, `@triton.jit(...)`, `@triton.runtime.jit.jit`, or `@jit` imported from triton
-    (not numba's or jax's jit)."""
-    if isinstance(node, ast.Call):
-        node = node.func
-    if isinstance(node, ast.Name):
-        return node.id in jits
-    if isinstance(node, ast.Attribute) and node.attr in _JIT:
-        root = node.value
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        return isinstance(root, ast.Name) and root.id in modules
-    return False
-
-
 def _kernels(tree: ast.AST) -> list[KernelInfo]:
-    modules, jits = _triton_names(tree)
+    modules, jits = triton_names(tree)
     out = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                any(_is_jit(d, modules, jits) for d in node.decorator_list):
+                any(is_triton_jit(d, modules, jits) for d in node.decorator_list):
             first = min([d.lineno for d in node.decorator_list] + [node.lineno])
             out.append(KernelInfo(node.name, node.lineno, node.col_offset + (4 if isinstance(node, ast.FunctionDef)
                                                                               else 10), first))
