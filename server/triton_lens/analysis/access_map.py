@@ -64,12 +64,24 @@ def access_map(result: RunResult, launch: int, tensor: int, line: Optional[int] 
                 "executions": int(r.size),
                 "lanes": int(L.ex_lanes[r].sum()),
                 "active": int(L.ex_active[r].sum()),
-                "touched": enc.to_json(L.touched.union(r)),
-                "masked": enc.to_json(L.masked.union(r)),
-                "oob": enc.to_json(L.oob.union(r)),
+                "touched": _enc_rows(L.touched, r),
+                "masked": _enc_rows(L.masked, r),
+                "oob": _enc_rows(L.oob, r),
             })
     return {"launch": {"index": L.index, "kernel": L.kernel, "grid": list(L.grid), "file": L.file, "line": L.line},
             "tensor": t.to_json(), "sites": sites, "accesses": accesses}
+
+
+def _enc_rows(sets, rows: np.ndarray):
+    """ENC of the union of some executions' sets; one range (a tile) needs no numpy at all."""
+    if rows.size == 1:
+        r = int(rows[0])
+        kind = int(sets.kind[r])
+        if kind == enc.EMPTY:
+            return None
+        if kind == enc.RANGE:
+            return {"runs": [int(sets.lo[r]), int(sets.count[r])]}
+    return enc.to_json(sets.union(rows))
 
 
 def _json_number(v) -> object:
