@@ -111,3 +111,10 @@ def test_triton_viz_spellings_clients_keyword_tuple_abort_on_error_and_config(vi
         assert viz.trace("sanitizer")(kernels.add_kernel) is kernels.add_kernel
     finally:
         viz.config.sanitizer_backend = "default"
+
+
+def test_triton_viz_clients_module_spelling():
+    from triton_lens import clients
+    from triton_lens.viz import clients as real
+
+    assert clients.Sanitizer is real.Sanitizer and clients.Client is real.Client and clients.Profiler is real.Profiler
