@@ -186,8 +186,12 @@ describe('Triton Lens in VS Code', () => {
   });
 
   step('comes back after a window reload (webview serializer), on the same kernel', async () => {
-    await page.waitForTimeout(3000); // let the workbench store its layout (it does so on a timer, too)
-    await page.reload();
+    // Reload the way a user does (Developer: Reload Window): the workbench shuts down properly and
+    // stores its editor layout first; a bare page reload races that store and sometimes loses it.
+    await Promise.all([
+      page.waitForEvent('load', { timeout: 90000 }),
+      wb.command('Developer: Reload Window'),
+    ]);
     await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
     await page.locator('.tabs-container .tab', { hasText: 'Access map: oob_missing_mask.py' }).waitFor({ timeout: 60000 });
     // a restored webview is only loaded once it is visible
