@@ -18,14 +18,6 @@ import time
 from . import __version__
 
 
-def _format_bytes(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"
-
-
 def _rel(path: str) -> str:
     try:
         rel = os.path.relpath(path)
@@ -35,6 +27,8 @@ def _rel(path: str) -> str:
 
 
 def _print_human(analysis, out) -> None:
+    from .analysis.stats import format_bytes
+
     r = analysis.result
     for f in analysis.findings:
         col = f.col + 1 if f.col >= 0 else 1
@@ -53,7 +47,7 @@ def _print_human(analysis, out) -> None:
         for a in analysis.accesses:
             where = f"{a.line}" if os.path.abspath(a.file) == os.path.abspath(r.file) else f"{os.path.basename(a.file)}:{a.line}"
             print(f"{where:>5}  {a.kind:<6} {a.arg:<12} {a.launches:>8} {a.programs:>8} {a.lanes:>10} {a.active:>10} "
-                  f"{a.unique:>10} {a.oob:>6} {_format_bytes(a.bytes):>9}  {a.extent}", file=out)
+                  f"{a.unique:>10} {a.oob:>6} {format_bytes(a.bytes):>9}  {a.extent}", file=out)
     n_err = sum(f.severity == "error" for f in analysis.findings)
     n_warn = sum(f.severity == "warning" for f in analysis.findings)
     launches = len(r.launches)

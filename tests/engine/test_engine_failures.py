@@ -87,3 +87,13 @@ def test_cancel_kills_the_worker():
 def test_a_missing_interpreter_is_a_tool_error():
     r = run(RunRequest(path=str(SCRIPTS / "exits.py"), python="/nonexistent/python3"))
     assert r.status == "error" and "tritonLens.python" in r.error.message
+
+
+def test_an_interpreter_without_triton_is_a_tool_error_that_says_how_to_fix_it():
+    import os
+    import sys
+
+    bare = os.path.join(sys.base_prefix, "bin", "python3")  # the Python this venv was made from
+    r = run(RunRequest(path=str(SCRIPTS / "exits.py"), python=bare))
+    assert r.status == "error" and "No module named" in r.error.message
+    assert f"{bare} -m pip install" in r.error.message and "--python" in r.error.message

@@ -188,7 +188,7 @@ def test_module_files_are_small_and_the_server_holds_no_analysis():
 
 
 def test_touched_mask_agrees_with_sorting_the_indices():
-    from triton_lens.analysis.hover import format_mask, text_map_mask, touched_mask
+    from triton_lens.analysis.hover import format_mask, text_map_mask
     from triton_lens.model.elements import ElementSetsBuilder
     sets = [np.arange(0, 100), np.arange(50, 150), np.array([3, 500, 900]),
             np.concatenate([np.arange(200, 210), np.arange(300, 310)]), np.empty(0, np.int64), np.arange(990, 1000)]
@@ -197,7 +197,7 @@ def test_touched_mask_agrees_with_sorting_the_indices():
         b.add(x)
     es = b.finish()
     assert set(es.kind.tolist()) == {0, 1, 2, 3}  # empty, range, runs and bitmap sets all covered
-    m = touched_mask(es, np.arange(len(sets)), 1000)
+    m = es.cover(np.arange(len(sets)), 1000)
     ref = np.unique(np.concatenate(sets))
     assert np.array_equal(np.flatnonzero(m), ref)
     for shape in [(1000,), (10, 100), (4, 5, 50)]:

@@ -58,12 +58,7 @@ def format_ranges(name: str, shape: tuple[int, ...], flat: np.ndarray) -> str:
     if len(shape) == 0:
         return f"{name}"
     parts = dim_ranges(shape, flat)
-    box = _box(parts)
-    text = f"{name}[{', '.join(parts)}]"
-    n = int(np.unique(flat).size)
-    if box != n:
-        text += f" ({n} element{'s' if n != 1 else ''})"
-    return text
+    return f"{name}[{', '.join(parts)}]" + _count_suffix(parts, int(np.unique(flat).size))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -153,39 +148,6 @@ def text_map_mask(shape: tuple[int, ...], mask: np.ndarray, max_cols: int = MAP_
 MASK_LIMIT = 1 << 26  # elements (64 MB of mask); above this the sets are merged by sorting their indices
 
 
-def touched_mask(sets: ElementSets, rows: np.ndarray, numel: int, out: Optional[np.ndarray] = None) -> np.ndarray:
-    """Bool mask over [0, numel) of the union of the given element sets (in-bounds flat indices).
-    Contiguous runs are merged and marked as slices, so a 1M-lane tile costs no index array."""
-    m = np.zeros(numel, dtype=bool) if out is None else out
-    rows = np.asarray(rows, dtype=np.int64)
-    if rows.size == 0 or numel == 0:
-        return m
-    kinds = sets.kind[rows]
-    starts, lens = [], []
-    r = rows[kinds == RANGE]
-    if r.size:
-        starts.append(sets.lo[r])
-        lens.append(sets.count[r])
-    for i in rows[kinds == RUNS]:
-        pairs = np.frombuffer(sets.data[sets.start[i]:sets.start[i + 1]].tobytes(), dtype=np.int64)
-        starts.append(pairs[0::2])
-        lens.append(pairs[1::2])
-    if starts:
-        st = np.clip(np.concatenate(starts), 0, numel)
-        en = np.clip(st + np.concatenate(lens), 0, numel)
-        # Merge overlapping runs (a tile re-read in a loop, rows of neighbouring programs), then mark each.
-        order = np.argsort(st, kind="stable")
-        st, en = st[order], np.maximum.accumulate(en[order])
-        heads = np.flatnonzero(np.concatenate(([True], st[1:] > en[:-1])))
-        tails = np.append(heads[1:] - 1, st.size - 1)
-        for a, b in zip(st[heads].tolist(), en[tails].tolist()):
-            m[a:b] = True
-    for i in rows[kinds == BITMAP]:
-        idx = sets.get(int(i))
-        m[idx[(idx >= 0) & (idx < numel)]] = True
-    return m
-
-
 def mask_ranges(shape: tuple[int, ...], mask: np.ndarray) -> list[str]:
     """`dim_ranges` of the elements set in a bool mask."""
     shape = tuple(int(s) for s in shape)
@@ -211,6 +173,14 @@ def _box(parts: list[str]) -> int:
     return box
 
 
+def _count_suffix(parts: list[str], n: int) -> str:
+    """" (100 elements)" when the ranges describe a box the elements do not fill (and say so nowhere else)."""
+    box = _box(parts)
+    if box == n or (box == -1 and len(parts) == 1):  # "224 of 10:996" already gives the count
+        return ""
+    return f" ({n} element{'s' if n != 1 else ''})"
+
+
 def format_mask(name: str, shape: tuple[int, ...], mask: np.ndarray) -> str:
     """`format_ranges` of the elements set in a bool mask."""
     n = int(np.count_nonzero(mask))
@@ -219,10 +189,7 @@ def format_mask(name: str, shape: tuple[int, ...], mask: np.ndarray) -> str:
     if len(shape) == 0:
         return f"{name}"
     parts = mask_ranges(shape, mask)
-    text = f"{name}[{', '.join(parts)}]"
-    if _box(parts) != n:
-        text += f" ({n} element{'s' if n != 1 else ''})"
-    return text
+    return f"{name}[{', '.join(parts)}]" + _count_suffix(parts, n)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -354,7 +321,7 @@ def _facts(g: Group, first_programs: int) -> AccessFacts:
         if t is not None:
             f.bytes += (act - bad) * t.itemsize
         if same and use_mask:
-            m = touched_mask(L.touched, rows, t.numel)
+            m = L.touched.cover(rows, t.numel)
             f.unique += int(np.count_nonzero(m))
             union_mask |= m
         else:

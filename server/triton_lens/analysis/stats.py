@@ -3,27 +3,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import AccessStats, TensorInfo
+from ..model import AccessStats
 from .groups import Group
+from .hover import format_mask
 
 
-def index_extent(tensor: TensorInfo, mask: np.ndarray) -> str:
-    """Touched elements (a mask over the tensor's flat indices) as half-open index ranges per
-    dimension: "x_ptr[0:1000]", "a_ptr[0:48, 0:72]"."""
-    name = tensor.name
-    if not mask.any() or len(tensor.shape) == 0:
-        return f"{name}[]"
-    grid = mask.reshape(tensor.shape)
-    parts = []
-    for axis in range(grid.ndim):
-        others = tuple(a for a in range(grid.ndim) if a != axis)
-        hit = np.flatnonzero(grid.any(axis=others) if others else grid)
-        lo, hi = int(hit[0]), int(hit[-1]) + 1
-        parts.append(f"{lo}" if hi == lo + 1 else f"{lo}:{hi}")
-    return f"{name}[{', '.join(parts)}]"
+def format_bytes(n: float) -> str:
+    """512 B, 3.9 KB, 25.0 MB: for hints, tables and hovers alike."""
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
 
 
-def access_stats(groups: dict, ) -> list[AccessStats]:
+def access_stats(groups: dict) -> list[AccessStats]:
     out = []
     for key, g in groups.items():
         g: Group
@@ -49,7 +43,7 @@ def access_stats(groups: dict, ) -> list[AccessStats]:
                 unique += int(np.count_nonzero(touched))
                 nbytes += (act - bad) * t.itemsize
                 if not extent:
-                    extent = index_extent(t, touched)
+                    extent = format_mask(t.name, t.shape, touched)
         s = g.first
         out.append(AccessStats(file=file, line=line, col=s.col, end_line=s.end_line, end_col=s.end_col, arg=arg,
                                kind=kind, op=s.op, launches=launches, programs=programs, lanes=lanes, active=active,

@@ -4,15 +4,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ..analysis.hover import AccessFacts
+from ..analysis.stats import format_bytes
 from ..model import AccessStats
-
-
-def format_bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GB"
 
 
 def _pct(a: int, b: int) -> str:

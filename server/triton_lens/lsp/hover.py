@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..analysis.hover import FULL, MOST, NONE, SOME, AccessFacts
 from ..model import AccessStats
-from .hints import format_bytes
+from ..analysis.stats import format_bytes
 
 _VERB = {"load": "reads", "store": "writes", "atomic": "updates"}
 

@@ -204,28 +204,39 @@ class ElementSets:
     def cover(self, rows: np.ndarray | None, size: int) -> np.ndarray:
         """Boolean mask over [0, size) of the union of the given sets (indices outside are ignored).
 
-        Ranges are painted through a difference array, so a million-element tile costs O(rows + size),
-        not a sort of every index.
+        Ranges and runs are merged first and each merged run is marked as one slice, so a
+        million-element tile costs no index array.
         """
+        out = np.zeros(size, dtype=bool)
         if rows is None:
             rows = np.arange(len(self))
         rows = np.asarray(rows, dtype=np.int64)
-        out = np.zeros(size, dtype=bool)
         if rows.size == 0 or size == 0:
             return out
         kinds = self.kind[rows]
-        ranges = rows[kinds == RANGE]
-        if ranges.size:
-            lo = np.clip(self.lo[ranges], 0, size)
-            hi = np.clip(self.lo[ranges] + self.count[ranges], 0, size)
-            diff = np.zeros(size + 1, dtype=np.int64)
-            np.add.at(diff, lo, 1)
-            np.add.at(diff, hi, -1)
-            out |= np.cumsum(diff[:-1]) > 0
-        for i in rows[(kinds == RUNS) | (kinds == BITMAP)]:
+        starts, lens = [], []
+        r = rows[kinds == RANGE]
+        if r.size:
+            starts.append(self.lo[r])
+            lens.append(self.count[r])
+        for i in rows[kinds == RUNS]:
+            pairs = np.frombuffer(self.data[self.start[i]:self.start[i + 1]].tobytes(), dtype=np.int64)
+            starts.append(pairs[0::2])
+            lens.append(pairs[1::2])
+        if starts:
+            st = np.concatenate(starts)
+            en = np.clip(st + np.concatenate(lens), 0, size)
+            st = np.clip(st, 0, size)
+            # Merge overlapping runs (a tile re-read in a loop, rows of neighbouring programs).
+            order = np.argsort(st, kind="stable")
+            st, en = st[order], np.maximum.accumulate(en[order])
+            heads = np.flatnonzero(np.concatenate(([True], st[1:] > en[:-1])))
+            tails = np.append(heads[1:] - 1, st.size - 1)
+            for lo, hi in zip(st[heads].tolist(), en[tails].tolist()):
+                out[lo:hi] = True
+        for i in rows[kinds == BITMAP]:
             idx = self.get(int(i))
-            idx = idx[(idx >= 0) & (idx < size)]
-            out[idx] = True
+            out[idx[(idx >= 0) & (idx < size)]] = True
         return out
 
     def runs(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -377,11 +377,11 @@ class Recorder(compat.Hooks):
                     _add_empty(L.oob)
                     done = True
             if not done:
-                inb, flat_idx = v.classify(d)
+                inb, flat_idx = v.classify(d)  # flat indices of the in-bounds lanes
                 good = inb if m is None else (inb & m)
                 bad = ~inb if m is None else (m & ~inb)
                 n_bad = int(np.count_nonzero(bad))
-                L.touched.add(flat_idx if m is None else v.classify(d[good])[1])
+                L.touched.add(flat_idx if m is None else flat_idx[m[inb]])
                 L.ex_oob.append(n_bad)
                 if n_bad:
                     L.oob.add(v.elements(d[bad]))

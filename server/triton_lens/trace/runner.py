@@ -330,8 +330,10 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
                     and "triton_lens" in result.stderr and not result.launches and file is None:
                 result.status = ERROR
                 result.error = ScriptError(ERROR, "WorkerError",
-                                           f"the worker could not start under {req.python}: {err_lines[-1]}. "
-                                           "Set tritonLens.python to a Python with triton, torch and numpy.",
+                                           f"Triton Lens could not start {req.python}: {err_lines[-1]}. Install "
+                                           f"what is missing (`{req.python} -m pip install triton torch numpy`) or "
+                                           "point Triton Lens at a Python that has them (tritonLens.python in "
+                                           "VS Code, --python on the command line).",
                                            traceback=result.stderr[-8000:])
             else:
                 result.error = ScriptError(CRASHED, "exit", f"the script exited with status {rc} before it finished "
