@@ -8,8 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { extensionLogs, launchBrowser, loadEnv, REPO, startCodeServer } from './lib/codeServer.mjs';
 import { norm, Workbench } from './lib/workbench.mjs';
 
-const SHARED = path.resolve(REPO, '..', 'shared');
-const CORPUS = path.join(SHARED, 'corpus');
+const CORPUS = path.join(REPO, 'tests', 'corpus');
 const VSIX = path.resolve(REPO, process.env.VSIX || 'triton-lens.vsix');
 const WORK = path.join(REPO, '.e2e');
 const ARTIFACTS = path.join(REPO, 'tests', 'e2e', 'artifacts');

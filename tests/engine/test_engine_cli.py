@@ -5,7 +5,7 @@ import json
 import subprocess
 import sys
 
-from corpus import CORPUS
+from markers import CORPUS
 
 
 def check(*args: str):

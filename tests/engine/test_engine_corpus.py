@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import triton
 
-from corpus import CORPUS, CorpusFile, Expect, corpus_files
+from markers import CORPUS, CorpusFile, Expect, corpus_files
 from triton_lens.analysis import analyze
 from triton_lens.trace.runner import RunRequest, run
 
@@ -15,7 +15,7 @@ HANG_LIMIT_S = 8.0  # hangs_after_launch.py sleeps forever; the other files fini
 
 
 def test_corpus_is_there():
-    assert CORPUS.is_dir(), f"the corpus is expected at {CORPUS} (../shared/corpus from the repository)"
+    assert CORPUS.is_dir(), f"the project's corpus is expected at {CORPUS}"
     assert len(FILES) >= 20
 
 
@@ -69,7 +69,13 @@ def check(a, e: Expect) -> None:
     elif e.kind == "unwritten":
         found = _findings(a, "unwritten", e)
         assert found and found[0].severity in ("information", "warning"), f"{e}: findings {a.findings}"
-        assert found[0].elements == e.keys["elements"]
+        assert found[0].elements == e.keys["elements"], f"{e}: got {found[0].elements}"
+    elif e.kind == "uninit":
+        kind, arg = e.words
+        found = [f for f in _findings(a, "uninit", e) if f.access == kind]
+        assert found, f"{e}: findings {[(f.kind, f.line, f.arg) for f in a.findings]}"
+        assert found[0].severity == "error"
+        assert found[0].elements == e.keys["elements"], f"{e}: got {found[0].elements}"
     elif e.kind == "exception":
         assert r.status == "exception" and r.error.type == e.words[0], (r.status, r.error)
         found = [f for f in a.findings if f.kind == "exception" and f.line == e.line]
@@ -86,6 +92,10 @@ def check(a, e: Expect) -> None:
         assert r.status == "ok", (r.status, r.error)
     else:
         raise AssertionError(f"unknown expectation {e}")
+    if e.severity is not None:
+        kind = {"oob": "oob", "race": "race", "dead": "dead", "unwritten": "unwritten", "uninit": "uninit"}[e.kind]
+        sev = [f.severity for f in _findings(a, kind, e)]
+        assert e.severity in sev, f"{e}: severity {e.severity} expected, got {sev}"
 
 
 # A file whose `# requires:` excludes this release is checked by the other release `make test` runs

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from corpus import CORPUS
+from markers import CORPUS
 from triton_lens.analysis import analyze
 from triton_lens.trace.runner import RunRequest, run
 

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import triton  # noqa: E402
 
-from corpus import CORPUS, parse  # noqa: E402
+from markers import CORPUS, parse  # noqa: E402
 from triton_lens.analysis import analyze  # noqa: E402
 from triton_lens.trace.runner import RunRequest, run  # noqa: E402
 

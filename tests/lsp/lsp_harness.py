@@ -19,7 +19,7 @@ SERVER = [sys.executable, "-m", "triton_lens", "lsp"]
 
 
 def CORPUS_FILE(name: str) -> Path:
-    from corpus import CORPUS
+    from markers import CORPUS
     return CORPUS / name
 RUN_TIMEOUT_S = 90.0
 

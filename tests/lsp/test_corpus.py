@@ -1,4 +1,4 @@
-"""Every file of the shared corpus, opened in the real server: its diagnostics and inlay hints agree
+"""Every file of the corpus (tests/corpus and ../shared/corpus), opened in the real server: its diagnostics and inlay hints agree
 with the file's `# expect:` markers. Files whose `# requires:` excludes the installed triton are
 left out (and named in the test log)."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import triton
 from lsprotocol import types as lsp
 
 from lsp_harness import Session, session_fixture
-from corpus import CORPUS, CorpusFile, Expect, corpus_files
+from markers import CORPUS, CorpusFile, Expect, corpus_files
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -118,6 +118,10 @@ def check(cf: CorpusFile, e: Expect, diags: list[lsp.Diagnostic], hints: list[ls
         found = [d for d in _at(diags, e.line, "unwritten") if d.message.startswith(e.words[-1] + ":")]
         assert found and found[0].severity in (INFO, WARNING), f"{cf.name} {e}: {diags}"
         assert str(e.keys["elements"]) in found[0].message
+    elif e.kind == "uninit":
+        found = [d for d in _at(diags, e.line, "uninit") if d.message.startswith(e.words[-1] + ":")]
+        assert found and found[0].severity == ERROR, f"{cf.name} {e}: {diags}"
+        assert str(e.keys["elements"]) in found[0].message
     elif e.kind == "exception":
         found = _at(diags, e.line, "exception")
         assert found and found[0].severity == ERROR and e.words[0] in found[0].message, f"{cf.name} {e}: {diags}"
@@ -134,6 +138,11 @@ def check(cf: CorpusFile, e: Expect, diags: list[lsp.Diagnostic], hints: list[ls
         assert not bad, f"{cf.name} is clean, got {[(d.range.start.line + 1, d.code, d.message[:80]) for d in bad]}"
     else:
         raise AssertionError(f"unknown expectation {e}")
+    if e.severity is not None:
+        code = {"dead": "dead-mask"}.get(e.kind, e.kind)
+        want = {"error": ERROR, "warning": WARNING, "information": INFO}[e.severity]
+        found = [d for d in _at(diags, e.line, code) if d.message.startswith(e.words[-1] + ":")]
+        assert want in [d.severity for d in found], f"{cf.name} {e}: {[(d.code, d.severity) for d in found]}"
 
 
 async def _set_time_limit(session: Session, seconds: float) -> None:

@@ -1,6 +1,8 @@
-"""The shared corpus (../shared/corpus) and its `# expect:` markers, parsed once for every test layer.
+"""The kernel corpus and its `# expect:` markers, parsed once for every test layer.
 
-Marker grammar: shared/corpus/README.md. A marker at the end of a code line applies to that
+The project keeps its own copy in tests/corpus (a fresh clone tests alone); ../shared/corpus, where it
+exists, is checked too, so files that appear there are picked up (a file of the same name there wins:
+it is the newer specification). Marker grammar: tests/corpus/README.md. A marker at the end of a code line applies to that
 statement; alone on a line, to the next code line; `clean`, `timeout`, `no-launch` to the file.
 """
 from __future__ import annotations
@@ -11,16 +13,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = Path(os.environ.get("TRITON_LENS_CORPUS", ROOT.parent / "shared" / "corpus")).resolve()
+CORPUS = ROOT / "tests" / "corpus"  # the project's copy
+SHARED_CORPUS = Path(os.environ.get("TRITON_LENS_CORPUS", ROOT.parent / "shared" / "corpus")).resolve()
 FILE_LEVEL = {"clean", "timeout", "no-launch"}
 
 
 @dataclass
 class Expect:
-    kind: str  # stats | launches | oob | race | dead | unwritten | exception | clean | timeout | no-launch
+    kind: str  # stats | launches | oob | race | dead | unwritten | uninit | exception | clean | timeout | no-launch
     line: int  # 0 for file-level
     words: list[str] = field(default_factory=list)  # positional words after the kind
     keys: dict[str, int] = field(default_factory=dict)  # k=v numbers
+    severity: str | None = None  # `severity=LEVEL`: the finding must have this severity
 
     def __str__(self) -> str:
         kv = " ".join(f"{k}={v}" for k, v in self.keys.items())
@@ -61,8 +65,11 @@ def _parse_one(text: str, line: int) -> Expect:
     kind, rest = words[0], words[1:]
     keys = {}
     pos = []
+    severity = None
     for w in rest:
-        if "=" in w:
+        if w.startswith("severity="):
+            severity = w.split("=", 1)[1]
+        elif "=" in w:
             k, v = w.split("=", 1)
             keys[k] = int(v)
         else:
@@ -70,7 +77,7 @@ def _parse_one(text: str, line: int) -> Expect:
     if kind.startswith("launches="):
         keys["launches"] = int(kind.split("=", 1)[1])
         kind = "launches"
-    return Expect(kind, line, pos, keys)
+    return Expect(kind, line, pos, keys, severity)
 
 
 def parse(path: Path) -> CorpusFile:
@@ -100,5 +107,13 @@ def parse(path: Path) -> CorpusFile:
     return CorpusFile(path, expects, requires)
 
 
+def corpus_paths() -> list[Path]:
+    """Every corpus file by name: the project's copy, and ../shared/corpus's where it exists."""
+    by_name = {p.name: p for p in CORPUS.glob("*.py")}
+    if SHARED_CORPUS.is_dir():
+        by_name.update({p.name: p for p in SHARED_CORPUS.glob("*.py")})
+    return [by_name[n] for n in sorted(by_name)]
+
+
 def corpus_files() -> list[CorpusFile]:
-    return [parse(p) for p in sorted(CORPUS.glob("*.py"))]
+    return [parse(p) for p in corpus_paths()]
