@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import type { AccessMapManager } from './accessMapPanel';
 import type { CursorSync } from './cursorSync';
 import type { KernelDebugger } from './debug';
-import { findKernels, kernelAtLine } from './kernelScan';
+import { kernelOutline } from './kernelOutline';
 import type { ServerManager } from './server';
 
 export const COMMANDS = {
@@ -16,7 +16,7 @@ export const COMMANDS = {
 } as const;
 
 export interface CommandDeps {
-  server: Pick<ServerManager, 'restart'>;
+  server: Pick<ServerManager, 'restart' | 'request'>;
   log: vscode.LogOutputChannel;
   accessMap: Pick<AccessMapManager, 'show'>;
   cursor: Pick<CursorSync, 'reset' | 'flush'>;
@@ -31,28 +31,37 @@ export function toUri(u: unknown): vscode.Uri | undefined {
   return undefined;
 }
 
-/** The kernel for the active editor's cursor, asking when it is ambiguous. */
-export async function kernelAtCursor(editor: vscode.TextEditor | undefined): Promise<{ uri: vscode.Uri; name: string; defLine: number } | undefined> {
+/** The kernel for the active editor's cursor (the server's kernel finder), asking when it is ambiguous. */
+export async function kernelAtCursor(
+  editor: vscode.TextEditor | undefined,
+  server: Pick<ServerManager, 'request'>,
+): Promise<{ uri: vscode.Uri; name: string; defLine: number } | undefined> {
   if (!editor || editor.document.languageId !== 'python') {
     void vscode.window.showInformationMessage('Triton Lens: open a Python file with a Triton kernel first.');
     return undefined;
   }
-  const text = editor.document.getText();
-  let k = kernelAtLine(text, editor.selection.active.line);
+  let outline;
+  try {
+    outline = await kernelOutline(server, editor.document, editor.selection.active.line);
+  } catch (e) {
+    void vscode.window.showErrorMessage(`Triton Lens: ${e instanceof Error ? e.message : String(e)}`);
+    return undefined;
+  }
+  let k = outline.at === null ? undefined : outline.kernels[outline.at];
   if (!k) {
-    const all = findKernels(text);
+    const all = outline.kernels;
     if (!all.length) {
       void vscode.window.showInformationMessage('Triton Lens: no @triton.jit kernel in this file.');
       return undefined;
     }
     const pick = await vscode.window.showQuickPick(
-      all.map((x) => ({ label: x.name, description: `line ${x.defLine + 1}`, kernel: x })),
+      all.map((x) => ({ label: x.name, description: `line ${x.line + 1}`, kernel: x })),
       { placeHolder: 'Which kernel?' },
     );
     if (!pick) return undefined;
     k = pick.kernel;
   }
-  return { uri: editor.document.uri, name: k.name, defLine: k.defLine };
+  return { uri: editor.document.uri, name: k.name, defLine: k.line };
 }
 
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
@@ -70,7 +79,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       visualize(uri, typeof name === 'string' ? name : undefined, typeof defLine === 'number' ? defLine : undefined);
     }),
     vscode.commands.registerCommand(COMMANDS.visualizeAtCursor, async () => {
-      const k = await kernelAtCursor(vscode.window.activeTextEditor);
+      const k = await kernelAtCursor(vscode.window.activeTextEditor, deps.server);
       if (!k) return;
       visualize(k.uri, k.name, k.defLine);
       deps.cursor.flush(); // follow the load/store the cursor is on, if it is on one
@@ -82,7 +91,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       return deps.debugger.debugKernel(uri, typeof name === 'string' ? name : undefined);
     }),
     vscode.commands.registerCommand(COMMANDS.debugKernelAtCursor, async () => {
-      const k = await kernelAtCursor(vscode.window.activeTextEditor);
+      const k = await kernelAtCursor(vscode.window.activeTextEditor, deps.server);
       return k ? deps.debugger.debugKernel(k.uri, k.name) : false;
     }),
   ];

@@ -5,7 +5,7 @@
 // (TRITON_LENS_STOP_PROGRAM, honoured by server/triton_lens/debug_launcher.py).
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { findKernels, type KernelDef } from './kernelScan';
+import { kernelOutline, type KernelOutline, type OutlineServer } from './kernelOutline';
 import { checkInterpreter, shellQuote, type InterpreterResolver } from './python';
 import { expandVariables, getSettings, runCommandFor, splitCommandLine } from './settings';
 
@@ -134,6 +134,7 @@ export class KernelDebugger implements vscode.DebugConfigurationProvider, vscode
     private readonly extensionPath: string,
     private readonly resolver: InterpreterResolver,
     private readonly log: vscode.LogOutputChannel,
+    private readonly server: OutlineServer,
   ) {
     this.disposables.push(
       vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, this),
@@ -205,7 +206,7 @@ export class KernelDebugger implements vscode.DebugConfigurationProvider, vscode
   /** The "Debug this kernel" code lens / command. */
   async debugKernel(uri: vscode.Uri, kernelName?: string, askStopProgram = true): Promise<boolean> {
     const doc = await vscode.workspace.openTextDocument(uri);
-    const kernel = kernelName ? findKernels(doc.getText()).find((k) => k.name === kernelName) : undefined;
+    const kernel = kernelName ? await this.findKernel(doc, kernelName) : undefined;
     let stopProgram: string | undefined;
     if (askStopProgram) {
       const answer = await vscode.window.showInputBox({
@@ -235,20 +236,30 @@ export class KernelDebugger implements vscode.DebugConfigurationProvider, vscode
     return vscode.debug.startDebugging(folder, cfg);
   }
 
+  private async findKernel(doc: vscode.TextDocument, name: string): Promise<KernelOutline | undefined> {
+    try {
+      return (await kernelOutline(this.server, doc)).kernels.find((k) => k.name === name);
+    } catch (e) {
+      // Debugging still works without the server: only the automatic breakpoint is skipped.
+      this.log.warn(`No kernel outline for ${doc.uri.fsPath}: ${e instanceof Error ? e.message : String(e)}`);
+      return undefined;
+    }
+  }
+
   /** Without a breakpoint in the kernel, "Debug this kernel" would just run: put one on its first statement. */
-  private ensureBreakpointIn(uri: vscode.Uri, k: KernelDef): void {
+  private ensureBreakpointIn(uri: vscode.Uri, k: KernelOutline): void {
     const has = vscode.debug.breakpoints.some(
       (b) =>
         b instanceof vscode.SourceBreakpoint &&
         b.enabled &&
         b.location.uri.toString() === uri.toString() &&
-        b.location.range.start.line >= k.defLine &&
+        b.location.range.start.line >= k.line &&
         b.location.range.start.line <= k.endLine,
     );
     if (has) return;
-    const pos = new vscode.Position(k.firstBodyLine, 0);
+    const pos = new vscode.Position(k.bodyLine, 0);
     vscode.debug.addBreakpoints([new vscode.SourceBreakpoint(new vscode.Location(uri, pos), true)]);
-    this.log.info(`Added a breakpoint at line ${k.firstBodyLine + 1}, the first statement of ${k.name}`);
+    this.log.info(`Added a breakpoint at line ${k.bodyLine + 1}, the first statement of ${k.name}`);
   }
 
   dispose(): void {

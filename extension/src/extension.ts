@@ -23,7 +23,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Triton
   server = new ServerManager(context.extensionPath, log, status, resolver);
   const accessMap = new AccessMapManager(context, server, log);
   const cursor = new CursorSync(() => accessMap.panel);
-  const kernelDebugger = new KernelDebugger(context.extensionPath, resolver, log);
+  const kernelDebugger = new KernelDebugger(context.extensionPath, resolver, log, server);
   context.subscriptions.push(
     log,
     status,

@@ -14,9 +14,23 @@ const TEXT = [
   'a_kernel[(1,)](t)',
 ].join('\n');
 
+// What the server's kernel finder answers for TEXT (tested on the Python side): the kernel the cursor line is in
+// or launches, by 0-based line.
+const KERNELS = [
+  { name: 'a_kernel', line: 2, col: 4, firstLine: 1, endLine: 3, bodyLine: 3, exact: true, params: [] },
+  { name: 'b_kernel', line: 5, col: 4, firstLine: 4, endLine: 6, bodyLine: 6, exact: true, params: [] },
+];
+const AT: Record<number, number> = { 1: 0, 2: 0, 3: 0, 4: 1, 5: 1, 6: 1, 8: 0 };
+
+function fakeOutline(method: string, params: { uri: string; text: string; line?: number }) {
+  expect(method).toBe('tritonLens/kernelOutline');
+  if (!params.text.includes('@triton.jit')) return { kernels: [], at: null };
+  return { kernels: KERNELS, at: params.line !== undefined && params.line in AT ? AT[params.line] : null };
+}
+
 function setup() {
   const deps = {
-    server: { restart: vi.fn(async () => {}) },
+    server: { restart: vi.fn(async () => {}), request: vi.fn(async (m: string, p: never) => fakeOutline(m, p)) },
     log: makeLog(),
     accessMap: { show: vi.fn() },
     cursor: { reset: vi.fn(), flush: vi.fn() },
@@ -63,6 +77,22 @@ describe('commands', () => {
     window.showQuickPick.mockImplementationOnce(async (items: unknown) => (items as unknown[])[1]);
     await run(COMMANDS.visualizeAtCursor);
     expect(deps.accessMap.show.mock.calls[0][1]).toBe('b_kernel');
+  });
+
+  it('sends the editor\'s text and cursor line to the server\'s kernel finder', async () => {
+    const { deps, run } = setup();
+    window.activeTextEditor = makeEditor(makeDocument('/w/k.py', TEXT), 6) as never;
+    await run(COMMANDS.visualizeAtCursor);
+    expect(deps.server.request).toHaveBeenCalledWith('tritonLens/kernelOutline', { uri: 'file:///w/k.py', text: TEXT, line: 6 });
+  });
+
+  it('shows the server\'s error when it cannot answer', async () => {
+    const { deps, run } = setup();
+    deps.server.request.mockRejectedValueOnce(new Error('The Triton Lens server is not running.'));
+    window.activeTextEditor = makeEditor(makeDocument('/w/k.py', TEXT), 6) as never;
+    await run(COMMANDS.visualizeAtCursor);
+    expect(deps.accessMap.show).not.toHaveBeenCalled();
+    expect(window.showErrorMessage).toHaveBeenCalledWith(expect.stringMatching(/server is not running/));
   });
 
   it('says so when there is no kernel', async () => {

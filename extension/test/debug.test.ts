@@ -89,12 +89,19 @@ describe('kernelDebugConfig / toDebugpyConfig', () => {
   });
 });
 
-function makeDebugger(opts: { python?: string; bundled?: string } = {}) {
+// The server's kernel finder's answer for KERNEL below (0-based lines; tested on the Python side).
+const OUTLINE = {
+  kernels: [{ name: 'add_kernel', line: 2, col: 4, firstLine: 1, endLine: 4, bodyLine: 3, exact: true, params: [] }],
+  at: null,
+};
+
+function makeDebugger(opts: { python?: string; bundled?: string; server?: { request: () => Promise<unknown> } } = {}) {
   const resolver = {
     resolve: vi.fn(async () => ({ path: opts.python ?? VENV_PY, source: 'setting' })),
     debuggerPackagePath: vi.fn(async () => opts.bundled),
   };
-  return new KernelDebugger('/ext', resolver as never, makeLog() as never);
+  const server = opts.server ?? { request: vi.fn(async () => OUTLINE) };
+  return new KernelDebugger('/ext', resolver as never, makeLog() as never, server as never);
 }
 
 describe('KernelDebugger', () => {
@@ -138,6 +145,15 @@ describe('KernelDebugger', () => {
     expect(mock.breakpoints).toHaveLength(1);
     const cfg = debug.startDebugging.mock.calls[0][1] as Record<string, unknown>;
     expect(cfg.stopProgram).toBeUndefined();
+  });
+
+  it('still debugs, without the automatic breakpoint, when the server cannot outline the file', async () => {
+    const doc = makeDocument('/ws/k.py', KERNEL);
+    window.showInputBox.mockResolvedValueOnce('');
+    const server = { request: vi.fn(async () => Promise.reject(new Error('not running'))) };
+    expect(await makeDebugger({ server }).debugKernel(doc.uri as never, 'add_kernel')).toBe(true);
+    expect(mock.breakpoints).toHaveLength(0);
+    expect(debug.startDebugging).toHaveBeenCalled();
   });
 
   it('does nothing when the program question is cancelled', async () => {

@@ -277,3 +277,24 @@ async def test_save_runs_at_once_and_a_slow_debounce_waits(session: Session, wor
         session.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
         await asyncio.sleep(0.3)
     session.close(uri)
+
+
+async def test_kernel_outline_request_serves_the_engine_kernel_finder(session: Session, workspace):
+    path = workspace / "outline.py"
+    path.write_text(BUGGY)
+    uri = session.open(path)
+    out = await session.request("tritonLens/kernelOutline", {"uri": uri, "line": 11})  # inside the kernel, 0-based
+    assert out.at == 0 and [k.name for k in out.kernels] == ["add_kernel"]
+    k = out.kernels[0]
+    assert (k.firstLine, k.line, k.bodyLine) == (6, 7, 8)  # 0-based, as LSP positions
+    assert [p.name for p in k.params] == ["x_ptr", "y_ptr", "out_ptr", "n", "BLOCK"]
+    assert BUGGY.splitlines()[k.params[0].line][k.params[0].col:k.params[0].endCol] == "x_ptr"
+    # the editor's text wins (the extension sends what the user sees); a file the server never opened works too
+    other = await session.request("tritonLens/kernelOutline",
+                                  {"uri": "file:///not/open.py", "text": "x = 1\n", "line": 0})
+    assert other.kernels == [] and other.at is None
+    with pytest.raises(Exception):
+        await session.request("tritonLens/kernelOutline", {"uri": "file:///not/open.py"})
+    with pytest.raises(Exception):
+        await session.request("tritonLens/kernelOutline", {"uri": uri, "line": -1})
+    session.close(uri)

@@ -61,7 +61,8 @@ def test_param_location_finds_the_parameter_in_the_def_from_the_decorator_line()
     assert param_location(src, 3, "n") == (5, 6, 7)
     assert param_location(src, 3, "t[1]") is None
     assert param_location(src, 3, "BLOCK") == (5, 9, 14)
-    assert param_location(["def f(desc, y):"], 1, "desc.base") == (1, 6, 10)
+    assert param_location(["import triton", "@triton.jit", "def f(desc, y):"], 2, "desc.base") == (3, 6, 10)
+    assert param_location(["def f(desc, y):"], 1, "desc") is None  # not a kernel
 
 
 # -- line maps ----------------------------------------------------------------------------------

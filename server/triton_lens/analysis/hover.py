@@ -7,7 +7,6 @@ Pure functions over the recorded arrays (model.RunResult + analysis.groups); not
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -15,6 +14,7 @@ import numpy as np
 
 from ..model import RunResult, TensorInfo
 from ..model.elements import BITMAP, RANGE, RUNS, ElementSets
+from ..trace.kernels import outline
 from .groups import Group, Key, format_program, group_executions, program_label
 
 FIRST_PROGRAMS = 3
@@ -197,42 +197,13 @@ def format_mask(name: str, shape: tuple[int, ...], mask: np.ndarray) -> str:
 
 
 def param_location(lines: list[str], from_line: int, param: str) -> Optional[tuple[int, int, int]]:
-    """(line, col, end_col) of `param` in the signature of the first `def` at or after 1-based
-    `from_line` (a kernel's first line may be its decorator). A tuple member "t[1]" or descriptor
-    field "desc.base" is found by its parameter name. None when not found."""
-    name = re.split(r"[\[.]", param, maxsplit=1)[0]
-    if not name or from_line < 1:
-        return None
-    i = from_line - 1
-    while i < len(lines) and i < from_line - 1 + 40 and not re.match(r"\s*(async\s+)?def\b", lines[i]):
-        i += 1
-    if i >= len(lines) or not re.match(r"\s*(async\s+)?def\b", lines[i]):
-        return None
-    pat = re.compile(r"(?<![\w.])" + re.escape(name) + r"\b")
-    depth = 0
-    for j in range(i, min(len(lines), i + 60)):
-        code = lines[j].split("#", 1)[0]
-        start = 0
-        if j == i:
-            k = code.find("(")
-            if k < 0:
-                return None
-            start, depth = k + 1, 1
-        stop = len(code)
-        for pos in range(start, len(code)):
-            ch = code[pos]
-            if ch in "([{":
-                depth += 1
-            elif ch in ")]}":
-                depth -= 1
-                if depth == 0:
-                    stop = pos
-                    break
-        m = pat.search(code, start, stop)
-        if m:
-            return j + 1, m.start(), m.end()
-        if depth == 0:
-            break
+    """(line, col, end_col) of `param` in the signature of the kernel whose decorators or `def` sit at
+    1-based `from_line`, from the kernel finder. A tuple member "t[1]" or descriptor field "desc.base" is
+    found by its parameter name. None when not found."""
+    for k in outline("\n".join(lines)):
+        if k.first_line <= from_line <= k.line:
+            p = k.param(param)
+            return None if p is None else (p.line, p.col, p.end_col)
     return None
 
 

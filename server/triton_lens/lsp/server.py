@@ -8,6 +8,7 @@ current while the user types, and maps it to LSP. Feature registration only; the
 - documents.py that view mapped onto the current text (shifted / marked stale / withheld)
 - diagnostics.py, hints.py, hover.py, lenses.py   analysis -> LSP types
 - viewer_requests.py   tritonLens/kernels, tritonLens/accessMap, tritonLens/values
+- outline.py           tritonLens/kernelOutline (the file's kernels for the extension)
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from pygls.capabilities import ServerCapabilitiesBuilder
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from . import viewer_requests
+from . import outline, viewer_requests
 from .documents import Doc
 from .runplan import plan as make_plan
 from .progress import RunProgress
@@ -307,6 +308,7 @@ def create_server() -> TritonLensServer:
         ls.stop_runs()
 
     viewer_requests.register(server)
+    outline.register(server)
     return server
 
 
