@@ -1,59 +1,22 @@
 """`triton-lens`: check a kernel script like a compiler would, serve the language server, or open the viewer.
 
-    triton-lens check FILE [--json] [--timeout S] [--memory MB] [--python PY] [-- ARGS...]
+    triton-lens check PATH... [--format text|json|sarif|github] [--json] [-o FILE] [--jobs N] [--show-output]
+                      [--timeout S] [--memory MB] [--python PY] [-- ARGS...]
     triton-lens lsp
     triton-lens view FILE
     triton-lens --triton-version
 
-Exit codes of `check`: 0 clean, 1 findings of warning or error severity, 2 tool error.
+Exit codes of `check`, over all files: 0 clean, 1 findings of warning or error severity, 2 tool error.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 
 from . import __version__
-
-
-def _rel(path: str) -> str:
-    try:
-        rel = os.path.relpath(path)
-        return rel if not rel.startswith("..") else path
-    except ValueError:
-        return path
-
-
-def _print_human(analysis, out) -> None:
-    from .analysis.stats import format_bytes
-
-    r = analysis.result
-    for f in analysis.findings:
-        col = f.col + 1 if f.col >= 0 else 1
-        print(f"{_rel(f.file)}:{f.line}:{col}: {f.severity}: {f.message} [{f.kind}]", file=out)
-        for rel in f.related:
-            rcol = rel.col + 1 if rel.col >= 0 else 1
-            print(f"{_rel(rel.file)}:{rel.line}:{rcol}: note: {rel.message}", file=out)
-        if f.detail and f.kind in ("exception", "crashed", "timeout"):
-            for line in f.detail.rstrip().splitlines()[-12:]:
-                print(f"    {line}", file=out)
-    if analysis.accesses:
-        print(file=out)
-        header = f"{'line':>5}  {'kind':<6} {'arg':<12} {'launches':>8} {'programs':>8} {'lanes':>10} " \
-                 f"{'active':>10} {'unique':>10} {'oob':>6} {'bytes':>9}  elements"
-        print(header, file=out)
-        for a in analysis.accesses:
-            where = f"{a.line}" if os.path.abspath(a.file) == os.path.abspath(r.file) else f"{os.path.basename(a.file)}:{a.line}"
-            print(f"{where:>5}  {a.kind:<6} {a.arg:<12} {a.launches:>8} {a.programs:>8} {a.lanes:>10} {a.active:>10} "
-                  f"{a.unique:>10} {a.oob:>6} {format_bytes(a.bytes):>9}  {a.extent}", file=out)
-    n_err = sum(f.severity == "error" for f in analysis.findings)
-    n_warn = sum(f.severity == "warning" for f in analysis.findings)
-    launches = len(r.launches)
-    print(f"\n{_rel(r.file)}: {r.status}, {launches} launch{'es' if launches != 1 else ''}, "
-          f"{n_err} error{'s' if n_err != 1 else ''}, {n_warn} warning{'s' if n_warn != 1 else ''} "
-          f"({r.seconds:.1f} s, triton {r.triton_version or '?'})", file=out)
+from .report import FORMATS
 
 
 def _progress_printer():
@@ -73,31 +36,56 @@ def _progress_printer():
 
 
 def cmd_check(args) -> int:
-    from .analysis import analyze
-    from .trace.runner import RunRequest, run
+    from .check.output import LiveOutput
+    from .check.run_all import Options, check_all, exit_code
+    from .check.targets import find_targets
+    from .report import github, json_report, sarif, text
 
-    path = os.path.abspath(args.file)
-    if not os.path.isfile(path):
-        print(f"triton-lens: no such file: {args.file}", file=sys.stderr)
-        return 2
-    progress = _progress_printer()
-    req = RunRequest(path=path, timeout_s=args.timeout, memory_mb=args.memory, python=args.python or sys.executable,
-                     argv=list(args.script_args or []))
-    result = run(req, on_progress=progress)
-    if progress is not None:
-        sys.stderr.write("\r\x1b[K")
-    analysis = analyze(result)
-    if args.json:
-        json.dump(analysis.to_json(), sys.stdout)
-        sys.stdout.write("\n")
-    else:
-        _print_human(analysis, sys.stdout)
-    if result.status == "error":
-        if not args.json and result.error:
-            print(f"triton-lens: {result.error.message}", file=sys.stderr)
-        return 2
-    bad = any(f.severity in ("error", "warning") for f in analysis.findings)
-    return 1 if bad else 0
+    fmt = "json" if args.json else args.format
+    targets = find_targets(args.paths, roots=[os.getcwd()])
+    problems = list(targets.problems)
+    if not targets.files and not problems:
+        problems.append(f"no kernel file found in {' '.join(args.paths)}: a folder contributes the .py files "
+                        "that define a @triton.jit kernel and launch it, or have a `# triton-lens: run` comment")
+    many = not (len(args.paths) == 1 and os.path.isfile(args.paths[0]))
+    opts = Options(timeout_s=args.timeout, memory_mb=args.memory, python=args.python or sys.executable,
+                   script_args=tuple(args.script_args or ()), jobs=args.jobs)
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    # The scripts' own output goes where it cannot break a machine-readable report.
+    live = LiveOutput(sys.stdout if fmt == "text" else sys.stderr, prefix=many) if args.show_output else None
+    progress = _progress_printer() if not many else None
+
+    def done(c) -> None:  # text: each file as it finishes, so a long CI log shows progress
+        if progress is not None:
+            sys.stderr.write("\r\x1b[K")
+        if live is not None:
+            live.flush()
+        if fmt == "text":
+            text.write_file(c, out, show_output_tail=live is None)
+            out.flush()
+
+    try:
+        checked = check_all(targets.files, opts, on_output=live, on_done=done, on_progress=progress)
+        code = exit_code(checked, problems)
+        for p in problems:
+            print(f"triton-lens: {p}", file=sys.stderr)
+        if fmt == "text":
+            if many:
+                text.write_total(checked, out)
+        elif fmt == "json":
+            if checked or many:
+                json_report.write(checked, out, many=many, exit_code=code, problems=problems)
+        elif fmt == "sarif":
+            sarif.write(checked, out, problems)
+        elif fmt == "github":
+            github.write(checked, out, problems)
+        for c in checked:  # a tool error says what to do, on stderr whatever the format
+            if c.tool_error and c.result.error is not None:
+                print(f"triton-lens: {c.result.error.message}", file=sys.stderr)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return code
 
 
 def cmd_lsp(args) -> int:
@@ -118,9 +106,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"triton-lens {__version__}")
     parser.add_argument("--triton-version", action="store_true", help="print the triton release the engine runs with")
     sub = parser.add_subparsers(dest="command")
-    check = sub.add_parser("check", help="run a script under the interpreter and report its memory accesses")
-    check.add_argument("file")
-    check.add_argument("--json", action="store_true", help="print one JSON object to stdout")
+    check = sub.add_parser("check", help="run kernel scripts under the interpreter and report their memory accesses")
+    check.add_argument("paths", nargs="+", metavar="PATH",
+                       help="files, folders (their .py files that launch a @triton.jit kernel or have a "
+                            "`# triton-lens: run` comment) or globs")
+    check.add_argument("--format", choices=FORMATS, default="text",
+                       help="text (default), json, sarif (2.1.0, for code scanning) or github (workflow annotations)")
+    check.add_argument("--json", action="store_true", help="same as --format json")
+    check.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    check.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
+                       help="files run at once (default: one per core)")
+    check.add_argument("--show-output", action="store_true",
+                       help="stream the scripts' own stdout and stderr while they run (stderr for json, sarif, github)")
     check.add_argument("--timeout", type=float, default=60.0, metavar="S", help="time limit in seconds (default 60)")
     check.add_argument("--memory", type=int, default=8192, metavar="MB", help="memory limit in MB (default 8192)")
     check.add_argument("--python", default=None, help="Python interpreter to run the script with (default: this one)")

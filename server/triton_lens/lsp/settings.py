@@ -3,11 +3,11 @@ initializationOptions (flat, or under "settings" / "tritonLens"), with sensible 
 from __future__ import annotations
 
 import os
-import re
-import shlex
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
+
+from ..trace.plan import command_for, glob_to_regex, split_command  # noqa: F401  (re-exported)
 
 SECTION = "tritonLens"
 
@@ -49,21 +49,8 @@ class Settings:
         return out
 
     def command_for(self, path: str, roots: list[str]) -> Optional[list[str]]:
-        """The run command the runCommands setting gives `path`: the first glob that matches it,
-        relative to a workspace root or as an absolute path."""
-        candidates = [path.replace(os.sep, "/")]
-        for root in roots:
-            try:
-                rel = os.path.relpath(path, root)
-            except ValueError:
-                continue
-            if not rel.startswith(".."):
-                candidates.append(rel.replace(os.sep, "/"))
-        for glob, command in self.run_commands.items():
-            rx = glob_to_regex(glob)
-            if any(rx.fullmatch(c) for c in candidates):
-                return split_command(command)
-        return None
+        """The run command the runCommands setting gives `path` (the rule lives in trace/plan.py)."""
+        return command_for(path, self.run_commands, roots)
 
 
 def _as_dict(raw: Any) -> Optional[dict]:
@@ -95,55 +82,6 @@ def _number(v: Any) -> Optional[float]:
         except ValueError:
             return None
     return None
-
-
-def split_command(command: Any) -> Optional[list[str]]:
-    if isinstance(command, list):
-        argv = [str(a) for a in command]
-    elif isinstance(command, str):
-        try:
-            argv = shlex.split(command)
-        except ValueError:
-            argv = command.split()
-    else:
-        return None
-    return argv or None
-
-
-def _translate(glob: str) -> str:
-    out = ""
-    i = 0
-    while i < len(glob):
-        ch = glob[i]
-        if ch == "*":
-            if glob[i + 1:i + 2] == "*":
-                if glob[i + 2:i + 3] == "/":
-                    out += "(?:.*/)?"
-                    i += 3
-                else:
-                    out += ".*"
-                    i += 2
-                continue
-            out += "[^/]*"
-        elif ch == "?":
-            out += "[^/]"
-        elif ch == "{" and glob.find("}", i) > 0:
-            j = glob.find("}", i)
-            out += "(?:" + "|".join(_translate(p) for p in glob[i + 1:j].split(",")) + ")"
-            i = j
-        else:
-            out += re.escape(ch)
-        i += 1
-    return out
-
-
-def glob_to_regex(glob: str) -> re.Pattern:
-    """`**` any number of path parts, `*` and `?` within one part, `{a,b}` alternatives. A glob with
-    no slash matches a file name in any folder (`*.py`), like VS Code's files.exclude."""
-    out = _translate(glob)
-    if "/" not in glob:
-        out = "(?:.*/)?" + out
-    return re.compile(out)
 
 
 def from_initialization_options(opts: Any) -> tuple[Settings, bool]:

@@ -55,13 +55,16 @@ class Progress:
 class _Tail:
     """Keeps the last bytes of a stream (the user's prints) without holding all of them."""
 
-    def __init__(self, pipe):
+    def __init__(self, pipe, on_chunk: Optional[Callable[[bytes], None]] = None):
         self.data = bytearray()
+        self.on_chunk = on_chunk  # sees every chunk as it arrives (`triton-lens check --show-output`)
         self.thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
         self.thread.start()
 
     def _read(self, pipe):
         for chunk in iter(lambda: pipe.read1(8192), b""):
+            if self.on_chunk is not None:
+                self.on_chunk(chunk)
             self.data += chunk
             if len(self.data) > 2 * _OUTPUT_TAIL:
                 del self.data[:-_OUTPUT_TAIL]
@@ -172,7 +175,10 @@ def _resident_bytes(pid: int) -> int:
 
 def run(req: RunRequest, cancel: Optional[threading.Event] = None,
         on_progress: Optional[Callable[[Progress], None]] = None,
-        on_launch: Optional[Callable[[LaunchTrace], None]] = None) -> RunResult:
+        on_launch: Optional[Callable[[LaunchTrace], None]] = None,
+        on_output: Optional[Callable[[str, bytes], None]] = None) -> RunResult:
+    """Run `req`. `on_output("stdout" | "stderr", chunk)` sees the script's own output live; its
+    last 64 KB are kept in the result either way."""
     t0 = time.perf_counter()
     target = os.path.abspath(req.path)
     result = RunResult(file=target, status=OK)
@@ -215,7 +221,8 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
         return result
     proc, r = worker.proc, worker.read_fd
     t0 = time.perf_counter()  # the run's clock starts when the job is handed over
-    out_tail, err_tail = _Tail(proc.stdout), _Tail(proc.stderr)
+    out_tail = _Tail(proc.stdout, None if on_output is None else lambda c: on_output("stdout", c))
+    err_tail = _Tail(proc.stderr, None if on_output is None else lambda c: on_output("stderr", c))
 
     state = {"error": None, "done": False}
 

@@ -47,12 +47,21 @@ def _progress():
 
 def run_script(path: str, timeout_s: float = 60.0, memory_mb: int = 8192, python: Optional[str] = None,
                argv: Optional[list[str]] = None, on_progress=None):
+    """Run `path` the way its run plan says (its `# triton-lens: run` comment, else the file itself)."""
+    from ..trace.plan import plan
     from ..trace.runner import RunRequest, run
 
     env = dict(os.environ)
     env["TRITON_LENS_WORKER"] = "1"  # the script's own triton_viz.launch() must not serve (we do)
-    req = RunRequest(path=path, timeout_s=timeout_s, memory_mb=memory_mb, python=python or sys.executable,
-                     argv=list(argv or []), env=env)
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            p = plan(path, f.read(), {}, [os.getcwd()])
+    except OSError:
+        p = None
+    command = list(p.command) + list(argv or []) if p is not None and p.command else None
+    req = RunRequest(path=path, command=command, cwd=p.cwd if command else None, timeout_s=timeout_s,
+                     memory_mb=memory_mb, python=python or sys.executable,
+                     argv=[] if command else list(argv or []), env=env)
     return run(req, on_progress=on_progress)
 
 

@@ -1,0 +1,93 @@
+"""The files `triton-lens check PATH...` runs, each with its run plan (trace/plan.py).
+
+A file named on the command line is always run. A folder, or a glob, contributes the `.py` files
+that are worth a run: those with their own `# triton-lens: run` command (or a runCommands entry),
+and those that define a `@triton.jit` kernel and launch it. Helper modules that only define kernels
+are left out: run alone they launch nothing.
+"""
+from __future__ import annotations
+
+import glob as _glob
+import os
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+from ..trace.plan import Plan, plan, worth_a_run
+
+# Folders never searched: tool caches, virtual environments, installed packages.
+_SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "dist-packages", "build", "dist"}
+
+
+@dataclass
+class Target:
+    path: str  # absolute
+    plan: Plan
+
+
+@dataclass
+class Targets:
+    files: list[Target]
+    problems: list[str]  # paths that name nothing: "no such file or folder: x"
+
+
+def _read(path: str) -> Optional[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _skipped_dir(root: str, name: str) -> bool:
+    return name.startswith(".") or name in _SKIP_DIRS or os.path.isfile(os.path.join(root, name, "pyvenv.cfg"))
+
+
+def _walk(folder: str) -> list[str]:
+    out = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not _skipped_dir(root, d))
+        out += [os.path.join(root, f) for f in sorted(files) if f.endswith(".py")]
+    return out
+
+
+def find_targets(paths: list[str], run_commands: Optional[Mapping[str, Any]] = None,
+                 roots: Optional[list[str]] = None) -> Targets:
+    roots = [os.path.abspath(r) for r in (roots or [os.getcwd()])]
+    run_commands = run_commands or {}
+    files: list[Target] = []
+    seen: set[str] = set()
+    problems: list[str] = []
+
+    def add(path: str, explicit: bool) -> None:
+        path = os.path.abspath(path)
+        if path in seen:
+            return
+        text = _read(path)
+        if text is None:
+            if explicit:
+                problems.append(f"cannot read {path}")
+            return
+        p = plan(path, text, run_commands, roots)
+        if explicit or worth_a_run(p):
+            seen.add(path)
+            files.append(Target(path, p))
+
+    for arg in paths:
+        if os.path.isdir(arg):
+            for f in _walk(arg):
+                add(f, explicit=False)
+        elif os.path.isfile(arg):
+            add(arg, explicit=True)
+        elif _glob.has_magic(arg):
+            hits = sorted(_glob.glob(arg, recursive=True))
+            if not hits:
+                problems.append(f"no file matches {arg}")
+            for h in hits:
+                if os.path.isdir(h):
+                    for f in _walk(h):
+                        add(f, explicit=False)
+                elif h.endswith(".py"):
+                    add(h, explicit=False)
+        else:
+            problems.append(f"no such file or folder: {arg}")
+    return Targets(files, problems)

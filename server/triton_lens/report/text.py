@@ -1,0 +1,95 @@
+"""The text format: `file:line:col: severity: message [kind]` like a compiler, a per-line table of
+every load/store, one status line per file, the script's own output when its run failed, and a total
+over all files."""
+from __future__ import annotations
+
+import os
+from typing import TextIO
+
+from ..analysis.stats import format_bytes
+from .paths import rel
+
+OUTPUT_LINES = 40  # of the script's stdout/stderr, shown when its run failed
+FAILED = ("exception", "crashed", "timeout", "error")
+
+
+def _plural(n: int, word: str, many: str = "") -> str:
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def counts(findings) -> tuple[int, int]:
+    return (sum(f.severity == "error" for f in findings), sum(f.severity == "warning" for f in findings))
+
+
+def write_findings(analysis, out: TextIO) -> None:
+    for f in analysis.findings:
+        col = f.col + 1 if f.col >= 0 else 1
+        print(f"{rel(f.file)}:{f.line}:{col}: {f.severity}: {f.message} [{f.kind}]", file=out)
+        for r in f.related:
+            rcol = r.col + 1 if r.col >= 0 else 1
+            print(f"{rel(r.file)}:{r.line}:{rcol}: note: {r.message}", file=out)
+        if f.detail and f.kind in ("exception", "crashed", "timeout"):
+            for line in f.detail.rstrip().splitlines()[-12:]:
+                print(f"    {line}", file=out)
+
+
+def write_table(analysis, out: TextIO) -> None:
+    if not analysis.accesses:
+        return
+    here = os.path.abspath(analysis.result.file)
+    print(file=out)
+    print(f"{'line':>5}  {'kind':<6} {'arg':<12} {'launches':>8} {'programs':>8} {'lanes':>10} "
+          f"{'active':>10} {'unique':>10} {'oob':>6} {'bytes':>9}  elements", file=out)
+    for a in analysis.accesses:
+        where = f"{a.line}" if os.path.abspath(a.file) == here else f"{os.path.basename(a.file)}:{a.line}"
+        print(f"{where:>5}  {a.kind:<6} {a.arg:<12} {a.launches:>8} {a.programs:>8} {a.lanes:>10} {a.active:>10} "
+              f"{a.unique:>10} {a.oob:>6} {format_bytes(a.bytes):>9}  {a.extent}", file=out)
+
+
+def write_output_tail(result, out: TextIO, lines: int = OUTPUT_LINES) -> None:
+    """The script's own stdout and stderr (their last lines): a failing assert's message, pytest's
+    report, a warning printed before a crash. Only for runs that failed; the worker's own lines are
+    not the user's."""
+    for name, text in (("stdout", result.stdout), ("stderr", result.stderr)):
+        body = text.rstrip().splitlines()
+        if not body:
+            continue
+        cut = len(body) > lines
+        print(f"\n--- the script's {name}{f' (last {lines} lines)' if cut else ''} ---", file=out)
+        for line in body[-lines:]:
+            print(line, file=out)
+
+
+def status_line(c) -> str:
+    r = c.result
+    n_err, n_warn = counts(c.analysis.findings)
+    how = f" ({' '.join(c.target.plan.command)})" if c.target.plan.command else ""
+    return (f"{rel(r.file)}{how}: {r.status}, {_plural(len(r.launches), 'launch', 'launches')}, "
+            f"{_plural(n_err, 'error')}, {_plural(n_warn, 'warning')} "
+            f"({r.seconds:.1f} s, triton {r.triton_version or '?'})")
+
+
+def write_file(c, out: TextIO, show_output_tail: bool = True) -> None:
+    """One file's findings, table and status line (and its output when the run failed)."""
+    write_findings(c.analysis, out)
+    write_table(c.analysis, out)
+    if show_output_tail and c.result.status in FAILED:
+        write_output_tail(c.result, out)
+    print(f"\n{status_line(c)}", file=out)
+
+
+def write_total(checked, out: TextIO) -> None:
+    """The line after many files: how many were clean, had findings, or could not be checked."""
+    errors = sum(counts(c.analysis.findings)[0] for c in checked)
+    warnings = sum(counts(c.analysis.findings)[1] for c in checked)
+    tool = sum(c.tool_error for c in checked)
+    bad = sum(c.bad and not c.tool_error for c in checked)
+    clean = len(checked) - tool - bad
+    parts = [f"{clean} clean", f"{bad} with findings"] + ([f"{tool} not checked (tool error)"] if tool else [])
+    print(f"\ntriton-lens: {_plural(len(checked), 'file')} checked: {', '.join(parts)}; "
+          f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}", file=out)
+    for c in checked:
+        if c.bad or c.tool_error:
+            n_err, n_warn = counts(c.analysis.findings)
+            print(f"  {rel(c.result.file)}: {c.result.status}, {_plural(n_err, 'error')}, "
+                  f"{_plural(n_warn, 'warning')}", file=out)
