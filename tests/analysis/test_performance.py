@@ -123,3 +123,21 @@ def test_gpu_table_and_precisions():
     assert all(g.source for g in GPUS.values())
     assert (precision("fp16", "fp16"), precision("bf16", "bf16"), precision("fp32", "fp32"),
             precision("fp8e4nv", "fp8e4nv")) == ("fp16", "fp16", "tf32", "fp8")
+
+
+def test_hover_shows_the_same_numbers(analysis):
+    from triton_lens.analysis.hover import access_facts
+    from triton_lens.lsp.hover import dot_markdown, line_markdown
+
+    facts = access_facts(analysis.result)
+    perf = {(m.file, m.line, m.arg, m.kind): m for m in analysis.performance.lines}
+    col = [s for s in analysis.accesses if s.line == _line("column walk")]
+    text = line_markdown([(s, facts[(s.file, s.line, s.arg, s.kind)]) for s in col], perf)
+    assert "sector efficiency: **12.5%**" in text and "256 B apart" in text
+    tile = [s for s in analysis.accesses if s.line == _line("broadcast")]
+    text = line_markdown([(s, facts[(s.file, s.line, s.arg, s.kind)]) for s in tile], perf)
+    assert "sector efficiency: **100.0%**" in text and "reuse: 8.00 lanes per unique element" in text
+    (d,) = analysis.performance.dots
+    md = dot_markdown(d, analysis.performance.launches)
+    assert f"**{d.flops:,} FLOPs**" in md and "16×32 @ 32×16" in md
+    assert md.count("| memory |") == 5 and "arithmetic intensity 8.00 FLOP/B" in md
