@@ -89,18 +89,23 @@ def test_profiler_prints_per_line_bytes_mask_activity_and_reuse(viz):
     text = buf.getvalue()
     lines = text.splitlines()
     assert lines[0].startswith("triton-lens profiler: oob_add_kernel grid=(8, 1, 1) (8 programs")
-    assert lines[1].split() == ["line", "access", "tensor", "loaded", "stored", "mask", "active", "unique", "reuse", "oob"]
+    assert lines[1].split() == ["line", "access", "tensor", "loaded", "stored", "mask", "active", "sectors", "unique",
+                                "reuse", "oob"]
     rows = {ln.split()[0]: ln.split() for ln in lines[2:]}
     # unmasked load of x: 1024 lanes, 24 out of bounds -> 1000 elements (4,000 bytes) really loaded
     assert rows[str(LINES["oob.x"])] == [str(LINES["oob.x"]), "tl.load", "x_ptr", "4,000", "B", "-",
-                                         "1024/1024", "(100%)", "1000", "1.00", "24"]
+                                         "1024/1024", "(100%)", "100.0%", "1000", "1.00", "24"]
     assert rows[str(LINES["oob.y"])] == [str(LINES["oob.y"]), "tl.load", "y_ptr", "4,000", "B", "-",
-                                         "1000/1024", "(98%)", "1000", "1.00", "-"]
+                                         "1000/1024", "(98%)", "100.0%", "1000", "1.00", "-"]
     assert rows[str(LINES["oob.out"])] == [str(LINES["oob.out"]), "tl.store", "out_ptr", "-", "4,000", "B",
-                                           "1000/1024", "(98%)", "1000", "1.00", "-"]
+                                           "1000/1024", "(98%)", "100.0%", "1000", "1.00", "-"]
     assert rows["total"] == ["total", "8,000", "B", "4,000", "B"]
     assert [(s.line, s.bytes) for s in prof.stats] == [(LINES["oob.x"], 4000), (LINES["oob.y"], 4000),
                                                        (LINES["oob.out"], 4000)]
+    # no tl.dot: the launch is memory-bound; DRAM moves x, y (read) and out (written) once, 12,000 B
+    assert lines[-2] == "DRAM >= 12,000 B (each touched 32-byte sector once), no tl.dot"
+    assert lines[-1].startswith("roofline estimate (peak bandwidth and FLOP/s, no launch overhead): H100 SXM ")
+    assert lines[-1].count("(memory)") == 5
 
 
 def test_profiler_reuse_counts_repeated_elements(viz):

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from ..model import AccessStats, Finding, RunResult
 from .findings import all_findings
 from .groups import group_executions
+from .performance import Performance, performance, sector_findings
 from .stats import access_stats
 
 
@@ -14,6 +15,7 @@ class Analysis:
     result: RunResult
     accesses: list[AccessStats] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    performance: Performance = field(default_factory=lambda: Performance([], [], []))
 
     def to_json(self) -> dict:
         r = self.result
@@ -28,9 +30,14 @@ class Analysis:
             "accesses": [a.to_json() for a in self.accesses],
             "findings": [f.to_json() for f in self.findings],
             "error": r.error.to_json() if r.error else None,
+            "performance": self.performance.to_json(),
         }
 
 
 def analyze(result: RunResult) -> Analysis:
     groups = group_executions(result.launches)
-    return Analysis(result=result, accesses=access_stats(groups), findings=all_findings(result, groups))
+    perf = performance(result, groups)
+    findings = all_findings(result, groups) + sector_findings(perf)
+    order = {"error": 0, "warning": 1, "information": 2}
+    findings.sort(key=lambda f: (f.file, f.line, order.get(f.severity, 3), f.kind))
+    return Analysis(result=result, accesses=access_stats(groups), findings=findings, performance=perf)

@@ -1,7 +1,11 @@
 """Access facts -> the markdown of a hover on a load/store."""
 from __future__ import annotations
 
+from typing import Optional
+
+from ..analysis.gpus import GPUS
 from ..analysis.hover import FULL, MOST, NONE, SOME, AccessFacts
+from ..analysis.performance import DotMetrics, LaunchMetrics, LineMetrics, explain_stride, format_seconds
 from ..model import AccessStats
 from ..analysis.stats import format_bytes
 
@@ -13,7 +17,43 @@ def _tuple(v) -> str:
     return "(" + ", ".join(str(x) for x in v) + ("," if len(v) == 1 else "") + ")"
 
 
-def access_markdown(s: AccessStats, f: AccessFacts) -> str:
+def _pct(v: Optional[float]) -> str:
+    return "–" if v is None else f"{100.0 * v:.1f}%"
+
+
+def performance_lines(m: LineMetrics) -> list[str]:
+    """The access's performance metrics, as hover bullets."""
+    out = [f"- sector efficiency: **{_pct(m.sector_efficiency)}** ({format_bytes(m.requested)} requested in "
+           f"{format_bytes(m.sectors * 32)} of 32-byte sectors, per execution"
+           f"{'; executions sampled' if m.sampled else ''})"]
+    if m.sector_efficiency is not None and m.sector_efficiency < 0.25:
+        out[-1] += f" — {explain_stride(m)}"
+    if m.reuse is not None:
+        out.append(f"- reuse: {m.reuse:.2f} lanes per unique element across programs"
+                   + (" (L2 absorbs the repeats)" if m.reuse > 1 else ""))
+    return out
+
+
+def roofline_markdown(L: LaunchMetrics) -> str:
+    """The launch's intensity and roofline estimate on each GPU of the table, as a markdown table."""
+    ai = f"{L.intensity:.2f} FLOP/B" if L.intensity is not None else "–"
+    head = (f"launch {L.index} (`{L.kernel}`): {format_bytes(L.dram_bytes)} DRAM at least, "
+            f"{L.flops:,} tl.dot FLOPs, arithmetic intensity {ai}")
+    rows = ["| GPU | roofline time | bound |", "|---|---:|---|"]
+    for key, g in GPUS.items():
+        r = L.roofline[key]
+        rows.append(f"| {g.name} | ≥ {format_seconds(r.seconds)} | {r.bound} |")
+    return head + "\n\n" + "\n".join(rows) + "\n\n(peak bandwidth and FLOP/s; launch overhead not included)"
+
+
+def dot_markdown(d: DotMetrics, launches: list[LaunchMetrics]) -> str:
+    out = [f"**tl.dot** {d.shape[0]}×{d.shape[2]} @ {d.shape[2]}×{d.shape[1]} ({d.a_dtype} × {d.b_dtype}, "
+           f"{d.precision} tensor-core rate): {d.executions} executions, **{d.flops:,} FLOPs**"]
+    out += [roofline_markdown(L) for L in launches if L.index in d.launches]
+    return "\n\n".join(out)
+
+
+def access_markdown(s: AccessStats, f: AccessFacts, perf: Optional[LineMetrics] = None) -> str:
     t = f.tensor
     out = [f"**{s.op}** {_VERB.get(s.kind, s.kind)} `{s.arg}` in kernel `{f.kernel}`"]
     if t is not None:
@@ -44,6 +84,8 @@ def access_markdown(s: AccessStats, f: AccessFacts) -> str:
     else:
         lines.append("- out of bounds: none")
     lines.append(f"- bytes {'moved' if s.kind != 'atomic' else 'updated'}: {format_bytes(s.bytes)} ({s.bytes} B)")
+    if perf is not None:
+        lines += performance_lines(perf)
     out.append("\n".join(lines))
     if f.map_rows:
         legend = f"{FULL} all  {MOST} ≥ half  {SOME} some  {NONE} none touched — {f.map_note}"
@@ -51,5 +93,7 @@ def access_markdown(s: AccessStats, f: AccessFacts) -> str:
     return "\n\n".join(out)
 
 
-def line_markdown(items: list[tuple[AccessStats, AccessFacts]]) -> str:
-    return "\n\n---\n\n".join(access_markdown(s, f) for s, f in items)
+def line_markdown(items: list[tuple[AccessStats, AccessFacts]], perf: Optional[dict] = None) -> str:
+    """`perf`: LineMetrics by (file, line, arg, kind), when the analysis computed them."""
+    perf = perf or {}
+    return "\n\n---\n\n".join(access_markdown(s, f, perf.get((s.file, s.line, s.arg, s.kind))) for s, f in items)

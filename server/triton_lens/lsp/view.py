@@ -14,7 +14,7 @@ from ..analysis.hover import access_facts
 from ..model import RunResult
 from .diagnostics import run_diagnostics
 from .hints import line_hint
-from .hover import line_markdown
+from .hover import dot_markdown, line_markdown
 from .runplan import Plan
 from .text import Lines
 
@@ -59,6 +59,7 @@ def build_view(version: int, text: str, result: RunResult, analysis: Analysis, p
     view = RunView(version=version, text=text, result=result, analysis=analysis, plan=plan)
     view.diagnostics = run_diagnostics(result, analysis.findings, lines, facts, _read_lines, plan)
     target = os.path.abspath(result.file)
+    perf = {(m.file, m.line, m.arg, m.kind): m for m in analysis.performance.lines}
     by_line: dict[int, list] = {}
     for s in analysis.accesses:
         if os.path.abspath(s.file) == target:
@@ -75,10 +76,15 @@ def build_view(version: int, text: str, result: RunResult, analysis: Analysis, p
         for (col, end_line, end_col), group in spots.items():
             if col >= 0 and end_col >= 0:
                 e0 = max((end_line or l0 + 1) - 1, l0)
-                spot = HoverSpot(l0, lines.utf16_col(l0, col), e0, lines.utf16_col(e0, end_col), line_markdown(group))
+                spot = HoverSpot(l0, lines.utf16_col(l0, col), e0, lines.utf16_col(e0, end_col), line_markdown(group, perf))
             else:
                 e0 = l0
-                spot = HoverSpot(l0, -1, l0, -1, line_markdown(group))
+                spot = HoverSpot(l0, -1, l0, -1, line_markdown(group, perf))
             for l in range(l0, e0 + 1):  # a call over several lines answers on each of them
                 view.hovers.setdefault(l, []).append(spot)
+    for d in analysis.performance.dots:  # tl.dot lines: FLOPs and the launch's roofline
+        if os.path.abspath(d.file) != target:
+            continue
+        l0 = d.line - 1
+        view.hovers.setdefault(l0, []).append(HoverSpot(l0, -1, l0, -1, dot_markdown(d, analysis.performance.launches)))
     return view

@@ -71,6 +71,61 @@ class Site:
         return Site(d["file"], d["line"], d["col"], d["end_line"], d["end_col"], d["arg"], d["kind"], d["op"])
 
 
+@dataclass(frozen=True)
+class DotSite:
+    """One `tl.dot` call in the source, with its operand and accumulator dtypes."""
+
+    file: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    a_dtype: str  # triton names: "fp32", "fp16", "bf16", "fp8e4nv", ...
+    b_dtype: str
+    acc_dtype: str
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "line": self.line, "col": self.col, "end_line": self.end_line,
+                "end_col": self.end_col, "a_dtype": self.a_dtype, "b_dtype": self.b_dtype,
+                "acc_dtype": self.acc_dtype}
+
+    @staticmethod
+    def from_json(d: dict) -> "DotSite":
+        return DotSite(d["file"], d["line"], d["col"], d["end_line"], d["end_col"], d["a_dtype"], d["b_dtype"],
+                       d["acc_dtype"])
+
+
+def _empty_i32() -> np.ndarray:
+    return np.empty(0, dtype=np.int32)
+
+
+@dataclass
+class DotTrace:
+    """Every execution of a `tl.dot`, columnar: which site, which program, the product's M x N x K,
+    and how many memory-access executions the launch had recorded before it (`before`: the dot's
+    operands come from the loads just before that row, in the same program)."""
+
+    sites: list[DotSite] = field(default_factory=list)
+    site: np.ndarray = field(default_factory=_empty_i32)
+    program: np.ndarray = field(default_factory=_empty_i32)
+    before: np.ndarray = field(default_factory=_empty_i32)
+    m: np.ndarray = field(default_factory=_empty_i32)
+    n: np.ndarray = field(default_factory=_empty_i32)
+    k: np.ndarray = field(default_factory=_empty_i32)
+
+    COLUMNS = ("site", "program", "before", "m", "n", "k")
+
+    def __len__(self) -> int:
+        return int(self.site.size)
+
+    def flops(self, rows: Optional[np.ndarray] = None) -> int:
+        """2 * M * N * K per execution (a multiply and an add per term), summed."""
+        m, n, k = (getattr(self, c).astype(np.int64) for c in ("m", "n", "k"))
+        if rows is not None:
+            m, n, k = m[rows], n[rows], k[rows]
+        return int((2 * m * n * k).sum())
+
+
 @dataclass
 class LaunchTrace:
     """Everything one kernel launch did, one row per execution of an access (columnar arrays).
@@ -101,6 +156,8 @@ class LaunchTrace:
     values: dict[int, np.ndarray] = field(default_factory=dict)  # tensor index -> values after the launch
     seconds: float = 0.0
     complete: bool = True  # False when the launch was cut short (exception, timeout, crash)
+    dots: DotTrace = field(default_factory=DotTrace)
+    values_before: dict[int, np.ndarray] = field(default_factory=dict)  # inputs' values before the launch
 
     @property
     def n_programs(self) -> int:

@@ -101,6 +101,7 @@ class Hooks:
     def push_context(self, kind: str, op: str, operand) -> None: ...
     def pop_context(self) -> None: ...
     def benchmark(self, kernel_call: Callable[[], Any]) -> float: ...
+    def dot(self, builder, a_shape: tuple, b_shape: tuple, a_dtype: str, b_dtype: str, acc_dtype: str) -> None: ...
 
 
 def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[[], None]:
@@ -244,6 +245,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
     patch(InterpreterBuilder, "create_masked_store", make_store)
     patch(InterpreterBuilder, "create_atomic_rmw", make_rmw)
     patch(InterpreterBuilder, "create_atomic_cas", make_cas)
+    _patch_dot(patch, hooks)
 
     # Autotuning on a machine without a GPU: time the configs on the interpreter instead of asking
     # a GPU driver (the bare interpreter fails with "0 active drivers").
@@ -306,6 +308,19 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
         saved.clear()
 
     return uninstall
+
+
+def _patch_dot(patch, hooks: Hooks) -> None:
+    """tl.dot: the operands' shapes and dtypes, for the FLOP count and the viewer's A/B/C tiles
+    (the same signature in 3.2 - 3.9)."""
+    def make_dot(orig):
+        def create_dot(self, a, b, d, *rest, **kw):
+            hooks.dot(self, a.data.shape, b.data.shape, str(a.dtype.scalar), str(b.dtype.scalar), str(d.dtype.scalar))
+            return orig(self, a, b, d, *rest, **kw)
+        return create_dot
+
+    if hasattr(InterpreterBuilder, "create_dot"):
+        patch(InterpreterBuilder, "create_dot", make_dot)
 
 
 def operand_tag(operand) -> Optional[int]:

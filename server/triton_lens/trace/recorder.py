@@ -16,7 +16,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..model import LaunchTrace, Site, TensorInfo
+from ..model import DotSite, DotTrace, LaunchTrace, Site, TensorInfo
 from ..model.elements import RANGE, ElementSetsBuilder, encode
 from . import compat
 from .tensors import TensorView
@@ -66,6 +66,10 @@ class _Launch:
         self.touched = ElementSetsBuilder()
         self.masked = ElementSetsBuilder()
         self.oob = ElementSetsBuilder()
+        self.dot_sites: list[DotSite] = []
+        self.dot_site_index: dict[tuple, int] = {}
+        self.dots: list[tuple[int, int, int, int, int, int]] = []  # site, program, before, m, n, k
+        self.values_before: dict[int, np.ndarray] = {}
         self.t0 = time.perf_counter()
 
     def finish(self, complete: bool, value_limit: int) -> LaunchTrace:
@@ -75,10 +79,7 @@ class _Launch:
             if t is None or v.numel > value_limit or v.numel == 0:
                 continue
             try:
-                t = t.detach()
-                if str(t.dtype) in ("torch.bfloat16", "torch.float8_e4m3fn", "torch.float8_e5m2"):
-                    t = t.float()
-                values[v.info.index] = t.cpu().reshape(-1).numpy().copy()
+                values[v.info.index] = _host_values(t)
             except Exception:  # values are a convenience for the viewer; never fail a launch on them
                 pass
         return LaunchTrace(
@@ -90,7 +91,28 @@ class _Launch:
             ex_oob=np.asarray(self.ex_oob, dtype=np.int32),
             touched=self.touched.finish(), masked=self.masked.finish(), oob=self.oob.finish(),
             values=values, seconds=time.perf_counter() - self.t0, complete=complete,
+            dots=self._dot_trace(), values_before=self.values_before,
         )
+
+    def _dot_trace(self) -> DotTrace:
+        cols = np.asarray(self.dots, dtype=np.int32).reshape(-1, 6)
+        return DotTrace(self.dot_sites, *(np.ascontiguousarray(cols[:, i]) for i in range(6)))
+
+
+def _host_values(t) -> np.ndarray:
+    t = t.detach()
+    if str(t.dtype) in ("torch.bfloat16", "torch.float8_e4m3fn", "torch.float8_e5m2"):
+        t = t.float()
+    return t.cpu().reshape(-1).numpy().copy()
+
+
+def _keep_before(L: "_Launch", index: int, t, limit: int) -> None:
+    """The tensor's values before the launch (the viewer's "before" colouring), within the value limit."""
+    try:
+        if 0 < t.numel() <= limit:
+            L.values_before[index] = _host_values(t)
+    except Exception:  # values are a convenience for the viewer; never fail a launch on them
+        pass
 
 
 def _skipped(code) -> bool:
@@ -191,6 +213,7 @@ class Recorder(compat.Hooks):
                     extent = None
                 L.by_id[id(obj)] = info.index
                 L.views.append(TensorView(info, t.data_ptr(), t, extent))
+                _keep_before(L, info.index, t, self.value_limit)
 
     def grid(self, nx, ny, nz) -> None:
         if self._launch is not None:
@@ -393,6 +416,36 @@ class Recorder(compat.Hooks):
         else:
             L.masked.add(v.elements(d[~m]))
         return new_mask
+
+    def dot(self, builder, a_shape, b_shape, a_dtype, b_dtype, acc_dtype) -> None:
+        L = self._launch
+        if L is None or len(a_shape) < 2 or len(b_shape) < 2:
+            return
+        f = _user_frame_fast(2)
+        key = (f.f_code, f.f_lasti) if f is not None else None
+        i = L.dot_site_index.get(key)
+        if i is None:
+            line = f.f_lineno if f is not None else 0
+            end_line, col, end_col = line, -1, -1
+            if f is not None:
+                try:
+                    p = list(f.f_code.co_positions())[f.f_lasti // 2]
+                    if p[0] is not None:
+                        line, end_line = p[0], p[1] or p[0]
+                        col, end_col = (-1 if p[2] is None else p[2]), (-1 if p[3] is None else p[3])
+                except Exception:
+                    pass
+            file = os.path.abspath(f.f_code.co_filename) if f is not None else ""
+            i = L.dot_site_index[key] = len(L.dot_sites)
+            L.dot_sites.append(DotSite(file, int(line), int(col), int(end_line), int(end_col), a_dtype, b_dtype,
+                                       acc_dtype))
+        batch = 1
+        for s in a_shape[:-2]:
+            batch *= int(s)
+        gx, gy, _ = L.grid
+        x, y, z = builder.grid_idx
+        L.dots.append((i, x + gx * (y + gy * z), len(L.ex_site), batch * int(a_shape[-2]), int(b_shape[-1]),
+                       int(a_shape[-1])))
 
     def _maybe_progress(self, L: _Launch, x: int, y: int, z: int) -> None:
         if self.on_progress is None:

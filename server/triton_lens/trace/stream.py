@@ -12,7 +12,7 @@ from typing import BinaryIO, Optional
 
 import numpy as np
 
-from ..model import LaunchTrace, Site, TensorInfo
+from ..model import DotSite, DotTrace, LaunchTrace, Site, TensorInfo
 from ..model.elements import ElementSets
 
 _LEN = struct.Struct("<I")
@@ -73,13 +73,18 @@ def launch_to_frame(t: LaunchTrace) -> tuple[dict, dict[str, np.ndarray]]:
     meta = {"index": t.index, "kernel": t.kernel, "def_file": t.def_file, "def_line": t.def_line,
             "file": t.file, "line": t.line, "grid": list(t.grid), "tensors": [x.to_json() for x in t.tensors],
             "sites": [s.to_json() for s in t.sites], "seconds": t.seconds, "complete": t.complete,
-            "values": sorted(t.values)}
+            "values": sorted(t.values), "values_before": sorted(t.values_before),
+            "dot_sites": [d.to_json() for d in t.dots.sites]}
     arrays: dict[str, np.ndarray] = {c: getattr(t, c) for c in _COLUMNS}
     for s in _SETS:
         for k, a in getattr(t, s).arrays().items():
             arrays[f"{s}.{k}"] = a
     for i, v in t.values.items():
         arrays[f"values.{i}"] = v
+    for i, v in t.values_before.items():
+        arrays[f"values_before.{i}"] = v
+    for c in DotTrace.COLUMNS:
+        arrays[f"dots.{c}"] = getattr(t.dots, c)
     return meta, arrays
 
 
@@ -93,4 +98,7 @@ def launch_from_frame(meta: dict, arrays: dict[str, np.ndarray]) -> LaunchTrace:
         **{c: arrays[c] for c in _COLUMNS}, **sets,
         values={int(i): arrays[f"values.{i}"] for i in meta["values"]},
         seconds=meta["seconds"], complete=meta["complete"],
+        values_before={int(i): arrays[f"values_before.{i}"] for i in meta.get("values_before", [])},
+        dots=DotTrace(sites=[DotSite.from_json(d) for d in meta.get("dot_sites", [])],
+                      **{c: arrays[f"dots.{c}"] for c in DotTrace.COLUMNS if f"dots.{c}" in arrays}),
     )

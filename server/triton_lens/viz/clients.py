@@ -312,14 +312,18 @@ class Profiler(Client):
     def on_launch_end(self, trace: LaunchTrace) -> None:
         result = _analyze_one(trace)
         self.stats = list(result.accesses)
-        self.reports.append(self.format(trace, self.stats))
+        self.performance = result.performance
+        self.reports.append(self.format(trace, self.stats, result.performance))
         print(self.reports[-1], file=self.out if self.out is not None else sys.stdout, flush=True)
 
     @staticmethod
-    def format(trace: LaunchTrace, stats: list) -> str:
+    def format(trace: LaunchTrace, stats: list, perf=None) -> str:
+        """`perf` (analysis.performance.Performance) adds sector efficiency per line and the launch's
+        FLOPs, arithmetic intensity and roofline estimate."""
         head = (f"triton-lens profiler: {trace.kernel} grid={tuple(trace.grid)} ({trace.n_programs} programs, "
                 f"{trace.seconds * 1e3:.1f} ms) launched at {_short(trace.file)}:{trace.line}")
-        cols = ("line", "access", "tensor", "loaded", "stored", "mask active", "unique", "reuse", "oob")
+        cols = ("line", "access", "tensor", "loaded", "stored", "mask active", "sectors", "unique", "reuse", "oob")
+        by_key = {(m.file, m.line, m.arg, m.kind): m for m in perf.lines} if perf is not None else {}
         rows = []
         tot_ld = tot_st = 0
         for s in stats:
@@ -331,16 +335,31 @@ class Profiler(Client):
             inb = s.active - s.oob
             reuse = f"{inb / s.unique:.2f}" if s.unique else "-"
             file = "" if s.file == trace.def_file else f"{os.path.basename(s.file)}:"
+            m = by_key.get((s.file, s.line, s.arg, s.kind))
+            eff = m.sector_efficiency if m is not None else None
             rows.append((f"{file}{s.line}", s.op, s.arg, _fmt_bytes(loaded), _fmt_bytes(stored),
-                         f"{s.active}/{s.lanes} ({pct:.0f}%)", str(s.unique), reuse, str(s.oob) if s.oob else "-"))
-        rows.append(("total", "", "", _fmt_bytes(tot_ld), _fmt_bytes(tot_st), "", "", "", ""))
+                         f"{s.active}/{s.lanes} ({pct:.0f}%)", "-" if eff is None else f"{100 * eff:.1f}%",
+                         str(s.unique), reuse, str(s.oob) if s.oob else "-"))
+        rows.append(("total", "", "", _fmt_bytes(tot_ld), _fmt_bytes(tot_st), "", "", "", "", ""))
         widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
         left = {1, 2}
 
         def fmt(r):
             return "  ".join(v.ljust(w) if i in left else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths)))
 
-        return "\n".join([head, fmt(cols)] + [fmt(r) for r in rows])
+        tail = _roofline_lines(perf.launches[-1]) if perf is not None and perf.launches else []
+        return "\n".join([head, fmt(cols)] + [fmt(r) for r in rows] + tail)
+
+
+def _roofline_lines(L) -> list[str]:
+    from ..analysis.gpus import GPUS
+    from ..analysis.performance import format_seconds
+
+    ai = f"{L.intensity:.2f} FLOP/B" if L.intensity is not None else "-"
+    est = ", ".join(f"{g.name} {format_seconds(L.roofline[k].seconds)} ({L.roofline[k].bound})" for k, g in GPUS.items())
+    work = f"tl.dot FLOPs {L.flops:,}, arithmetic intensity {ai}" if L.flops else "no tl.dot"
+    return [f"DRAM >= {_fmt_bytes(L.dram_bytes)} (each touched 32-byte sector once), {work}",
+            f"roofline estimate (peak bandwidth and FLOP/s, no launch overhead): {est}"]
 
 
 BUILTIN = {"tracer": Tracer, "sanitizer": Sanitizer, "profiler": Profiler}
