@@ -18,6 +18,9 @@ import type { RunFinishedParams, RunStartedParams, StatusBar } from './statusBar
 export const RUN_STARTED = 'tritonLens/runStarted';
 export const RUN_FINISHED = 'tritonLens/runFinished';
 export const RESTART_DELAY_MS = 300;
+/** A server that dies is started again, at most this many times in AUTO_RESTART_WINDOW_MS. */
+export const MAX_AUTO_RESTARTS = 3;
+export const AUTO_RESTART_WINDOW_MS = 60_000;
 
 export interface LaunchSpec {
   command: string;
@@ -81,6 +84,8 @@ export class ServerManager implements vscode.Disposable, ServerEvents {
   private queue: Promise<void> = Promise.resolve();
   private restartTimer: ReturnType<typeof setTimeout> | undefined;
   private disposed = false;
+  /** When the server was last restarted because it died (for the rate limit). */
+  private autoRestarts: number[] = [];
   private readonly started = new vscode.EventEmitter<void>();
   private readonly runStarted = new vscode.EventEmitter<RunStartedParams>();
   private readonly runFinished = new vscode.EventEmitter<RunFinishedParams>();
@@ -183,9 +188,8 @@ export class ServerManager implements vscode.Disposable, ServerEvents {
         this.runFinished.fire(p);
       }),
       client.onDidChangeState((e) => {
-        if (e.newState === State.Stopped && this.client === client && !this.disposed) {
-          this.status.setGlobal({ kind: 'stopped', message: 'The Triton Lens server stopped. Run "Triton Lens: Restart Server" to start it again; the log is in "Triton Lens: Show Output".' });
-        }
+        // A deliberate stop clears this.client first, so this is a server that died on its own.
+        if (e.newState === State.Stopped && this.client === client && !this.disposed) this.serverDied();
       }),
     ];
     try {
@@ -202,6 +206,28 @@ export class ServerManager implements vscode.Disposable, ServerEvents {
     this.log.info('Server running');
     this.status.setGlobal({ kind: 'idle' });
     this.started.fire();
+  }
+
+  /** The server exited without being asked to: start it again, with a message, a few times a minute at most. */
+  private serverDied(): void {
+    const now = Date.now();
+    this.autoRestarts = this.autoRestarts.filter((t) => now - t < AUTO_RESTART_WINDOW_MS);
+    if (this.autoRestarts.length >= MAX_AUTO_RESTARTS) {
+      const message = `The Triton Lens server stopped ${MAX_AUTO_RESTARTS + 1} times within a minute and is not restarted again. ` +
+        'Run "Triton Lens: Restart Server" to start it; the log is in "Triton Lens: Show Output".';
+      this.log.error(message);
+      this.status.setGlobal({ kind: 'stopped', message });
+      void vscode.window.showErrorMessage(message, 'Show Output').then((pick) => {
+        if (pick) this.log.show();
+      });
+      return;
+    }
+    this.autoRestarts.push(now);
+    const message = 'The Triton Lens server stopped unexpectedly and is being restarted; the log is in "Triton Lens: Show Output".';
+    this.log.warn(message);
+    this.status.setGlobal({ kind: 'stopped', message });
+    void vscode.window.showWarningMessage(message);
+    this.scheduleRestart('the server stopped unexpectedly');
   }
 
   clientOptions(): LanguageClientOptions {

@@ -184,6 +184,52 @@ describe('ServerManager', () => {
     expect(window.showErrorMessage).toHaveBeenCalledWith(expect.stringContaining('failed to start'), 'Show Output');
   });
 
+  it('restarts a server that died, with a message, at most three times a minute', async () => {
+    vi.useFakeTimers();
+    const { mgr, status } = setup();
+    await mgr.start();
+    const die = async () => {
+      const c = clients[clients.length - 1];
+      c.state = 1;
+      c.stateEmitter.fire({ oldState: 2, newState: 1 }); // the process exited on its own
+      await vi.advanceTimersByTimeAsync(400);
+    };
+    for (let i = 1; i <= 3; i++) {
+      await die();
+      expect(clients).toHaveLength(1 + i);
+      expect(mgr.isRunning).toBe(true);
+    }
+    expect(window.showWarningMessage).toHaveBeenCalledTimes(3);
+    expect(window.showWarningMessage).toHaveBeenCalledWith(expect.stringContaining('stopped unexpectedly and is being restarted'));
+    await die(); // the fourth within a minute: left stopped, and the user is told how to start it
+    expect(clients).toHaveLength(4);
+    expect(mgr.isRunning).toBe(false);
+    expect(status.current()).toMatchObject({ kind: 'stopped' });
+    expect(window.showErrorMessage).toHaveBeenCalledWith(expect.stringContaining('Restart Server'), 'Show Output');
+    await vi.advanceTimersByTimeAsync(61_000); // a minute later it is restarted again
+    await mgr.restart('user');
+    await die();
+    expect(clients).toHaveLength(6);
+    expect(mgr.isRunning).toBe(true);
+    vi.useRealTimers();
+  });
+
+  it('does not restart a server it stopped itself', async () => {
+    vi.useFakeTimers();
+    const { mgr } = setup();
+    await mgr.start();
+    const first = clients[0];
+    first.stop.mockImplementationOnce(async () => {
+      first.state = 1;
+      first.stateEmitter.fire({ oldState: 2, newState: 1 });
+    });
+    await mgr.restart('tritonLens.python changed');
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(clients).toHaveLength(2);
+    expect(window.showWarningMessage).not.toHaveBeenCalled();
+    vi.useRealTimers();
+  });
+
   it('answers workspace/configuration with the resolved interpreter, not the raw setting', async () => {
     mock.config = { 'tritonLens.python': '${workspaceFolder}/.venv/bin/python' };
     const { mgr } = setup({ python: { path: '/ws/.venv/bin/python', source: 'setting' } });

@@ -5,6 +5,7 @@ every launch that finished before is kept and the failure becomes part of the re
 from __future__ import annotations
 
 import atexit
+import errno
 import json
 import os
 import re
@@ -20,6 +21,7 @@ from typing import Callable, Optional
 from ..model import (CRASHED, ERROR, EXCEPTION, NO_LAUNCH, OK, TIMEOUT, LaunchTrace, RunResult, ScriptError)
 from . import stream
 from .kernels import find_kernels
+from .supervisor import descendants
 
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _OUTPUT_TAIL = 64 * 1024
@@ -93,34 +95,88 @@ def _innermost_line(dump: str, target: str) -> tuple[Optional[str], Optional[int
     return None, None
 
 
+_SUPERVISOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "supervisor.py")
+
+
 class _Worker:
-    """A started worker: it has imported torch and triton and waits for its job on stdin."""
+    """A started worker: it has imported torch and triton and waits for its job on stdin.
+
+    It runs below a supervisor (see supervisor.py) in its own session, so the script cannot signal
+    the runner, and every process it starts stays below the supervisor, counted and ended with the
+    run. It starts in a fresh 0700 directory with a safe sys.path: nothing in the directory it was
+    started from (or a world-writable /tmp) is importable while it imports json, torch and triton.
+    """
 
     def __init__(self, python: str, env: dict[str, str]):
+        import shutil
+
+        exe = shutil.which(python)
+        if exe is None:  # the supervisor would only find out after it forked
+            raise FileNotFoundError(errno.ENOENT, "no such file or executable", python)
+        self.home = tempfile.mkdtemp(prefix="triton-lens-worker-")  # 0700
+        env = dict(env)
+        if not env.get("PYTHONSAFEPATH"):
+            env["PYTHONSAFEPATH"] = "1"  # Python >= 3.11: -m puts no directory first on sys.path
+            env["TRITON_LENS_SAFEPATH_ADDED"] = "1"  # the worker removes it before the script runs
         r, w = os.pipe()
         try:
-            self.proc = subprocess.Popen([python, "-m", "triton_lens.trace.worker", str(w)], pass_fds=(w,), env=env,
-                                         cwd=tempfile.gettempdir(), stdin=subprocess.PIPE,
+            self.proc = subprocess.Popen([sys.executable, "-I", _SUPERVISOR, python, "-m", "triton_lens.trace.worker",
+                                          str(w)], pass_fds=(w,), env=env, cwd=self.home, stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         except OSError:
             os.close(r)
+            os.rmdir(self.home)
             raise
         finally:
             os.close(w)
         self.read_fd = r
+        self.python = python
 
     def alive(self) -> bool:
         return self.proc.poll() is None
 
+    def tree_resident_bytes(self) -> int:
+        """Resident memory of the worker and every process the script started."""
+        return sum(_resident_bytes(p) for p in descendants(self.proc.pid))
+
+    def end(self, grace_s: float = 3.0) -> None:
+        """End the worker and all its descendants: the supervisor does it on SIGTERM; SIGKILL to the
+        group and to each descendant if it does not manage in time."""
+        if self.proc.poll() is None:
+            try:
+                self.proc.send_signal(signal.SIGTERM)
+                self.proc.wait(timeout=grace_s)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        if self.proc.poll() is None:
+            for p in descendants(self.proc.pid):
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except OSError:
+                    pass
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        self.proc.wait()
+
     def discard(self) -> None:
+        self.end()
+        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                f.close()
+            except OSError:
+                pass
         try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+            os.close(self.read_fd)
         except OSError:
             pass
-        self.proc.wait()
-        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            f.close()
-        os.close(self.read_fd)
+        self.remove_home()
+
+    def remove_home(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.home, ignore_errors=True)
 
 
 _spares: dict[tuple, _Worker] = {}
@@ -171,6 +227,27 @@ def _resident_bytes(pid: int) -> int:
             return int(f.read().split()[1]) * _PAGE
     except (OSError, ValueError, IndexError):
         return 0
+
+
+def _ask_for_stack(proc: subprocess.Popen, crash_file: str, wait_s: float = 3.0) -> None:
+    """Ask faulthandler for the script's stack (it says where the script was) and wait until the
+    dump is written: its size stops changing, the worker exits, or wait_s passes."""
+    try:
+        os.kill(proc.pid, signal.SIGUSR1)  # the supervisor passes it on to the worker
+    except OSError:
+        return
+    end = time.monotonic() + wait_s
+    size, stable = -1, 0
+    while time.monotonic() < end and proc.poll() is None:
+        try:
+            now = os.path.getsize(crash_file)
+        except OSError:
+            now = 0
+        stable = stable + 1 if now == size and now > 0 else 0
+        if stable >= 3:
+            return
+        size = now
+        time.sleep(0.02)
 
 
 def run(req: RunRequest, cancel: Optional[threading.Event] = None,
@@ -254,35 +331,27 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
 
     deadline = t0 + req.timeout_s
     limit_bytes = req.memory_mb * 1024 * 1024 if req.memory_mb > 0 else 0
-    peak = 0
     stopped = None
-    while True:
-        try:
-            proc.wait(timeout=0.05)
-            break
-        except subprocess.TimeoutExpired:
-            pass
-        rss = _resident_bytes(proc.pid)
-        peak = max(peak, rss)
-        if cancel is not None and cancel.is_set():
-            stopped = "cancelled"
-        elif time.perf_counter() > deadline:
-            stopped = TIMEOUT
-        elif limit_bytes and rss > limit_bytes:
-            stopped = "memory"
-        if stopped in (TIMEOUT, "memory"):
-            try:  # ask faulthandler for the stack first: it says where the script was
-                os.kill(proc.pid, signal.SIGUSR1)
-                time.sleep(0.2)
-            except OSError:
-                pass
-        if stopped:
+    try:
+        while True:
             try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
+                proc.wait(timeout=0.05)
+                break
+            except subprocess.TimeoutExpired:
                 pass
-            proc.wait()
-            break
+            if cancel is not None and cancel.is_set():
+                stopped = "cancelled"
+            elif time.perf_counter() > deadline:
+                stopped = TIMEOUT
+            elif limit_bytes and worker.tree_resident_bytes() > limit_bytes:
+                stopped = "memory"
+            if stopped in (TIMEOUT, "memory"):
+                _ask_for_stack(proc, crash_file)
+            if stopped:
+                break
+    finally:  # stopped, finished, or the runner itself interrupted (Ctrl-C): nothing stays behind
+        worker.end()
+        worker.remove_home()
     reader.join(timeout=5.0)
     result.stdout, result.stderr = out_tail.text(), err_tail.text()
     try:

@@ -152,7 +152,13 @@ def main(argv: list[str]) -> int:
     """Import the heavy modules first, then wait for the job on stdin: the runner can keep one
     worker started ahead of time, so a run does not pay for importing torch and triton."""
     fd = int(argv[0])
-    spawn_dir = sys.path[0]  # `python -m` put the directory we were started in first
+    # The runner started us with PYTHONSAFEPATH (nothing of the start directory importable); the
+    # script and the processes it starts get the environment the user has.
+    if os.environ.pop("TRITON_LENS_SAFEPATH_ADDED", None):
+        os.environ.pop("PYTHONSAFEPATH", None)
+    # Pythons before 3.11 ignore PYTHONSAFEPATH and put the start directory first: it is a fresh
+    # 0700 directory of the runner's, empty, and leaves sys.path before the script starts.
+    spawn_dir = os.getcwd()
     _exit_with_parent()
     os.environ["TRITON_INTERPRET"] = "1"
     try:
@@ -173,8 +179,7 @@ def main(argv: list[str]) -> int:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)  # the script reads an empty stdin, as under the runner's DEVNULL
     os.close(devnull)
-    if sys.path and sys.path[0] == spawn_dir:
-        sys.path.pop(0)
+    sys.path[:] = [p for p in sys.path if p not in ("", spawn_dir)]
 
     out = os.fdopen(fd, "wb", buffering=1 << 16)
     crash = open(job["crash_file"], "w")
