@@ -352,8 +352,9 @@ def evaluate(symbol: str, arrays: list[np.ndarray], out_dtype: np.dtype, functio
     impl, widen = resolve(symbol)
     if impl is None:
         label = function or symbol
+        types = ", ".join(str(np.asarray(a).dtype) for a in arrays)
         raise UnsupportedLibdeviceFunction(
-            f"libdevice.{label} ({symbol}) is not implemented under Triton Lens: the CPU interpreter cannot call "
+            f"libdevice.{label} ({symbol}, on {types}) is not implemented under Triton Lens: the CPU interpreter cannot call "
             f"the GPU's device library and this function has no numpy equivalent here yet. Use a tl.* or "
             f"tl.math function instead, or report it so it can be added.")
     args = [np.asarray(a) for a in arrays]

@@ -164,11 +164,18 @@ def _libdevice_modules():
     return mods
 
 
+_calling: list[str] = []  # the libdevice function being dispatched, for error messages
+
+
 def _bound(name: str, fn: Callable) -> Callable:
     def call(*args, **kwargs):
         kwargs.pop("_semantic", None)
         kwargs.pop("_builder", None)
-        return fn(*args, **kwargs, **_BUILTIN_KW)
+        _calling.append(name)
+        try:
+            return fn(*args, **kwargs, **_BUILTIN_KW)
+        finally:
+            _calling.pop()
     call.__name__ = name
     call.__qualname__ = name
     call.__doc__ = fn.__doc__
@@ -254,7 +261,7 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
             ret = getattr(retType, "scalar", retType)
             arrays = [a.data for a in argList]
             shape = np.broadcast_shapes(*[a.shape for a in arrays]) if arrays else (1,)
-            out = _libdevice.evaluate(symbol, arrays, np_dtype(ret))
+            out = _libdevice.evaluate(symbol, arrays, np_dtype(ret), _calling[-1] if _calling else "")
             return _interp.TensorHandle(np.broadcast_to(out, shape).copy(), ret)
         return create_extern_elementwise
 
