@@ -18,6 +18,8 @@ import triton
 import triton.runtime.interpreter as _interp
 from triton.runtime.jit import JITFunction
 
+from . import semantics as _semantics
+
 TRITON_VERSION: str = triton.__version__
 TRITON_DIR: str = os.path.dirname(triton.__file__)
 
@@ -110,7 +112,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
 
     def patch(owner, name, make):
         had = name in vars(owner)
-        orig = getattr(owner, name)
+        orig = getattr(owner, name, None)  # None: a method the release lacks, added for the run
         saved.append((owner, name, vars(owner).get(name), had))
         setattr(owner, name, make(orig))
 
@@ -150,6 +152,11 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
         return set_grid_dim
 
     patch(InterpreterBuilder, "set_grid_dim", make_set_grid_dim)
+
+    # The compiler's semantics where the bare interpreter differs (and/or/not, scalar argument
+    # types, libdevice, string annotations, list grids, fp8 rounding, numpy 2.4+): semantics.py.
+    # Installed before the argument hook below, which then sees the converted scalars.
+    _semantics.install(patch)
 
     # Argument -> pointer: tag the pointer handle with the argument it came from.
     def make_cvt(orig):

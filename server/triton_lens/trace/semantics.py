@@ -1,0 +1,323 @@
+"""The compiler's semantics where the bare interpreter (TRITON_INTERPRET=1) differs from it, for one run.
+
+What a kernel does under the tool is what the compiled kernel does on a GPU. This module (with compat.py
+the only release-specific code) patches the interpreter for the duration of a run:
+
+- `and` / `or` / `not` on tensors are elementwise, as the code generator lowers them (logical_and /
+  logical_or / not_); on constexprs and plain Python values they keep Python's meaning, short-circuit
+  included (the code generator short-circuits on constexprs too).
+- scalar arguments are typed as the JIT types them: a float is an fp32 scalar, a bool an i1 (ints were
+  already i32 / i64 / u64).
+- `triton.language.extra.libdevice` (and its cuda / hip modules) computes the functions (libdevice.py)
+  through the release's own dispatch, so the dtype rules are the compiler's.
+- parameters annotated with strings ("tl.constexpr", `from __future__ import annotations`) are
+  constexprs; a grid may be a list.
+- float -> fp8 (e4m3 / e5m2) conversions round to nearest even (fp8.py).
+- numpy 2.4+ refuses int() on a 1-element array, which triton <= 3.6 calls for `range(n)` and
+  indexing: tensors convert through their single element instead.
+
+`install(patch)` uses compat's `patch(owner, name, make)`, so everything is undone with compat's hooks.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+from typing import Any, Callable
+
+import numpy as np
+
+import triton.language as tl
+import triton.runtime.interpreter as _interp
+
+from . import fp8 as _fp8
+from . import libdevice as _libdevice
+
+_semantic_obj = getattr(_interp, "interpreter_semantic", None)
+# The keyword every @builtin takes: `_semantic` (3.4+) or `_builder` (3.2, 3.3).
+_BUILTIN_KW = {"_semantic": _semantic_obj} if _semantic_obj is not None else {"_builder": _interp.interpreter_builder}
+
+_AND = "_triton_lens_and"
+_OR = "_triton_lens_or"
+_NOT = "_triton_lens_not"
+
+
+# ---- and / or / not -------------------------------------------------------------------------------
+def _bool_op(method: str, thunks) -> Any:
+    """The code generator's visit_BoolOp: operands evaluated in order; a constexpr (or Python value)
+    that decides the result returns at once, one that does not is dropped; tensors are combined
+    elementwise, right to left."""
+    tensors = []
+    value = None
+    for thunk in thunks:
+        value = thunk()
+        if isinstance(value, tl.tensor):
+            tensors.append(value)
+        elif bool(value) is (method == "logical_or"):
+            return value
+    if not tensors:
+        return value
+    result = tensors.pop()
+    while tensors:
+        lhs = tensors.pop()
+        result = getattr(lhs, method)(result, **_BUILTIN_KW)
+    return result
+
+
+def _and(*thunks):
+    return _bool_op("logical_and", thunks)
+
+
+def _or(*thunks):
+    return _bool_op("logical_or", thunks)
+
+
+def _not(value):
+    if isinstance(value, tl.tensor):
+        return value.__not__(**_BUILTIN_KW)
+    return not value
+
+
+class _BoolOpsToCalls(ast.NodeTransformer):
+    """`a and b` -> `_and(lambda: a, lambda: b)`, `not a` -> `_not(a)`, inside a kernel's body."""
+
+    def visit_BoolOp(self, node: ast.BoolOp):
+        node = self.generic_visit(node)
+        name = _AND if isinstance(node.op, ast.And) else _OR
+        empty = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                              defaults=[])
+        thunks = [ast.copy_location(ast.Lambda(args=empty, body=v), v) for v in node.values]
+        return ast.copy_location(ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=thunks, keywords=[]), node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp):
+        node = self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            return ast.copy_location(ast.Call(func=ast.Name(id=_NOT, ctx=ast.Load()), args=[node.operand],
+                                              keywords=[]), node)
+        return node
+
+
+class _Transformer:
+    """Our transform first, then the release's own (assignments, chained comparisons)."""
+
+    def __init__(self, release_transformer):
+        self.release = release_transformer
+        self.ours = _BoolOpsToCalls()
+
+    def visit(self, tree):
+        return self.release.visit(self.ours.visit(tree))
+
+    def __getattr__(self, name):
+        return getattr(self.release, name)
+
+
+# ---- constexpr annotations and grids -------------------------------------------------------------
+def _is_constexpr_annotation(ann) -> bool:
+    if ann is tl.constexpr or (isinstance(ann, type) and issubclass(ann, tl.constexpr)):
+        return True
+    if isinstance(ann, str):  # "tl.constexpr", "constexpr", "triton.language.constexpr"; with
+        # `from __future__ import annotations` a string annotation arrives quoted once more
+        return ann.strip().strip("'\"").strip().split(".")[-1] == "constexpr"
+    return False
+
+
+def _constexpr_names(fn, arg_names) -> list[str]:
+    try:
+        anns = inspect.get_annotations(fn)
+    except Exception:
+        anns = getattr(fn, "__annotations__", {}) or {}
+    return [n for n in arg_names if _is_constexpr_annotation(anns.get(n))]
+
+
+def _as_tuple_grid(grid):
+    if callable(grid):
+        def call(meta, _grid=grid):
+            g = _grid(meta)
+            return tuple(g) if isinstance(g, list) else g
+        return call
+    if isinstance(grid, list):
+        return tuple(grid)
+    return grid
+
+
+# ---- scalar arguments ----------------------------------------------------------------------------
+def _scalar_arg(arg):
+    """A Python float or bool as the JIT types it (fp32 / i1), or None for anything else."""
+    if isinstance(arg, bool):
+        return tl.tensor(_interp.TensorHandle(np.array([arg], dtype=np.bool_), tl.int1), tl.int1)
+    if isinstance(arg, float):
+        return tl.tensor(_interp.TensorHandle(np.array([arg], dtype=np.float32), tl.float32), tl.float32)
+    return None
+
+
+# ---- libdevice -----------------------------------------------------------------------------------
+def _libdevice_modules():
+    """(generic module, the NVIDIA one, the AMD one); the compiler maps the generic one to the GPU's
+    (we run the NVIDIA one, whose dispatch tables the AMD one mostly shares)."""
+    import importlib
+    mods = []
+    for name in ("triton.language.extra.libdevice", "triton.language.extra.cuda.libdevice",
+                 "triton.language.extra.hip.libdevice"):
+        try:
+            mods.append(importlib.import_module(name))
+        except Exception:
+            mods.append(None)
+    return mods
+
+
+_calling: list[str] = []  # the libdevice function being dispatched, for error messages
+
+
+def _bound(name: str, fn: Callable) -> Callable:
+    def call(*args, **kwargs):
+        kwargs.pop("_semantic", None)
+        kwargs.pop("_builder", None)
+        _calling.append(name)
+        try:
+            return fn(*args, **kwargs, **_BUILTIN_KW)
+        finally:
+            _calling.pop()
+    call.__name__ = name
+    call.__qualname__ = name
+    call.__doc__ = fn.__doc__
+    call._triton_lens_libdevice = True
+    return call
+
+
+def _unimplemented(name: str) -> Callable:
+    def call(*args, **kwargs):
+        raise _libdevice.UnsupportedLibdeviceFunction(
+            f"libdevice.{name} is not implemented under Triton Lens: the NVIDIA device library has no "
+            f"function of that name for the interpreter to run. Use a tl.* or tl.math function instead.")
+    call.__name__ = name
+    return call
+
+
+def _public_functions(mod) -> dict[str, Callable]:
+    return {n: f for n, f in vars(mod).items()
+            if not n.startswith("_") and inspect.isfunction(f) and getattr(f, "__module__", "") == mod.__name__}
+
+
+def _fp8_format(dtype):
+    if dtype == tl.float8e4nv:
+        return "e4m3"
+    if dtype == tl.float8e5:
+        return "e5m2"
+    return None
+
+
+# ---- numpy 2.4+ ----------------------------------------------------------------------------------
+def _index(self):
+    data = self.handle.data
+    return int(data.reshape(-1)[0]) if data.size == 1 else int(data)
+
+
+def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
+    """Patch the interpreter through compat's `patch(owner, name, make)` (undone with compat's hooks)."""
+    rewriter = _interp.FunctionRewriter
+
+    # and / or / not: applied where the interpreter rewrites the kernel's AST.
+    patch(rewriter, "ast_transformer", lambda orig: _Transformer(orig))
+
+    def make_rewrite(orig):
+        def rewrite_ast(self):
+            g = getattr(self.fn, "__globals__", None)
+            if g is not None:
+                g.setdefault(_AND, _and)
+                g.setdefault(_OR, _or)
+                g.setdefault(_NOT, _not)
+            return orig(self)
+        return rewrite_ast
+
+    patch(rewriter, "rewrite_ast", make_rewrite)
+    # Kernels rewritten before this run (an in-process recorder) are rewritten again with these
+    # semantics, and the run's rewrites are not kept after it: a fresh cache for the run, the
+    # original dict put back by compat's undo.
+    patch(_interp.InterpretedFunction, "rewritten_fn", lambda orig: {})
+
+    # String annotations and list grids.
+    def make_executor_init(orig):
+        def __init__(self, fn, arg_names, grid, *args, **kwargs):
+            orig(self, fn, arg_names, _as_tuple_grid(grid), *args, **kwargs)
+            self.constexprs = _constexpr_names(fn, arg_names)
+        return __init__
+
+    patch(_interp.GridExecutor, "__init__", make_executor_init)
+
+    # Scalar arguments as the JIT types them.
+    def make_cvt(orig):
+        def _implicit_cvt(arg):
+            out = _scalar_arg(arg)
+            return orig(arg) if out is None else out
+        return _implicit_cvt
+
+    patch(_interp, "_implicit_cvt", make_cvt)
+
+    # libdevice: the device library's functions, through the release's own dispatch.
+    builder_cls = _interp.InterpreterBuilder
+    np_dtype = _interp._get_np_dtype
+
+    def make_extern(orig):
+        def create_extern_elementwise(self, libName, libPath, symbol, argList, retType, isPure):
+            ret = getattr(retType, "scalar", retType)
+            arrays = [a.data for a in argList]
+            shape = np.broadcast_shapes(*[a.shape for a in arrays]) if arrays else (1,)
+            out = _libdevice.evaluate(symbol, arrays, np_dtype(ret), _calling[-1] if _calling else "")
+            return _interp.TensorHandle(np.broadcast_to(out, shape).copy(), ret)
+        return create_extern_elementwise
+
+    patch(builder_cls, "create_extern_elementwise", make_extern)
+
+    generic, cuda, hip = _libdevice_modules()
+    targets = {}
+    for mod in (cuda, hip):
+        if mod is not None:
+            for name, fn in _public_functions(mod).items():
+                patch(mod, name, lambda orig, n=name: _bound(n, orig))
+                targets.setdefault(name, getattr(mod, name))
+    if generic is not None:
+        for name in _public_functions(generic):
+            patch(generic, name, lambda orig, n=name: targets.get(n) or _unimplemented(n))
+
+    # fp8 conversions round to nearest even and saturate, as cvt.rn.satfinite does.
+    def make_fp_to_fp(orig):
+        def create_fp_to_fp(self, src, dst_type, *args, **kwargs):
+            fmt = _fp8_format(dst_type.scalar)
+            src_ty = src.dtype.scalar
+            if fmt is not None and src_ty in (tl.float32, tl.float16, tl.bfloat16, tl.float64):
+                data = src.data
+                if src_ty == tl.bfloat16:  # stored as uint16: widen the bits to fp32
+                    data = (data.astype(np.uint32) << 16).view(np.float32)
+                return _interp.TensorHandle(_fp8.encode(data, fmt), dst_type.scalar)
+            return orig(self, src, dst_type, *args, **kwargs)
+        return create_fp_to_fp
+
+    patch(builder_cls, "create_fp_to_fp", make_fp_to_fp)
+
+    # 3.2's `not_` on a boolean tensor asks the builder for an i1 type the interpreter lacks.
+    if not hasattr(builder_cls, "get_int1_ty"):
+        patch(builder_cls, "get_int1_ty", lambda orig: lambda self: tl.int1)
+
+    def make_all_ones(orig):  # ... and an all-ones i1 value (`not` is `x ^ all_ones`)
+        def get_all_ones_value(self, type):
+            if np_dtype(type) == np.bool_:
+                return _interp.TensorHandle(np.full(1, True), type.scalar)
+            return orig(self, type)
+        return get_all_ones_value
+
+    patch(builder_cls, "get_all_ones_value", make_all_ones)
+
+    # numpy 2.4+: int() of a 1-element array.
+    def make_patch_tensor(orig):
+        def _patch_lang_tensor(tensor, *args, **kwargs):
+            out = orig(tensor, *args, **kwargs)
+            scope = args[0] if args else kwargs.get("scope")
+            if scope is not None and hasattr(scope, "set_attr"):
+                scope.set_attr(tensor, "__index__", _index)
+            else:
+                tensor.__index__ = _index
+            return out
+        return _patch_lang_tensor
+
+    patch(_interp, "_patch_lang_tensor", make_patch_tensor)
+
+

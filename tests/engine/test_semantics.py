@@ -1,0 +1,141 @@
+"""The compiler's semantics where the bare interpreter differs (trace/semantics.py, libdevice.py, fp8.py):
+fp8 rounding and libdevice values against torch, and kernel scripts run by the engine."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import triton
+
+from triton_lens.analysis import analyze
+from triton_lens.trace import fp8, libdevice
+from triton_lens.trace.runner import RunRequest, run
+
+SCRIPTS = Path(__file__).parent / "scripts" / "semantics"
+HAS_FP8 = hasattr(torch, "float8_e4m3fn")
+
+
+def _values(n=100_000, lo=-24, hi=17, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    mag = torch.exp2(torch.empty(n).uniform_(lo, hi, generator=g))
+    special = torch.tensor([0.0, -0.0, 124.3, 7.9, 1.0625, 1.1875, 240.0, 232.0, 448.0, 464.0, 57344.0,
+                            2.0 ** -9, 2.0 ** -10, 3 * 2.0 ** -11, 2.0 ** -16, 2.0 ** -17, 3 * 2.0 ** -18])
+    return torch.cat([mag * torch.sign(torch.randn(n, generator=g)), special, -special])
+
+
+@pytest.mark.parametrize("fmt,limit,torch_name", [("e4m3", 448.0, "float8_e4m3fn"), ("e5m2", 57344.0, "float8_e5m2")])
+def test_fp8_encoding_rounds_like_torch(fmt, limit, torch_name):
+    x = _values()
+    got = fp8.encode(x.numpy(), fmt)
+    ref = x.to(getattr(torch, torch_name)).view(torch.uint8).numpy()
+    finite = np.abs(x.numpy()) <= limit  # past the largest value torch gives NaN/inf, the GPU saturates
+    assert np.array_equal(got[finite], ref[finite]), x.numpy()[finite][got[finite] != ref[finite]][:8]
+
+
+def test_fp8_saturates_and_keeps_nan():
+    got = fp8.encode(np.array([1000.0, -1e30, np.inf, np.nan], np.float32), "e4m3")
+    assert list(got[:3]) == [0x7E, 0xFE, 0x7E]  # +-448, as cvt.rn.satfinite
+    assert got[3] & 0x7F == 0x7F
+
+
+def _grid(lo, hi, n=4001):
+    return torch.linspace(lo, hi, n, dtype=torch.float32)
+
+
+# symbol, torch reference, inputs (fp32)
+UNARY = [
+    ("__nv_tanhf", torch.tanh, _grid(-10, 10)),
+    ("__nv_erff", torch.erf, _grid(-4, 4)),
+    ("__nv_erfcf", torch.erfc, _grid(-4, 9)),
+    ("__nv_erfinvf", torch.erfinv, _grid(-0.999, 0.999)),
+    ("__nv_rsqrtf", torch.rsqrt, _grid(0.01, 100)),
+    ("__nv_log1pf", torch.log1p, _grid(-0.99, 100)),
+    ("__nv_expm1f", torch.expm1, _grid(-20, 20)),
+    ("__nv_asinf", torch.asin, _grid(-1, 1)),
+    ("__nv_acosf", torch.acos, _grid(-1, 1)),
+    ("__nv_atanf", torch.atan, _grid(-50, 50)),
+    ("__nv_lgammaf", torch.lgamma, _grid(0.1, 30)),
+    ("__nv_exp2f", torch.exp2, _grid(-30, 30)),
+    ("__nv_cbrtf", lambda t: torch.sign(t) * t.abs().pow(1 / 3), _grid(-50, 50)),
+    ("__nv_roundf", lambda t: torch.sign(t) * torch.floor(t.abs() + 0.5), _grid(-5, 5, 41)),
+    ("__nv_rintf", torch.round, _grid(-5, 5, 41)),  # torch.round is half-to-even
+    ("__nv_truncf", torch.trunc, _grid(-5, 5, 41)),
+    ("__ocml_tanh_f32", torch.tanh, _grid(-10, 10)),
+]
+
+
+@pytest.mark.parametrize("symbol,ref,x", UNARY, ids=[u[0] for u in UNARY])
+def test_libdevice_unary_matches_torch(symbol, ref, x):
+    got = libdevice.evaluate(symbol, [x.numpy()], np.dtype(np.float32))
+    assert got.dtype == np.float32
+    torch.testing.assert_close(torch.from_numpy(got), ref(x), rtol=2e-6, atol=2e-6)
+
+
+def test_libdevice_binary_and_integer_functions():
+    a, b = _grid(0.5, 4), _grid(-2, 2)
+    torch.testing.assert_close(torch.from_numpy(libdevice.evaluate("__nv_powf", [a.numpy(), b.numpy()], np.float32)),
+                               torch.pow(a, b))
+    torch.testing.assert_close(torch.from_numpy(libdevice.evaluate("__nv_atan2f", [b.numpy(), a.numpy()], np.float32)),
+                               torch.atan2(b, a))
+    i = np.array([0, 1, 2, 255, -1, 2 ** 31 - 1, -2 ** 31], np.int32)
+    assert list(libdevice.evaluate("__nv_clz", [i], np.int32)) == [32, 31, 30, 24, 0, 1, 0]
+    assert list(libdevice.evaluate("__nv_popc", [i], np.int32)) == [0, 1, 1, 8, 32, 31, 1]
+    assert list(libdevice.evaluate("__nv_ffs", [i], np.int32)) == [0, 1, 2, 1, 1, 1, 32]
+    u = np.array([0xFFFFFFFF, 3, 0x80000000], np.uint32)
+    assert list(libdevice.evaluate("__nv_umulhi", [u, u], np.uint32)) == [(int(v) * int(v)) >> 32 for v in u]
+    s = np.array([-7, 7, -(2 ** 31)], np.int32)
+    assert list(libdevice.evaluate("__nv_mulhi", [s, s + 3], np.int32)) == \
+        [(int(x) * (int(x) + 3)) >> 32 for x in s]
+    big = np.array([2 ** 63 - 1, -3], np.int64)
+    assert list(libdevice.evaluate("__nv_mul64hi", [big, big], np.int64)) == [(int(x) * int(x)) >> 64 for x in big]
+    f = np.array([2.7, -2.7, 1e20, np.nan], np.float32)
+    assert list(libdevice.evaluate("__nv_float2int_rz", [f], np.int32)) == [2, -2, 2 ** 31 - 1, 0]
+    assert list(libdevice.evaluate("__nv_float2int_rn", [f], np.int32)) == [3, -3, 2 ** 31 - 1, 0]
+    assert list(libdevice.evaluate("__nv_isnanf", [f], np.int32)) == [0, 0, 0, 1]
+
+
+def test_unknown_libdevice_symbol_names_the_function():
+    with pytest.raises(NotImplementedError, match=r"libdevice\.j0 \(__nv_j0f, on float32\)"):
+        libdevice.evaluate("__nv_j0f", [np.zeros(3, np.float32)], np.float32, function="j0")
+
+
+def _clean_run(name: str):
+    r = run(RunRequest(path=str(SCRIPTS / name), timeout_s=120))
+    assert r.status == "ok", (r.error.message if r.error else r.status, r.stderr[-2000:])
+    a = analyze(r)
+    bad = [(f.kind, f.line, f.message) for f in a.findings if f.severity in ("warning", "error")]
+    assert not bad, bad
+    return a
+
+
+def test_bool_ops_follow_the_code_generator():
+    _clean_run("bool_ops_constexpr.py")
+
+
+def test_scalar_arguments_are_typed_like_the_jit():
+    _clean_run("scalar_types.py")
+
+
+def test_unimplemented_libdevice_function_stops_at_the_call():
+    r = run(RunRequest(path=str(SCRIPTS / "libdevice_unimplemented.py"), timeout_s=120))
+    assert r.status == "exception"
+    assert "libdevice.j0" in r.error.message and "not implemented" in r.error.message
+    assert r.error.line == 13  # the kernel line that calls it
+
+
+def test_hooks_leave_the_interpreter_as_it_was():
+    import triton.runtime.interpreter as interp
+    from triton.language.extra import libdevice as generic
+
+    from triton_lens.trace.recorder import Recorder
+
+    before = (interp.FunctionRewriter.ast_transformer, interp.InterpretedFunction.rewritten_fn, generic.tanh,
+              interp._implicit_cvt, interp.GridExecutor.__init__, interp.InterpreterBuilder.create_fp_to_fp)
+    with Recorder():
+        assert interp.FunctionRewriter.ast_transformer is not before[0]
+        assert generic.tanh is not before[2]
+    after = (interp.FunctionRewriter.ast_transformer, interp.InterpretedFunction.rewritten_fn, generic.tanh,
+             interp._implicit_cvt, interp.GridExecutor.__init__, interp.InterpreterBuilder.create_fp_to_fp)
+    assert all(x is y for x, y in zip(before, after))
