@@ -1,6 +1,6 @@
 """`triton-lens`: check a kernel script like a compiler would, serve the language server, or open the viewer.
 
-    triton-lens check FILE [--json] [--timeout S] [--memory MB] [--python PY] [-- ARGS...]
+    triton-lens check FILE [--json] [--timeout S] [--memory MB] [--python PY] [--cpu] [--gpu NAME] [-- ARGS...]
     triton-lens lsp
     triton-lens view FILE
     triton-lens --triton-version
@@ -26,10 +26,18 @@ def _rel(path: str) -> str:
         return path
 
 
+def standin_notice(s) -> str:
+    """One line saying that no GPU ran this (model.CudaStandIn), for the top of the output."""
+    return (f"note: CPU stand-in for CUDA ({s.reason}): CUDA tensors were CPU tensors, the GPU reported was a "
+            f"stood-in {s.gpu}, kernels ran on Triton's CPU interpreter.")
+
+
 def _print_human(analysis, out) -> None:
     from .analysis.stats import format_bytes
 
     r = analysis.result
+    if r.cuda_standin is not None:
+        print(standin_notice(r.cuda_standin), file=out)
     for f in analysis.findings:
         col = f.col + 1 if f.col >= 0 else 1
         print(f"{_rel(f.file)}:{f.line}:{col}: {f.severity}: {f.message} [{f.kind}]", file=out)
@@ -53,7 +61,8 @@ def _print_human(analysis, out) -> None:
     launches = len(r.launches)
     print(f"\n{_rel(r.file)}: {r.status}, {launches} launch{'es' if launches != 1 else ''}, "
           f"{n_err} error{'s' if n_err != 1 else ''}, {n_warn} warning{'s' if n_warn != 1 else ''} "
-          f"({r.seconds:.1f} s, triton {r.triton_version or '?'})", file=out)
+          f"({r.seconds:.1f} s, triton {r.triton_version or '?'}"
+          f"{', CPU stand-in for CUDA' if r.cuda_standin is not None else ''})", file=out)
 
 
 def _progress_printer():
@@ -72,6 +81,14 @@ def _progress_printer():
     return show
 
 
+def _gpu_name(text: str) -> str:
+    from .trace.gpu_profiles import profile
+    try:
+        return profile(text).key
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def cmd_check(args) -> int:
     from .analysis import analyze
     from .trace.runner import RunRequest, run
@@ -82,7 +99,7 @@ def cmd_check(args) -> int:
         return 2
     progress = _progress_printer()
     req = RunRequest(path=path, timeout_s=args.timeout, memory_mb=args.memory, python=args.python or sys.executable,
-                     argv=list(args.script_args or []))
+                     argv=list(args.script_args or []), device="cpu" if args.cpu else "auto", gpu=args.gpu)
     result = run(req, on_progress=progress)
     if progress is not None:
         sys.stderr.write("\r\x1b[K")
@@ -124,6 +141,11 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--timeout", type=float, default=60.0, metavar="S", help="time limit in seconds (default 60)")
     check.add_argument("--memory", type=int, default=8192, metavar="MB", help="memory limit in MB (default 8192)")
     check.add_argument("--python", default=None, help="Python interpreter to run the script with (default: this one)")
+    check.add_argument("--cpu", action="store_true",
+                       help="stand in CPU tensors for CUDA ones even where a GPU is present (without one, "
+                            "that happens anyway)")
+    check.add_argument("--gpu", default="H100", type=_gpu_name, metavar="NAME",
+                       help="the GPU the CPU stand-in for CUDA reports to the script: H100 (default), A100, RTX4090")
     sub.add_parser("lsp", help="serve the language server over stdio")
     sub.add_parser("view", help="run a script and open the access-map viewer in a browser", add_help=False)
 

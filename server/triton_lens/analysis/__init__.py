@@ -28,6 +28,7 @@ class Analysis:
             "accesses": [a.to_json() for a in self.accesses],
             "findings": [f.to_json() for f in self.findings],
             "error": r.error.to_json() if r.error else None,
+            "cuda_standin": r.cuda_standin.to_json() if r.cuda_standin else None,
         }
 
 
