@@ -207,11 +207,15 @@ class CudaApi:
             "max_memory_reserved": zero,
             "reset_peak_memory_stats": none,
             "reset_max_memory_allocated": none,
+            "memory_stats": lambda device=None: {},
+            "memory_summary": lambda device=None, abbreviated=False: "CPU stand-in for CUDA: no GPU memory was used",
             "mem_get_info": lambda device=None: (api.gpu.total_memory, api.gpu.total_memory),
-            "manual_seed": lambda seed: (torch.manual_seed(seed), None)[1],
-            "manual_seed_all": lambda seed: (torch.manual_seed(seed), None)[1],
-            "seed": lambda: (torch.seed(), None)[1],
-            "seed_all": lambda: (torch.seed(), None)[1],
+            # The stand-in's random tensors come from the CPU generator (torch.manual_seed calls
+            # torch.cuda.manual_seed_all itself: seed the generator directly).
+            "manual_seed": lambda seed: (torch.default_generator.manual_seed(seed), None)[1],
+            "manual_seed_all": lambda seed: (torch.default_generator.manual_seed(seed), None)[1],
+            "seed": lambda: (torch.default_generator.seed(), None)[1],
+            "seed_all": lambda: (torch.default_generator.seed(), None)[1],
             "initial_seed": torch.initial_seed,
             "get_rng_state": lambda device="cuda": torch.get_rng_state(),
             "set_rng_state": lambda state, device="cuda": torch.set_rng_state(state),
@@ -224,8 +228,12 @@ class CudaApi:
             "CUDAGraph": graphs,
             "graph": graphs,
         }
-        classes = ("Event", "Stream", "device", "stream")
-        return {k: (v if k in classes else use(k, v)) for k, v in out.items()}
+        # Not counted as the script using CUDA: classes (counted where they matter), and what torch
+        # itself calls on every run (torch.manual_seed seeds CUDA too; libraries ask is_available).
+        quiet = ("Event", "Stream", "device", "stream", "is_available", "is_initialized", "init", "device_count",
+                 "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed", "get_rng_state",
+                 "set_rng_state")
+        return {k: (v if k in quiet else use(k, v)) for k, v in out.items()}
 
     def lazy_init(self) -> None:
         """torch.cuda._lazy_init, which every torch.cuda call not stood in reaches first."""

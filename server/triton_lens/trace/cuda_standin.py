@@ -55,11 +55,12 @@ class CudaStandIn:
         import torch
         import triton.testing
 
-        from .cuda_tensors import CudaTensors
+        from .cuda_tensors import CudaTensors, generator_class
 
         api = CudaApi(self.gpu, self._use)
         self._set(torch.cuda, api.functions())
         self._set(torch.cuda, {"_lazy_init": api.lazy_init})
+        self._set(torch, {"Generator": generator_class(self._use)})
         bench = interpreter_bench(self._timed)
         self._set(triton.testing, {"do_bench": bench, "do_bench_cudagraph": bench})
         driver = Driver(api, bench, lambda: compat.gpu_target("cuda", self.gpu.arch, self.gpu.warp_size))

@@ -20,6 +20,22 @@ _DATA = _Base.__dict__.get("data")
 _GetSet = type(_Base.__dict__["is_cuda"])
 
 
+def _constructors() -> set:
+    """The factories that take a default device (torch's own list, as its DeviceContext uses it)."""
+    try:
+        from torch.utils._device import _device_constructors
+        return _device_constructors()
+    except ImportError:  # pragma: no cover - a torch without it
+        return set()
+
+
+def _default_is_cuda() -> bool:
+    """torch.set_default_device("cuda") is in force (torch.get_default_device() makes a tensor to say)."""
+    from torch.utils import _device
+    d = getattr(_device, "CURRENT_DEVICE", None)
+    return d is not None and torch.device(d).type == "cuda"
+
+
 def is_marked(t: Any) -> bool:
     return isinstance(t, torch.Tensor) and t.__dict__.get(_MARK, False)
 
@@ -108,6 +124,8 @@ class CudaTensors(TorchFunctionMode):
             if handled is not NotImplemented:
                 return handled
         want = _cuda_device(kwargs.get("device"))
+        if want is None and func in _constructors() and _default_is_cuda():
+            want = True  # torch.set_default_device("cuda") / `with torch.device("cuda")`: its mode sits below ours
         if want:
             kwargs = dict(kwargs, device="cpu")
             self.used("cuda tensors")
@@ -118,6 +136,11 @@ class CudaTensors(TorchFunctionMode):
 
     def _getter(self, descriptor, func, args, kwargs):
         t = args[0] if args else None
+        if getattr(func, "__name__", "") == "__set__":
+            out = func(*args, **kwargs)
+            if descriptor is _DATA and len(args) > 1:  # param.data = moved (nn.Module.cuda / .to / .cpu)
+                _mark(t) if is_marked(args[1]) else _unmark(t)
+            return out
         if descriptor is _GETTERS.get("is_cuda"):
             return True if is_marked(t) else func(*args, **kwargs)
         if descriptor is _GETTERS.get("is_cpu"):
@@ -172,3 +195,18 @@ class CudaTensors(TorchFunctionMode):
         if out is not t:
             _mark(out) if target else _unmark(out)
         return out
+
+
+def generator_class(used: Callable[[str], None]) -> type:
+    """torch.Generator, taking device="cuda" as a CPU generator (random tensors on the stand-in are
+    drawn on the CPU anyway)."""
+
+    class Generator(torch.Generator):
+        def __new__(cls, device="cpu"):
+            if _cuda_device(device):
+                used("cuda tensors")
+                device = "cpu"
+            return super().__new__(cls, device)
+
+    Generator.__module__ = "torch"
+    return Generator
