@@ -1,7 +1,7 @@
 """`triton-lens`: check a kernel script like a compiler would, serve the language server, or open the viewer.
 
     triton-lens check PATH... [--format text|json|sarif|github] [--json] [-o FILE] [--jobs N] [--show-output]
-                      [--timeout S] [--memory MB] [--python PY] [-- ARGS...]
+                      [--timeout S] [--memory MB] [--python PY] [--cpu] [--gpu NAME] [-- ARGS...]
     triton-lens lsp
     triton-lens view FILE
     triton-lens --triton-version
@@ -35,6 +35,15 @@ def _progress_printer():
     return show
 
 
+def _gpu_name(text: str) -> str:
+    from .trace.gpu_profiles import profile
+
+    try:
+        return profile(text).key
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def cmd_check(args) -> int:
     from .check.output import LiveOutput
     from .check.run_all import Options, check_all, exit_code
@@ -49,7 +58,8 @@ def cmd_check(args) -> int:
                         "that define a @triton.jit kernel and launch it, or have a `# triton-lens: run` comment")
     many = not (len(args.paths) == 1 and os.path.isfile(args.paths[0]))
     opts = Options(timeout_s=args.timeout, memory_mb=args.memory, python=args.python or sys.executable,
-                   script_args=tuple(args.script_args or ()), jobs=args.jobs)
+                   script_args=tuple(args.script_args or ()), jobs=args.jobs,
+                   device="cpu" if args.cpu else "auto", gpu=args.gpu)
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     # The scripts' own output goes where it cannot break a machine-readable report.
     live = LiveOutput(sys.stdout if fmt == "text" else sys.stderr, prefix=many) if args.show_output else None
@@ -121,6 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--timeout", type=float, default=60.0, metavar="S", help="time limit in seconds (default 60)")
     check.add_argument("--memory", type=int, default=8192, metavar="MB", help="memory limit in MB (default 8192)")
     check.add_argument("--python", default=None, help="Python interpreter to run the script with (default: this one)")
+    check.add_argument("--cpu", action="store_true",
+                       help="stand in CPU tensors for CUDA ones even where a GPU is present (without one, "
+                            "that happens anyway)")
+    check.add_argument("--gpu", default="H100", type=_gpu_name, metavar="NAME",
+                       help="the GPU the CPU stand-in for CUDA reports to the script: H100 (default), A100, RTX4090")
     sub.add_parser("lsp", help="serve the language server over stdio")
     sub.add_parser("view", help="run a script and open the access-map viewer in a browser", add_help=False)
 

@@ -31,6 +31,7 @@ class Analysis:
             "findings": [f.to_json() for f in self.findings],
             "error": r.error.to_json() if r.error else None,
             "performance": self.performance.to_json(),
+            "cuda_standin": r.cuda_standin.to_json() if r.cuda_standin else None,
         }
 
 

@@ -303,8 +303,10 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def all_findings(result: RunResult, groups: dict) -> list[Finding]:
+    from .standin import standin_findings
+
     findings = (oob_findings(groups) + race_findings(result.launches) + dead_findings(groups)
-                + unwritten_findings(result.launches) + run_findings(result))
+                + unwritten_findings(result.launches) + run_findings(result) + standin_findings(result))
     order = {"error": 0, "warning": 1, "information": 2}
     findings.sort(key=lambda f: (f.file, f.line, order.get(f.severity, 3), f.kind))
     return findings

@@ -13,6 +13,7 @@ from .runplan import KernelInfo
 VISUALIZE = "tritonLens.visualize"
 DEBUG = "tritonLens.debugKernel"
 SHOW_OUTPUT = "tritonLens.showOutput"
+STANDIN = "CPU stand-in for CUDA"  # the run's CUDA tensors were CPU tensors: nothing ran on a GPU
 
 
 @dataclass
@@ -69,6 +70,8 @@ def summary_title(k: KernelInfo, summaries: dict[str, KernelSummary], result: Op
                 f" · run {result.seconds:.1f} s" if result is not None else "")
         if result is not None and result.status not in ("ok",):
             text += f" · script {result.status}"
+        if result is not None and result.cuda_standin is not None:
+            text += f" · {STANDIN}"
     if stale:
         text += " (earlier version)"
     if running:

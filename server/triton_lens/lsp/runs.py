@@ -48,7 +48,8 @@ def execute(h: RunHandle) -> Optional[RunView]:
         return None
     s = h.settings
     req = RunRequest(path=h.path, source=h.text, command=h.plan.command, cwd=h.plan.cwd, python=s.python,
-                     timeout_s=s.time_limit_s, memory_mb=s.memory_limit_mb, keep_warm=True)
+                     timeout_s=s.time_limit_s, memory_mb=s.memory_limit_mb, keep_warm=True,
+                     device=s.device, gpu=s.stand_in_gpu)
 
     def on_progress(p):
         h.progress = p

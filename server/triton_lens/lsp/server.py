@@ -98,9 +98,10 @@ class TritonLensServer(LanguageServer):
 
     def _settings_changed(self, old: Settings) -> None:
         waiting, self.waiting = self.waiting, set()
-        rerun = (old.time_limit_s, old.memory_limit_mb, old.python, old.run_commands) != \
+        rerun = (old.time_limit_s, old.memory_limit_mb, old.python, old.run_commands, old.device,
+                 old.stand_in_gpu) != \
                 (self.settings.time_limit_s, self.settings.memory_limit_mb, self.settings.python,
-                 self.settings.run_commands)
+                 self.settings.run_commands, self.settings.device, self.settings.stand_in_gpu)
         for uri, doc in list(self.docs.items()):
             if rerun:
                 self._replan(doc)
@@ -222,6 +223,8 @@ class TritonLensServer(LanguageServer):
         r = view.result
         self.log(f"{os.path.basename(doc.path)} v{view.version}: {r.status}, {len(r.launches)} launch"
                  f"{'es' if len(r.launches) != 1 else ''}, {view.ms:.0f} ms"
+                 + (f", CPU stand-in for CUDA ({r.cuda_standin.reason}; the script saw a stood-in "
+                    f"{r.cuda_standin.gpu})" if r.cuda_standin else "")
                  + (f" — {r.error.type}: {r.error.message}" if r.error else "")
                  + (f"\n--- script stdout ---\n{r.stdout[-4000:]}" if r.stdout.strip() else "")
                  + (f"\n--- script stderr ---\n{r.stderr[-4000:]}" if r.stderr.strip() else ""))
@@ -229,8 +232,10 @@ class TritonLensServer(LanguageServer):
             return
         self.publish(doc, always=True)
         self._refresh()
+        standin = ({"gpu": r.cuda_standin.gpu, "reason": r.cuda_standin.reason} if r.cuda_standin else None)
         self.protocol.notify(RUN_FINISHED, {"uri": doc.uri, "version": view.version, "status": r.status,
-                                            "ms": round(view.ms, 1), "launches": len(r.launches)})
+                                            "ms": round(view.ms, 1), "launches": len(r.launches),
+                                            "cudaStandIn": standin})
 
 
 def _now() -> float:

@@ -20,6 +20,8 @@ class Settings:
     run_commands: dict = field(default_factory=dict)  # glob -> command line (str) or argv (list)
     inlay_hints: bool = True
     debounce_ms: int = 400
+    device: str = "auto"  # "auto": CPU tensors stand in for CUDA ones without a GPU; "cpu": always
+    stand_in_gpu: str = "H100"  # the GPU the stand-in reports (trace/gpu_profiles.py)
 
     def merged(self, raw: Any) -> "Settings":
         """These settings with the values present in `raw` (a dict of the "tritonLens" section) applied.
@@ -46,6 +48,16 @@ class Settings:
         db = _number(d.get("debounceMs"))
         if db is not None and db >= 0:
             out = replace(out, debounce_ms=int(db))
+        dev = d.get("device")
+        if dev in ("auto", "cpu"):
+            out = replace(out, device=dev)
+        gpu = d.get("standInGpu")
+        if isinstance(gpu, str) and gpu.strip():
+            from ..trace.gpu_profiles import profile
+            try:
+                out = replace(out, stand_in_gpu=profile(gpu).key)
+            except ValueError:
+                pass  # an unknown name keeps the one before
         return out
 
     def command_for(self, path: str, roots: list[str]) -> Optional[list[str]]:

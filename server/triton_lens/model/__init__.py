@@ -197,6 +197,38 @@ class KernelDef:
 
 
 @dataclass
+class BenchTiming:
+    """A benchmark call (triton.testing.do_bench) that timed the CPU interpreter instead of a GPU."""
+
+    file: str
+    line: int
+    ms: float
+    what: str  # "triton.testing.do_bench"
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "line": self.line, "ms": round(self.ms, 3), "what": self.what}
+
+
+@dataclass
+class CudaStandIn:
+    """The run stood in CPU tensors for CUDA ones: the script asked for CUDA and no GPU ran anything."""
+
+    gpu: str  # the GPU the script was told it has, e.g. "NVIDIA H100 80GB HBM3"
+    reason: str  # "no CUDA device on this machine" | "asked for (--cpu / tritonLens.device)"
+    used: list[str] = field(default_factory=list)  # what of CUDA the script used: "cuda tensors", "torch.cuda.synchronize"
+    timed: list[BenchTiming] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"gpu": self.gpu, "reason": self.reason, "used": list(self.used),
+                "timed": [t.to_json() for t in self.timed]}
+
+    @staticmethod
+    def from_json(d: dict) -> "CudaStandIn":
+        return CudaStandIn(d["gpu"], d["reason"], list(d.get("used", [])),
+                           [BenchTiming(t["file"], t["line"], t["ms"], t["what"]) for t in d.get("timed", [])])
+
+
+@dataclass
 class RunResult:
     file: str
     status: str  # ok | exception | timeout | crashed | no-launch | error
@@ -208,6 +240,7 @@ class RunResult:
     seconds: float = 0.0
     triton_version: str = ""
     worker_pid: int = 0
+    cuda_standin: Optional[CudaStandIn] = None  # set when CPU tensors stood in for CUDA ones
 
 
 @dataclass

@@ -66,11 +66,20 @@ def status_line(c) -> str:
     how = f" ({' '.join(c.target.plan.command)})" if c.target.plan.command else ""
     return (f"{rel(r.file)}{how}: {r.status}, {_plural(len(r.launches), 'launch', 'launches')}, "
             f"{_plural(n_err, 'error')}, {_plural(n_warn, 'warning')} "
-            f"({r.seconds:.1f} s, triton {r.triton_version or '?'})")
+            f"({r.seconds:.1f} s, triton {r.triton_version or '?'}"
+            f"{', CPU stand-in for CUDA' if r.cuda_standin is not None else ''})")
+
+
+def standin_notice(s) -> str:
+    """One line saying that no GPU ran this (model.CudaStandIn), for the top of a file's report."""
+    return (f"note: CPU stand-in for CUDA ({s.reason}): CUDA tensors were CPU tensors, the GPU reported was a "
+            f"stood-in {s.gpu}, kernels ran on Triton's CPU interpreter.")
 
 
 def write_file(c, out: TextIO, show_output_tail: bool = True) -> None:
     """One file's findings, table and status line (and its output when the run failed)."""
+    if c.result.cuda_standin is not None:
+        print(standin_notice(c.result.cuda_standin), file=out)
     write_findings(c.analysis, out)
     write_table(c.analysis, out)
     if show_output_tail and c.result.status in FAILED:

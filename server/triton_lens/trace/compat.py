@@ -454,3 +454,23 @@ def jit_calls_interpreted() -> Iterator[None]:
 def installed() -> bool:
     """True while a recorder's hooks wrap the interpreter (e.g. the worker of `check`/`view`)."""
     return _installed > 0
+
+
+# ---- The CPU stand-in for CUDA (cuda_standin.py) --------------------------------------------------
+def stand_in_driver(driver) -> Callable[[], None]:
+    """Make `triton.runtime.driver.active` answer with `driver`; returns the undo. (3.2 keeps `active`
+    as an attribute, 3.3+ a property over `_active`: the undo puts back whichever the release has.)"""
+    config = triton.runtime.driver
+    saved = dict(vars(config))
+    config.set_active(driver)
+
+    def undo() -> None:
+        vars(config).clear()
+        vars(config).update(saved)
+    return undo
+
+
+def gpu_target(backend: str, arch: int, warp_size: int):
+    """What a driver's get_current_target() returns (`.backend`, `.arch`, `.warp_size`)."""
+    from triton.backends.compiler import GPUTarget
+    return GPUTarget(backend, arch, warp_size)

@@ -18,7 +18,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from ..model import (CRASHED, ERROR, EXCEPTION, NO_LAUNCH, OK, TIMEOUT, LaunchTrace, RunResult, ScriptError)
+from ..model import (CRASHED, ERROR, EXCEPTION, NO_LAUNCH, OK, TIMEOUT, CudaStandIn, LaunchTrace, RunResult,
+                     ScriptError)
 from . import stream
 from .kernels import find_kernels
 from .supervisor import descendants
@@ -43,6 +44,10 @@ class RunRequest:
     # environment (the language server reruns a file on every edit; a fresh worker spends about a
     # second importing torch and triton).
     keep_warm: bool = False
+    # "auto": CPU tensors stand in for CUDA ones when the machine has no usable CUDA device;
+    # "cpu": always (trace/cuda_standin.py). `gpu` names the GPU the stand-in reports (gpu_profiles.py).
+    device: str = "auto"
+    gpu: str = "H100"
 
 
 @dataclass
@@ -273,7 +278,8 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
     tmp = tempfile.mkdtemp(prefix="triton-lens-")
     crash_file = os.path.join(tmp, "crash.txt")
     job = {"path": target, "source": req.source, "command": req.command, "argv": req.argv,
-           "cwd": req.cwd or os.path.dirname(target), "crash_file": crash_file, "value_limit": req.value_limit}
+           "cwd": req.cwd or os.path.dirname(target), "crash_file": crash_file, "value_limit": req.value_limit,
+           "device": req.device, "gpu": req.gpu}
 
     env = dict(os.environ if req.env is None else req.env)
     env["TRITON_INTERPRET"] = "1"
@@ -323,6 +329,8 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
                     result.worker_pid = meta["pid"]
                 elif kind == "error":
                     state["error"] = meta
+                elif kind == "standin":
+                    result.cuda_standin = CudaStandIn.from_json(meta)
                 elif kind == "done":
                     state["done"] = True
 

@@ -6,6 +6,7 @@ kills it past either limit.
 """
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import json
 import os
@@ -201,8 +202,14 @@ def main(argv: list[str]) -> int:
     def on_progress(kernel, launch, done, total):
         stream.write_frame(out, "progress", {"kernel": kernel, "launch": launch, "done": done, "total": total})
 
+    # CPU tensors for CUDA ones when there is no GPU (or the user asks): see cuda_standin.py.
+    from . import cuda_standin
+    reason = cuda_standin.wanted(job.get("device", "auto"))
+    standin = cuda_standin.CudaStandIn(reason, job.get("gpu")) if reason else None
+
     status = 0
-    with Recorder(on_launch=on_launch, on_progress=on_progress, value_limit=int(job.get("value_limit", 1 << 20))):
+    with Recorder(on_launch=on_launch, on_progress=on_progress, value_limit=int(job.get("value_limit", 1 << 20))), \
+            (standin or contextlib.nullcontext()):
         try:
             _run_target(job)
         except SystemExit as e:
@@ -211,8 +218,10 @@ def main(argv: list[str]) -> int:
                 status = 1
         except BaseException as e:  # the user's own exception: report it, keep what ran before
             meta = _error_meta(e, target)
-            stream.write_frame(out, "error", meta)
+            stream.write_frame(out, "error", standin.explain(meta) if standin else meta)
             status = 1
+    if standin is not None and standin.report() is not None:
+        stream.write_frame(out, "standin", standin.report())
     sys.stdout.flush()
     sys.stderr.flush()
     stream.write_frame(out, "done", {"status": status})

@@ -1,0 +1,353 @@
+"""The CUDA runtime a script talks to, stood in on the CPU: `torch.cuda.*`, triton's active driver,
+and `triton.testing.do_bench` timing on the interpreter. The device reported is a `GpuProfile`.
+
+What cannot be stood in (CUDA graphs, a triton driver call that needs a real device) raises
+`NeedsRealGPU`, whose message names what was needed; the worker reports it at the script's line.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any, Callable, Optional
+
+from .gpu_profiles import GpuProfile
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_FIX = ("Run this part on a machine with a GPU, or keep it out of the run Triton Lens makes "
+        "(e.g. behind `if torch.cuda.is_available() and not os.environ.get(\"TRITON_LENS_WORKER\")`).")
+
+
+class NeedsRealGPU(RuntimeError):
+    """The script asked for something of CUDA that CPU tensors cannot stand in for."""
+
+
+def needs_real_gpu(what: str, why: str = "") -> NeedsRealGPU:
+    return NeedsRealGPU(f"{what} needs a real GPU{': ' + why if why else ''}; this run stands in CPU tensors "
+                        f"for CUDA ones (no CUDA device here, or --cpu / tritonLens.device \"cpu\"). {_FIX}")
+
+
+def user_line() -> tuple[str, int]:
+    """(file, line) of the innermost frame outside torch, triton and this package."""
+    import torch
+    import triton
+
+    skip = (_PACKAGE_DIR, os.path.dirname(torch.__file__) + os.sep, os.path.dirname(triton.__file__) + os.sep)
+    f = sys._getframe(1)
+    while f is not None:
+        name = f.f_code.co_filename
+        if not name.startswith(skip) and not name.startswith("<"):
+            return os.path.abspath(name), f.f_lineno
+        f = f.f_back
+    return "", 0
+
+
+class DeviceProperties:
+    """What torch.cuda.get_device_properties returns, for the stood-in GPU."""
+
+    def __init__(self, p: GpuProfile):
+        self.name = p.name
+        self.major, self.minor = p.major, p.minor
+        self.total_memory = p.total_memory
+        self.multi_processor_count = p.multi_processor_count
+        self.L2_cache_size = p.l2_cache_size
+        self.max_threads_per_multi_processor = p.max_threads_per_multi_processor
+        self.regs_per_multiprocessor = p.max_num_regs
+        self.shared_memory_per_block_optin = p.max_shared_mem
+        self.warp_size = p.warp_size
+        self.is_integrated = 0
+        self.is_multi_gpu_board = 0
+        self.gcnArchName = "NVIDIA"
+        self.uuid = "00000000-0000-0000-0000-000000000000"
+
+    def __repr__(self) -> str:
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+                f"total_memory={self.total_memory // (1024 * 1024)}MB, multi_processor_count="
+                f"{self.multi_processor_count}, L2_cache_size={self.L2_cache_size // (1024 * 1024)}MB) "
+                f"[CPU stand-in]")
+
+
+class Event:
+    """torch.cuda.Event for timing: record() takes the host clock (the work ran already: nothing is async)."""
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False,
+                 external: bool = False):
+        self.enable_timing = enable_timing
+        self._t: Optional[float] = None
+
+    def record(self, stream=None) -> None:
+        self._t = time.perf_counter()
+
+    def elapsed_time(self, end: "Event") -> float:
+        if self._t is None or end._t is None:
+            raise RuntimeError("torch.cuda.Event.elapsed_time: both events must be recorded first")
+        return (end._t - self._t) * 1e3
+
+    def synchronize(self) -> None: ...
+    def wait(self, stream=None) -> None: ...
+
+    def query(self) -> bool:
+        return True
+
+
+class Stream:
+    """torch.cuda.Stream: everything runs in order on the host, so a stream only has to be accepted."""
+
+    def __init__(self, device=None, priority: int = 0, **_):
+        self.device = device
+        self.priority = priority
+        self.cuda_stream = 0
+
+    def synchronize(self) -> None: ...
+    def wait_stream(self, stream) -> None: ...
+    def wait_event(self, event) -> None: ...
+
+    def record_event(self, event=None) -> Event:
+        event = event or Event()
+        event.record(self)
+        return event
+
+    def query(self) -> bool:
+        return True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None: ...
+
+
+class _StreamContext:
+    def __init__(self, stream=None):
+        self.stream = stream
+
+    def __enter__(self):
+        return self.stream
+
+    def __exit__(self, *exc) -> None: ...
+
+
+class CudaApi:
+    """The torch.cuda functions a script uses, answering for one stood-in GPU (device 0, or the one set)."""
+
+    def __init__(self, gpu: GpuProfile, used: Callable[[str], None]):
+        self.gpu = gpu
+        self.used = used
+        self.index = 0
+        self._default_stream = Stream()
+
+    def _check(self, device) -> int:
+        import torch
+
+        if device is None:
+            return self.index
+        if isinstance(device, str):
+            device = torch.device(device)
+        if isinstance(device, torch.device):
+            if device.type != "cuda":
+                raise ValueError(f"Expected a cuda device, but got: {device}")
+            return self.index if device.index is None else device.index
+        return int(device)
+
+    def functions(self) -> dict[str, Any]:
+        """name in torch.cuda -> stand-in."""
+        import torch
+
+        api = self
+
+        def use(name: str, fn: Callable) -> Callable:
+            def wrapper(*a, **k):
+                api.used(f"torch.cuda.{name}")
+                return fn(*a, **k)
+            wrapper.__name__ = name
+            wrapper.__qualname__ = f"cuda.{name}"
+            wrapper.__doc__ = f"torch.cuda.{name}, stood in on the CPU by Triton Lens."
+            return wrapper
+
+        def set_device(device) -> None:
+            i = api._check(device)
+            if i != 0:
+                raise needs_real_gpu(f"torch.cuda.set_device({device!r})",
+                                     "the stand-in has one device, cuda:0")
+            api.index = i
+
+        class device:  # torch.cuda.device(i): a context manager
+            def __init__(self, dev):
+                self.idx = api._check(dev)
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+        def graphs(*_a, **_k):
+            raise needs_real_gpu("CUDA graphs (torch.cuda.CUDAGraph / torch.cuda.graph)",
+                                 "a graph captures and replays GPU work")
+
+        zero = lambda device=None: 0  # noqa: E731
+        none = lambda *a, **k: None  # noqa: E731
+        out = {
+            "is_available": lambda: True,
+            "is_initialized": lambda: True,
+            "init": none,
+            "device_count": lambda: 1,
+            "current_device": lambda: api.index,
+            "set_device": set_device,
+            "device": device,
+            "get_device_name": lambda device=None: (api._check(device), api.gpu.name)[1],
+            "get_device_capability": lambda device=None: (api._check(device), api.gpu.capability)[1],
+            "get_device_properties": lambda device=None: (api._check(device), DeviceProperties(api.gpu))[1],
+            "get_arch_list": lambda: [f"sm_{api.gpu.arch}"],
+            "is_bf16_supported": lambda including_emulation=True: api.gpu.major >= 8,
+            "synchronize": none,
+            "empty_cache": none,
+            "memory_allocated": zero,
+            "max_memory_allocated": zero,
+            "memory_reserved": zero,
+            "max_memory_reserved": zero,
+            "reset_peak_memory_stats": none,
+            "reset_max_memory_allocated": none,
+            "memory_stats": lambda device=None: {},
+            "memory_summary": lambda device=None, abbreviated=False: "CPU stand-in for CUDA: no GPU memory was used",
+            "mem_get_info": lambda device=None: (api.gpu.total_memory, api.gpu.total_memory),
+            # The stand-in's random tensors come from the CPU generator (torch.manual_seed calls
+            # torch.cuda.manual_seed_all itself: seed the generator directly).
+            "manual_seed": lambda seed: (torch.default_generator.manual_seed(seed), None)[1],
+            "manual_seed_all": lambda seed: (torch.default_generator.manual_seed(seed), None)[1],
+            "seed": lambda: (torch.default_generator.seed(), None)[1],
+            "seed_all": lambda: (torch.default_generator.seed(), None)[1],
+            "initial_seed": torch.initial_seed,
+            "get_rng_state": lambda device="cuda": torch.get_rng_state(),
+            "set_rng_state": lambda state, device="cuda": torch.set_rng_state(state),
+            "Event": Event,
+            "Stream": Stream,
+            "current_stream": lambda device=None: api._default_stream,
+            "default_stream": lambda device=None: api._default_stream,
+            "stream": _StreamContext,
+            "set_stream": none,
+            "CUDAGraph": graphs,
+            "graph": graphs,
+        }
+        # Not counted as the script using CUDA: classes (counted where they matter), and what torch
+        # itself calls on every run (torch.manual_seed seeds CUDA too; libraries ask is_available).
+        quiet = ("Event", "Stream", "device", "stream", "is_available", "is_initialized", "init", "device_count",
+                 "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed", "get_rng_state",
+                 "set_rng_state")
+        return {k: (v if k in quiet else use(k, v)) for k, v in out.items()}
+
+    def lazy_init(self) -> None:
+        """torch.cuda._lazy_init, which every torch.cuda call not stood in reaches first."""
+        caller = sys._getframe(1).f_code.co_name
+        raise needs_real_gpu(f"torch.cuda.{caller}" if not caller.startswith("_") else "this torch.cuda call",
+                             "Triton Lens has no CPU stand-in for it")
+
+
+class _Missing:
+    """Any other attribute of the stood-in driver: a clear error where the script used it."""
+
+    def __init__(self, path: str):
+        self._path = path
+
+    def __call__(self, *a, **k):
+        raise needs_real_gpu(f"{self._path}()", "Triton Lens has no CPU stand-in for this driver call")
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Missing(f"{self._path}.{name}")
+
+
+class DriverUtils:
+    def __init__(self, api: CudaApi):
+        self._api = api
+
+    def get_device_properties(self, device=0) -> dict:
+        self._api.used("triton driver")
+        return self._api.gpu.triton_properties()
+
+    def get_device_capability(self, device=0) -> tuple[int, int]:
+        return self._api.gpu.capability
+
+    def get_current_device(self) -> int:
+        return self._api.index
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Missing(f"triton.runtime.driver.active.utils.{name}")
+
+
+class Driver:
+    """triton.runtime.driver.active, for the stood-in GPU: the queries scripts make of it."""
+
+    backend = "cuda"
+
+    def __init__(self, api: CudaApi, bench: Callable, target: Callable[[], Any]):
+        self._api = api
+        self._bench = bench
+        self._target = target
+        self.utils = DriverUtils(api)
+
+    @staticmethod
+    def is_active() -> bool:
+        return True
+
+    def get_active_torch_device(self):
+        import torch
+
+        self._api.used("triton driver")
+        return torch.device("cuda", self._api.index)
+
+    def get_current_device(self) -> int:
+        self._api.used("triton driver")
+        return self._api.index
+
+    def set_current_device(self, device) -> None:
+        self._api.index = int(device)
+
+    def get_current_stream(self, device=None) -> int:
+        return 0
+
+    def get_device_capability(self, device=0) -> tuple[int, int]:
+        return self._api.gpu.capability
+
+    def get_current_target(self):
+        self._api.used("triton driver")
+        return self._target()
+
+    def get_device_interface(self):
+        import torch
+        return torch.cuda
+
+    def get_benchmarker(self) -> Callable:
+        return self._bench
+
+    def get_empty_cache_for_benchmark(self):
+        import torch
+        return torch.empty(1024, dtype=torch.int, device="cuda")  # the flush buffer; the host has no L2 to flush
+
+    def clear_cache(self, cache) -> None:
+        cache.zero_()
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Missing(f"triton.runtime.driver.active.{name}")
+
+
+def interpreter_bench(timed: Callable[[str, int, float, str], None]) -> Callable:
+    """triton.testing.do_bench on the stand-in: calls `fn` once (its launches are traced like any other)
+    and returns that call's host time in ms, for every quantile asked. `timed` gets (file, line, ms, name)."""
+
+    def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean", **_):
+        file, line = user_line()
+        t0 = time.perf_counter()
+        fn()
+        ms = (time.perf_counter() - t0) * 1e3
+        timed(file, line, ms, "triton.testing.do_bench")
+        if quantiles:
+            out = [ms] * len(quantiles)
+            return out[0] if len(out) == 1 else out
+        return ms
+
+    return do_bench

@@ -1,0 +1,131 @@
+"""The CPU stand-in for CUDA: a script written for a GPU runs unchanged where there is none.
+
+The worker enters it for the run when the machine has no usable CUDA device, or when the user asks
+(`--cpu`, `tritonLens.device: "cpu"`). While it is in place:
+- CUDA tensors are CPU tensors that say they are CUDA ones (cuda_tensors.py, a TorchFunctionMode);
+- `torch.cuda.*`, `triton.runtime.driver.active` and `triton.testing.do_bench` answer for one GPU
+  (gpu_profiles.py; default H100), and do_bench times the interpreter (cuda_api.py);
+- what cannot be stood in raises, or is explained as, `NeedsRealGPU` naming what was missing.
+Everything is put back on exit. `report()` says what the script used, for the run's result.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Optional
+
+from . import compat
+from .cuda_api import CudaApi, Driver, NeedsRealGPU, interpreter_bench, needs_real_gpu  # noqa: F401
+from .gpu_profiles import profile
+
+NO_DEVICE = "no CUDA device on this machine"
+ASKED = "asked for (--cpu / tritonLens.device \"cpu\")"
+
+
+def wanted(device: str) -> Optional[str]:
+    """Why the stand-in is needed for a run asking for `device` ("auto" | "cpu"), or None (real CUDA)."""
+    if device == "cpu":
+        return ASKED
+    try:
+        import torch
+    except ImportError:
+        return None  # no torch: nothing asks for CUDA tensors
+    try:
+        return None if torch.cuda.is_available() else NO_DEVICE
+    except Exception:  # noqa: BLE001 - a broken driver is no usable device
+        return NO_DEVICE
+
+
+class CudaStandIn:
+    def __init__(self, reason: str, gpu: Optional[str] = None):
+        self.reason = reason
+        self.gpu = profile(gpu)
+        self.used: dict[str, None] = {}
+        self.timed: list[dict] = []
+        self._undo: list[Callable[[], None]] = []
+
+    def _use(self, what: str) -> None:
+        self.used.setdefault(what, None)
+
+    def _timed(self, file: str, line: int, ms: float, what: str) -> None:
+        self._use(what)
+        self.timed.append({"file": file, "line": line, "ms": ms, "what": what})
+
+    # -- lifetime ---------------------------------------------------------------------------
+    def __enter__(self) -> "CudaStandIn":
+        import torch
+        import triton.testing
+
+        from .cuda_tensors import CudaTensors, generator_class
+
+        api = CudaApi(self.gpu, self._use)
+        self._set(torch.cuda, api.functions())
+        self._set(torch.cuda, {"_lazy_init": api.lazy_init})
+        self._set(torch, {"Generator": generator_class(self._use)})
+        bench = interpreter_bench(self._timed)
+        self._set(triton.testing, {"do_bench": bench, "do_bench_cudagraph": bench})
+        driver = Driver(api, bench, lambda: compat.gpu_target("cuda", self.gpu.arch, self.gpu.warp_size))
+        self._undo.append(compat.stand_in_driver(driver))
+        mode = CudaTensors(lambda: api.index, self._use)
+        mode.__enter__()
+        self._undo.append(lambda: mode.__exit__(None, None, None))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        while self._undo:
+            self._undo.pop()()
+
+    def _set(self, module, values: dict[str, Any]) -> None:
+        missing = object()
+        saved = {k: module.__dict__.get(k, missing) for k in values}
+
+        def undo() -> None:
+            for k, v in saved.items():
+                if v is missing:
+                    module.__dict__.pop(k, None)
+                else:
+                    setattr(module, k, v)
+        for k, v in values.items():
+            setattr(module, k, v)
+        self._undo.append(undo)
+
+    # -- results ----------------------------------------------------------------------------
+    def report(self) -> Optional[dict]:
+        """The model.CudaStandIn of the run as JSON, or None when the script never asked for CUDA."""
+        if not self.used:
+            return None
+        return {"gpu": self.gpu.name, "reason": self.reason, "used": list(self.used), "timed": self.timed}
+
+    def explain(self, meta: dict) -> dict:
+        """An error meta of the worker, its message rewritten when the cause is CUDA the stand-in lacks."""
+        what = explain_message(meta.get("type", ""), meta.get("message", ""))
+        if what is None:
+            return meta
+        return dict(meta, type="NeedsRealGPU", message=f"{what} (the error was {meta['type']}: {meta['message']})")
+
+
+# (pattern over "Type: message", what it needed, why)
+_CAUSES = [
+    (re.compile(r"Could not run '(?P<op>[\w:.]+)' with arguments from the 'CPU' backend"),
+     "{op}", "it has no CPU implementation (on a GPU it runs in a CUDA library such as cuBLAS, cuDNN or "
+             "cuSPARSELt)"),
+    (re.compile(r"NCCL|ProcessGroupNCCL", re.I), "NCCL (torch.distributed with backend \"nccl\")",
+     "NCCL talks between GPUs"),
+    (re.compile(r"(?P<lib>lib(?:cudart|cuda|cublas|cublasLt|cudnn|nvrtc|c10_cuda|torch_cuda)[\w.]*\.so[\w.]*)"),
+     "a compiled CUDA extension", "it links {lib}, which this machine does not have"),
+    (re.compile(r"CUDA_HOME|nvcc"), "building a CUDA extension (torch.utils.cpp_extension)",
+     "it compiles CUDA code with nvcc"),
+    (re.compile(r"Torch not compiled with CUDA enabled|Cannot get CUDA generator|without ATen_cuda"),
+     "a torch.cuda feature Triton Lens does not stand in", "PyTorch here has no CUDA"),
+]
+
+
+def explain_message(type_name: str, message: str) -> Optional[str]:
+    if type_name == "NeedsRealGPU":
+        return None
+    text = f"{type_name}: {message}"
+    for rx, what, why in _CAUSES:
+        m = rx.search(text)
+        if m is not None:
+            groups = m.groupdict()
+            return str(needs_real_gpu(what.format(**groups), why.format(**groups)))
+    return None

@@ -1,0 +1,138 @@
+"""The CPU stand-in for CUDA in-process: what CUDA tensors and torch.cuda answer while it is in
+place, copies where a device move copies, and everything put back after."""
+from __future__ import annotations
+
+import pytest
+import torch
+import triton
+import triton.testing
+from torch.overrides import _get_current_function_mode_stack
+
+from triton_lens.trace.cuda_standin import ASKED, CudaStandIn, NeedsRealGPU, explain_message
+
+
+@pytest.fixture
+def standin():
+    with CudaStandIn(ASKED) as s:
+        yield s
+
+
+def test_tensors_made_for_cuda_say_cuda_and_hold_cpu_values(standin):
+    torch.manual_seed(0)
+    x = torch.randn(8, device="cuda")
+    assert x.is_cuda and not x.is_cpu and x.device == torch.device("cuda", 0) and x.get_device() == 0
+    assert x.untyped_storage().device.type == "cpu"  # the values really are on the host
+    y = (x * 2)[2:]
+    assert y.is_cuda and y.device.type == "cuda"
+    assert torch.zeros(3).cuda().is_cuda and torch.zeros(3).to("cuda:0").is_cuda
+    assert torch.zeros(3, dtype=torch.float16).to(torch.device("cuda"), torch.float32).dtype == torch.float32
+    assert not torch.zeros(3).is_cuda
+
+
+def test_leaving_the_device_copies_and_entering_copies(standin):
+    x = torch.ones(4, device="cuda")
+    h = x.cpu()
+    assert not h.is_cuda and h.device.type == "cpu" and h.data_ptr() != x.data_ptr()
+    h[0] = 5  # a host copy: the device tensor keeps its values
+    assert x[0].item() == 1
+    c = torch.ones(4)
+    d = c.to("cuda")
+    assert d.is_cuda and not c.is_cuda and d.data_ptr() != c.data_ptr()
+    assert x.to("cuda") is x and x.cuda() is x
+    assert not x.to("cpu").is_cuda and x.to(c).device.type == "cpu" and c.to(x).is_cuda
+
+
+def test_in_place_and_out_keep_their_device(standin):
+    x = torch.ones(3, device="cuda")
+    host = torch.empty(3)
+    host.copy_(x)
+    assert not host.is_cuda
+    out = torch.empty(3)
+    torch.add(x, x, out=out)
+    assert not out.is_cuda and out.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_modules_defaults_and_generators_follow_the_script(standin):
+    lin = torch.nn.Linear(4, 2).cuda()
+    assert lin.weight.is_cuda and lin(torch.randn(1, 4, device="cuda")).is_cuda
+    assert not lin.cpu().weight.is_cuda
+    torch.set_default_device("cuda")
+    try:
+        assert torch.arange(3).is_cuda and torch.get_default_device().type == "cuda"
+    finally:
+        torch.set_default_device(None)
+    with torch.device("cuda"):
+        assert torch.ones(2).is_cuda
+    g = torch.Generator(device="cuda").manual_seed(1)
+    assert torch.randn(2, generator=g, device="cuda").is_cuda
+
+
+def test_torch_cuda_and_the_triton_driver_answer_for_the_named_gpu():
+    with CudaStandIn(ASKED, "A100") as s:
+        assert torch.cuda.is_available() and torch.cuda.device_count() == 1 and torch.cuda.current_device() == 0
+        assert torch.cuda.get_device_name() == "NVIDIA A100-SXM4-80GB"
+        assert torch.cuda.get_device_capability() == (8, 0)
+        assert torch.cuda.get_device_properties(0).multi_processor_count == 108
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        end.record()
+        torch.cuda.synchronize()
+        assert start.elapsed_time(end) >= 0.0
+        active = triton.runtime.driver.active
+        assert active.get_active_torch_device() == torch.device("cuda", 0)
+        t = active.get_current_target()
+        assert (t.backend, t.arch, t.warp_size) == ("cuda", 80, 32)
+        assert active.utils.get_device_properties(0)["multiprocessor_count"] == 108
+        assert triton.testing.do_bench(lambda: None, quantiles=[0.5, 0.2, 0.8]).__len__() == 3
+        report = s.report()
+    assert report["gpu"] == "NVIDIA A100-SXM4-80GB" and report["reason"] == ASKED
+    assert {"torch.cuda.get_device_name", "triton driver", "triton.testing.do_bench"} <= set(report["used"])
+    assert report["timed"][0]["file"] == __file__
+
+
+def test_what_cannot_be_stood_in_raises_naming_it(standin):
+    with pytest.raises(NeedsRealGPU, match=r"utils\.fill_2d_tma_descriptor\(\) needs a real GPU"):
+        triton.runtime.driver.active.utils.fill_2d_tma_descriptor(0, 1, 2, 3, 4, 5, None)
+    with pytest.raises(NeedsRealGPU, match="CUDA graphs"):
+        torch.cuda.CUDAGraph()
+    with pytest.raises(NeedsRealGPU, match=r"set_device\(1\)"):
+        torch.cuda.set_device(1)
+
+
+def test_a_script_that_never_asks_for_cuda_reports_nothing(standin):
+    torch.manual_seed(0)  # seeds torch.cuda too, inside torch
+    torch.randn(3).sum()
+    assert standin.report() is None
+
+
+def test_everything_is_put_back_after_the_run():
+    before = (torch.cuda.is_available, torch.cuda._lazy_init, torch.Generator, triton.testing.do_bench,
+              dict(vars(triton.runtime.driver)), len(_get_current_function_mode_stack()))
+    with CudaStandIn(ASKED):
+        x = torch.ones(2, device="cuda")
+    after = (torch.cuda.is_available, torch.cuda._lazy_init, torch.Generator, triton.testing.do_bench,
+             dict(vars(triton.runtime.driver)), len(_get_current_function_mode_stack()))
+    assert after == before
+    assert not torch.cuda.is_available() and x.device.type == "cpu"
+    with pytest.raises((AssertionError, RuntimeError)):
+        torch.ones(1, device="cuda")
+
+
+@pytest.mark.parametrize("type_name,message,needed", [
+    ("NotImplementedError", "Could not run 'aten::_cslt_compress' with arguments from the 'CPU' backend. This could",
+     "aten::_cslt_compress"),
+    ("RuntimeError", "Distributed package doesn't have NCCL built in", "NCCL"),
+    ("ImportError", "libcudart.so.12: cannot open shared object file: No such file or directory",
+     "a compiled CUDA extension"),
+    ("OSError", "CUDA_HOME environment variable is not set. Please set it to your CUDA install root.",
+     "building a CUDA extension"),
+    ("AssertionError", "Torch not compiled with CUDA enabled", "a torch.cuda feature"),
+])
+def test_errors_from_missing_cuda_are_explained(type_name, message, needed):
+    text = explain_message(type_name, message)
+    assert text is not None and text.startswith(needed) and "needs a real GPU" in text
+
+
+def test_other_errors_are_left_alone():
+    assert explain_message("ValueError", "shapes (3,) and (4,) differ") is None
+    assert explain_message("NeedsRealGPU", "NCCL (torch.distributed) needs a real GPU") is None
