@@ -432,3 +432,37 @@ def jit_calls_interpreted() -> Iterator[None]:
 def installed() -> bool:
     """True while a recorder's hooks wrap the interpreter (e.g. the worker of `check`/`view`)."""
     return _installed > 0
+
+
+# ---- The parallel grid loop (trace/parallel.py) ---------------------------------------------------
+# A forked child records its programs and logs what they store; the parent replays the logs. Both
+# go through the C function every store path of every release ends in: `_interpreter.store(ptrs,
+# values, mask)` with raw uint64 addresses, the values' own dtype and the final mask (the recorder
+# has already cleared the out-of-bounds lanes).
+
+class _StoreTap:
+    """Stands in for the C module inside the interpreter: stores also go to `log`."""
+
+    def __init__(self, real, log):
+        self._real, self._log = real, log
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def store(self, ptrs, values, mask):
+        out = self._real.store(ptrs, values, mask)
+        self._log(ptrs, values, mask)
+        return out
+
+
+def tap_stores(log: Callable[[np.ndarray, np.ndarray, np.ndarray], None]) -> None:
+    """From now on every store the interpreter makes in this process is also passed to `log`
+    (ptrs, values, mask). Only a forked child calls this; it never returns to normal life."""
+    _interp._interpreter = _StoreTap(_interp._interpreter, log)
+
+
+def raw_store(ptrs: np.ndarray, values: np.ndarray) -> None:
+    """Write values (any dtype of the right itemsize) to absolute host addresses, in lane order."""
+    real = _interp._interpreter
+    real = getattr(real, "_real", real)
+    real.store(ptrs, values, np.ones(ptrs.shape, dtype=bool))
