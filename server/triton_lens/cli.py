@@ -1,6 +1,6 @@
 """`triton-lens`: check a kernel script like a compiler would, serve the language server, or open the viewer.
 
-    triton-lens check FILE [--json] [--timeout S] [--memory MB] [--python PY] [-- ARGS...]
+    triton-lens check FILE [--json] [--timeout S] [--memory MB] [--python PY] [--workers N] [-- ARGS...]
     triton-lens lsp
     triton-lens view FILE
     triton-lens --triton-version
@@ -74,6 +74,7 @@ def _progress_printer():
 
 def cmd_check(args) -> int:
     from .analysis import analyze
+    from .trace.process_tree import resolve_workers
     from .trace.runner import RunRequest, run
 
     path = os.path.abspath(args.file)
@@ -82,7 +83,7 @@ def cmd_check(args) -> int:
         return 2
     progress = _progress_printer()
     req = RunRequest(path=path, timeout_s=args.timeout, memory_mb=args.memory, python=args.python or sys.executable,
-                     argv=list(args.script_args or []))
+                     argv=list(args.script_args or []), workers=resolve_workers(args.workers))
     result = run(req, on_progress=progress)
     if progress is not None:
         sys.stderr.write("\r\x1b[K")
@@ -124,6 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--timeout", type=float, default=60.0, metavar="S", help="time limit in seconds (default 60)")
     check.add_argument("--memory", type=int, default=8192, metavar="MB", help="memory limit in MB (default 8192)")
     check.add_argument("--python", default=None, help="Python interpreter to run the script with (default: this one)")
+    check.add_argument("--workers", type=int, default=0, metavar="N",
+                       help="processes a launch's programs are split over (default 0: the machine's cores, at most "
+                            "16, less one; 1: one process)")
     sub.add_parser("lsp", help="serve the language server over stdio")
     sub.add_parser("view", help="run a script and open the access-map viewer in a browser", add_help=False)
 

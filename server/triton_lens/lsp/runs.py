@@ -42,13 +42,15 @@ def execute(h: RunHandle) -> Optional[RunView]:
     """Runs one version of a document through the engine and builds its view. None when cancelled.
     The only place the server calls the trace engine and the analysis."""
     from ..analysis import analyze
+    from ..trace.process_tree import resolve_workers
     from ..trace.runner import RunRequest, run
 
     if h.cancel.is_set():  # cancelled while it waited for a free runner thread
         return None
     s = h.settings
     req = RunRequest(path=h.path, source=h.text, command=h.plan.command, cwd=h.plan.cwd, python=s.python,
-                     timeout_s=s.time_limit_s, memory_mb=s.memory_limit_mb, keep_warm=True)
+                     timeout_s=s.time_limit_s, memory_mb=s.memory_limit_mb, keep_warm=True,
+                     workers=resolve_workers(s.workers))
 
     def on_progress(p):
         h.progress = p

@@ -20,6 +20,7 @@ class Settings:
     run_commands: dict = field(default_factory=dict)  # glob -> command line (str) or argv (list)
     inlay_hints: bool = True
     debounce_ms: int = 400
+    workers: int = 0  # processes a launch's programs are split over; 0: the machine's cores (at most 16) less one
 
     def merged(self, raw: Any) -> "Settings":
         """These settings with the values present in `raw` (a dict of the "tritonLens" section) applied.
@@ -46,6 +47,9 @@ class Settings:
         db = _number(d.get("debounceMs"))
         if db is not None and db >= 0:
             out = replace(out, debounce_ms=int(db))
+        w = _number(d.get("workers"))
+        if w is not None and w >= 0:
+            out = replace(out, workers=int(w))
         return out
 
     def command_for(self, path: str, roots: list[str]) -> Optional[list[str]]:

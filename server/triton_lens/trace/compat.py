@@ -96,6 +96,8 @@ class Hooks:
     def launch_args(self, arg_names, args_dev, kwargs_dev, args_hst, kwargs_hst) -> None: ...
     def launch_end(self, token, error: Optional[BaseException]) -> None: ...
     def grid(self, nx: int, ny: int, nz: int) -> None: ...
+    # Called before each program of a launch, in the grid loop's order (only where a subclass defines it).
+    def program(self, x: int, y: int, z: int) -> None: ...
     def tag(self, host_value, converted) -> None: ...
     def access(self, kind: str, op: str, builder, ptrs, mask: Optional[np.ndarray]) -> Optional[np.ndarray]: ...
     def push_context(self, kind: str, op: str, operand) -> None: ...
@@ -149,6 +151,15 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
         return set_grid_dim
 
     patch(InterpreterBuilder, "set_grid_dim", make_set_grid_dim)
+
+    if type(hooks).program is not Hooks.program:  # the parallel grid loop (trace/parallel.py)
+        def make_set_grid_idx(orig):
+            def set_grid_idx(self, x, y, z):
+                hooks.program(x, y, z)
+                return orig(self, x, y, z)
+            return set_grid_idx
+
+        patch(InterpreterBuilder, "set_grid_idx", make_set_grid_idx)
 
     # Argument -> pointer: tag the pointer handle with the argument it came from.
     def make_cvt(orig):

@@ -28,6 +28,7 @@ reach them.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import select
 import signal
@@ -49,11 +50,6 @@ MIN_PROGRAMS = 64
 MIN_SECONDS = 0.05
 # The parent runs programs itself for at least this long before it estimates the launch's time.
 PROBE_SECONDS = 0.01
-
-
-def default_workers() -> int:
-    """The machine's cores, at most 16, less one for the editor (and at least one)."""
-    return max(1, min(os.cpu_count() or 1, 16) - 1)
 
 
 def _env_number(name: str, default: float) -> float:
@@ -209,51 +205,57 @@ def _die_with_parent() -> None:
 PROBE, SPLIT_DONE, ONE_PROCESS, CHILD = "probe", "split-done", "one-process", "child"
 
 
+def _skip(**args) -> None:
+    """executor.fn in the parent once the children's results are merged: the rest of the loop is empty."""
+    return None
+
+
 class _Dispatch:
-    """Stands in for `executor.fn` in the interpreter's grid loop for one launch."""
+    """One launch's split. In the parent, `before_program` runs before each program (the grid loop's
+    set_grid_idx) and the programs it runs itself are the kernel's own function, so an exception's
+    traceback is the one-process run's. In a child, `executor.fn` is `child_call`."""
 
     def __init__(self, rec: "ParallelRecorder", launch, executor, fn, n: int):
         self.rec, self.L, self.executor, self.fn, self.n = rec, launch, executor, fn, n
         self.i = 0  # programs the loop has reached, in its order
         self.phase = PROBE
-        self.t0 = None
+        self.t0 = 0.0
         # Set in a child:
         self.lo = self.hi = 0
         self.out = None
         self.n0 = self.s0 = 0
         self.stores: Optional[_StoreLog] = None
 
-    def __call__(self, **args):
-        i = self.i
-        self.i = i + 1
-        phase = self.phase
-        if phase is SPLIT_DONE:
-            return None
-        if phase is ONE_PROCESS:
-            return self.fn(**args)
-        if phase is CHILD:
-            if i < self.lo:
-                return None
-            try:
-                self.fn(**args)
-            except _AtomicInChild:
-                self._child_exit("atomic")
-            except BaseException:
-                self._child_exit("error")
-            if i + 1 >= self.hi:
-                self._child_exit("ok")
-            return None
-        if self.t0 is None:
-            self.t0 = time.perf_counter()
-        out = self.fn(**args)
-        done = i + 1
-        elapsed = time.perf_counter() - self.t0
-        if done < self.n and elapsed >= self.rec.probe_seconds:
-            if elapsed / done * (self.n - done) < self.rec.min_seconds:
-                self.phase = ONE_PROCESS
-            else:
-                self._split(done)
-        return out
+    def before_program(self) -> None:
+        done = self.i
+        self.i = done + 1
+        if self.phase is not PROBE:
+            return
+        now = time.perf_counter()
+        if done == 0:
+            self.t0 = now
+            return
+        elapsed = now - self.t0
+        if elapsed < self.rec.probe_seconds:
+            return
+        if elapsed / done * (self.n - done) < self.rec.min_seconds:
+            self.phase = ONE_PROCESS
+        else:
+            self._split(done)
+
+    def child_call(self, **args) -> None:
+        i = self.i - 1  # before_program is not called in a child: count here
+        self.i += 1
+        if i < self.lo:
+            return
+        try:
+            self.fn(**args)
+        except _AtomicInChild:
+            self._child_exit("atomic")
+        except BaseException:
+            self._child_exit("error")
+        if i + 1 >= self.hi:
+            self._child_exit("ok")
 
     # -- parent ---------------------------------------------------------------------------------
     def _split(self, done: int) -> None:
@@ -262,6 +264,7 @@ class _Dispatch:
         k = max(1, min(rec.workers, rest))
         bounds = [done + rest * j // k for j in range(k + 1)]
         n0, s0 = len(L.ex_site), len(L.sites)
+        t_fork = time.perf_counter()
         sys.stdout.flush()
         sys.stderr.flush()
         children = []  # (pid, read fd, lo, hi)
@@ -276,15 +279,26 @@ class _Dispatch:
                 return  # back into the interpreter's loop, now as the child
             os.close(w)
             children.append((pid, r, bounds[j], bounds[j + 1]))
+        t_wait = time.perf_counter()
         results = self._collect(children, done)
+        t_merge = time.perf_counter()
         if all(r is not None and r[0]["status"] == "ok" for r in results):
             self._merge(results, s0)
             self.phase = SPLIT_DONE
+            self.executor.fn = _skip
         else:
             if any(r is not None and r[0]["status"] == "atomic" for r in results):
                 rec.atomic_kernels.add(self.fn.__code__)
             self.phase = ONE_PROCESS  # memory is untouched: run the rest here, as one process would
-        rec.last_split = {"workers": k, "probe": done, "merged": self.phase is SPLIT_DONE}
+        rec.last_split = {"kernel": L.kernel, "launch": L.index, "programs": self.n, "workers": k, "probe": done,
+                          "merged": self.phase is SPLIT_DONE,
+                          "children": [r[0]["status"] if r is not None else "lost" for r in results],
+                          "fork_s": t_wait - t_fork, "wait_s": t_merge - t_wait,
+                          "merge_s": time.perf_counter() - t_merge}
+        report = os.environ.get("TRITON_LENS_PARALLEL_REPORT")
+        if report:  # tests and benchmarks: which launches were split, and how they ended
+            with open(report, "a") as f:
+                f.write(json.dumps(rec.last_split) + "\n")
 
     def _collect(self, children, done_before: int) -> list:
         rec, L = self.rec, self.L
@@ -344,8 +358,12 @@ class _Dispatch:
     # -- child ----------------------------------------------------------------------------------
     def _become_child(self, w: int, lo: int, hi: int, n0: int, s0: int) -> None:
         _die_with_parent()
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        try:  # Ctrl-C ends a child at once (the parent falls back or stops)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+        except ValueError:  # not the main thread (the Triton-Viz API called from a thread)
+            pass
         self.phase, self.lo, self.hi, self.n0, self.s0 = CHILD, lo, hi, n0, s0
+        self.executor.fn = self.child_call
         self.out = os.fdopen(w, "wb", buffering=1 << 16)
         self.stores = _StoreLog()
         compat.tap_stores(self.stores)
@@ -425,9 +443,12 @@ class ParallelRecorder(Recorder):
         if uses_atomics(fn):
             self.atomic_kernels.add(fn.__code__)
             return
-        d = _Dispatch(self, L, executor, fn, n)
-        self._dispatch[-1] = d
-        executor.fn = d
+        self._dispatch[-1] = _Dispatch(self, L, executor, fn, n)
+
+    def program(self, x, y, z) -> None:
+        d = self._dispatch[-1] if self._dispatch else None
+        if d is not None and not self.in_child:
+            d.before_program()
 
     def launch_end(self, token, error) -> None:
         if self._executors:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ..model import (CRASHED, ERROR, EXCEPTION, NO_LAUNCH, OK, TIMEOUT, LaunchTrace, RunResult, ScriptError)
-from . import stream
+from . import process_tree, stream
 from .kernels import find_kernels
 
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -252,6 +252,7 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
     limit_bytes = req.memory_mb * 1024 * 1024 if req.memory_mb > 0 else 0
     peak = 0
     stopped = None
+    polls, kids_bytes = 0, 0
     while True:
         try:
             proc.wait(timeout=0.05)
@@ -259,6 +260,12 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
         except subprocess.TimeoutExpired:
             pass
         rss = _resident_bytes(proc.pid)
+        if req.workers > 1:  # forked children count too (their own pages, read every 0.25 s)
+            polls += 1
+            if polls % 5 == 0:
+                kids = process_tree.descendants(proc.pid)
+                kids_bytes = sum(process_tree.private_bytes(c) for c in kids)
+            rss += kids_bytes
         peak = max(peak, rss)
         if cancel is not None and cancel.is_set():
             stopped = "cancelled"
@@ -268,7 +275,7 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
             stopped = "memory"
         if stopped in (TIMEOUT, "memory"):
             try:  # ask faulthandler for the stack first: it says where the script was
-                os.kill(proc.pid, signal.SIGUSR1)
+                process_tree.signal_children_first(proc.pid, signal.SIGUSR1)
                 time.sleep(0.2)
             except OSError:
                 pass
