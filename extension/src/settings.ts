@@ -11,6 +11,8 @@ export interface TritonLensSettings {
   /** Seconds one traced run may take. */
   timeLimit: number;
   memoryLimitMb: number;
+  /** Processes a launch's programs are split over; 0: the machine's cores (at most 16) less one. */
+  workers: number;
   /** glob -> command line (or argv), e.g. {"kernels/**": "pytest tests -x"} */
   runCommands: Record<string, string | string[]>;
   inlayHints: boolean;
@@ -21,6 +23,7 @@ export const DEFAULTS: TritonLensSettings = {
   python: '',
   timeLimit: 30,
   memoryLimitMb: 8192,
+  workers: 0,
   runCommands: {},
   inlayHints: true,
   debounceMs: 400,
@@ -32,6 +35,7 @@ export function getSettings(scope?: vscode.ConfigurationScope): TritonLensSettin
     python: c.get<string>('python', DEFAULTS.python) ?? '',
     timeLimit: c.get<number>('timeLimit', DEFAULTS.timeLimit),
     memoryLimitMb: c.get<number>('memoryLimitMb', DEFAULTS.memoryLimitMb),
+    workers: c.get<number>('workers', DEFAULTS.workers),
     runCommands: { ...(c.get<Record<string, string | string[]>>('runCommands', DEFAULTS.runCommands) ?? {}) },
     inlayHints: c.get<boolean>('inlayHints', DEFAULTS.inlayHints),
     debounceMs: c.get<number>('debounceMs', DEFAULTS.debounceMs),

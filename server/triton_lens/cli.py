@@ -1,7 +1,7 @@
 """`triton-lens`: check a kernel script like a compiler would, serve the language server, or open the viewer.
 
     triton-lens check PATH... [--format text|json|sarif|github] [--json] [-o FILE] [--jobs N] [--show-output]
-                      [--timeout S] [--memory MB] [--python PY] [--cpu] [--gpu NAME] [-- ARGS...]
+                      [--timeout S] [--memory MB] [--python PY] [--cpu] [--gpu NAME] [--workers N] [-- ARGS...]
     triton-lens lsp
     triton-lens view FILE
     triton-lens --triton-version
@@ -49,6 +49,7 @@ def cmd_check(args) -> int:
     from .check.run_all import Options, check_all, exit_code
     from .check.targets import find_targets
     from .report import github, json_report, sarif, text
+    from .trace.process_tree import resolve_workers
 
     fmt = "json" if args.json else args.format
     targets = find_targets(args.paths, roots=[os.getcwd()])
@@ -59,7 +60,10 @@ def cmd_check(args) -> int:
     many = not (len(args.paths) == 1 and os.path.isfile(args.paths[0]))
     opts = Options(timeout_s=args.timeout, memory_mb=args.memory, python=args.python or sys.executable,
                    script_args=tuple(args.script_args or ()), jobs=args.jobs,
-                   device="cpu" if args.cpu else "auto", gpu=args.gpu)
+                   device="cpu" if args.cpu else "auto", gpu=args.gpu,
+                   # files already run side by side: by default each gets an equal share of the cores
+                   workers=resolve_workers(args.workers) if args.workers or len(targets.files) <= 1
+                   else max(1, resolve_workers(0) // min(len(targets.files), args.jobs or len(targets.files))))
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     # The scripts' own output goes where it cannot break a machine-readable report.
     live = LiveOutput(sys.stdout if fmt == "text" else sys.stderr, prefix=many) if args.show_output else None
@@ -136,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
                             "that happens anyway)")
     check.add_argument("--gpu", default="H100", type=_gpu_name, metavar="NAME",
                        help="the GPU the CPU stand-in for CUDA reports to the script: H100 (default), A100, RTX4090")
+    check.add_argument("--workers", type=int, default=0, metavar="N",
+                       help="processes a launch's programs are split over (default 0: the machine's cores, at most "
+                            "16, less one; 1: one process)")
     sub.add_parser("lsp", help="serve the language server over stdio")
     sub.add_parser("view", help="run a script and open the access-map viewer in a browser", add_help=False)
 

@@ -26,6 +26,7 @@ class Options:
     jobs: int = 0  # 0: one per core
     device: str = "auto"  # "cpu": stand in CPU tensors for CUDA ones even with a GPU
     gpu: str = "H100"  # the GPU the CPU stand-in reports
+    workers: int = 1  # processes each file's launches split their programs over
 
 
 @dataclass
@@ -52,7 +53,8 @@ def request_for(t: Target, opts: Options, env: Optional[dict] = None) -> RunRequ
     command = list(t.plan.command) + list(opts.script_args) if t.plan.command else None
     return RunRequest(path=t.path, command=command, cwd=t.plan.cwd, timeout_s=opts.timeout_s,
                       memory_mb=opts.memory_mb, python=opts.python,
-                      argv=[] if command else list(opts.script_args), env=env, device=opts.device, gpu=opts.gpu)
+                      argv=[] if command else list(opts.script_args), env=env, device=opts.device, gpu=opts.gpu,
+                      workers=opts.workers)
 
 
 def default_jobs() -> int:

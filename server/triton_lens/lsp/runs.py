@@ -42,6 +42,7 @@ def execute(h: RunHandle) -> Optional[RunView]:
     """Runs one version of a document through the engine and builds its view. None when cancelled.
     The only place the server calls the trace engine and the analysis."""
     from ..analysis import analyze
+    from ..trace.process_tree import resolve_workers
     from ..trace.runner import RunRequest, run
 
     if h.cancel.is_set():  # cancelled while it waited for a free runner thread
@@ -49,7 +50,7 @@ def execute(h: RunHandle) -> Optional[RunView]:
     s = h.settings
     req = RunRequest(path=h.path, source=h.text, command=h.plan.command, cwd=h.plan.cwd, python=s.python,
                      timeout_s=s.time_limit_s, memory_mb=s.memory_limit_mb, keep_warm=True,
-                     device=s.device, gpu=s.stand_in_gpu)
+                     device=s.device, gpu=s.stand_in_gpu, workers=resolve_workers(s.workers))
 
     def on_progress(p):
         h.progress = p

@@ -22,6 +22,7 @@ class Settings:
     debounce_ms: int = 400
     device: str = "auto"  # "auto": CPU tensors stand in for CUDA ones without a GPU; "cpu": always
     stand_in_gpu: str = "H100"  # the GPU the stand-in reports (trace/gpu_profiles.py)
+    workers: int = 0  # processes a launch's programs are split over; 0: the machine's cores (at most 16) less one
 
     def merged(self, raw: Any) -> "Settings":
         """These settings with the values present in `raw` (a dict of the "tritonLens" section) applied.
@@ -58,6 +59,9 @@ class Settings:
                 out = replace(out, stand_in_gpu=profile(gpu).key)
             except ValueError:
                 pass  # an unknown name keeps the one before
+        w = _number(d.get("workers"))
+        if w is not None and w >= 0:
+            out = replace(out, workers=int(w))
         return out
 
     def command_for(self, path: str, roots: list[str]) -> Optional[list[str]]:

@@ -98,6 +98,8 @@ class Hooks:
     def launch_args(self, arg_names, args_dev, kwargs_dev, args_hst, kwargs_hst) -> None: ...
     def launch_end(self, token, error: Optional[BaseException]) -> None: ...
     def grid(self, nx: int, ny: int, nz: int) -> None: ...
+    # Called before each program of a launch, in the grid loop's order (only where a subclass defines it).
+    def program(self, x: int, y: int, z: int) -> None: ...
     def tag(self, host_value, converted) -> None: ...
     def access(self, kind: str, op: str, builder, ptrs, mask: Optional[np.ndarray]) -> Optional[np.ndarray]: ...
     def push_context(self, kind: str, op: str, operand) -> None: ...
@@ -157,6 +159,15 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
     # types, libdevice, string annotations, list grids, fp8 rounding, numpy 2.4+): semantics.py.
     # Installed before the argument hook below, which then sees the converted scalars.
     _semantics.install(patch)
+
+    if type(hooks).program is not Hooks.program:  # the parallel grid loop (trace/parallel.py)
+        def make_set_grid_idx(orig):
+            def set_grid_idx(self, x, y, z):
+                hooks.program(x, y, z)
+                return orig(self, x, y, z)
+            return set_grid_idx
+
+        patch(InterpreterBuilder, "set_grid_idx", make_set_grid_idx)
 
     # Argument -> pointer: tag the pointer handle with the argument it came from.
     def make_cvt(orig):
@@ -474,3 +485,36 @@ def gpu_target(backend: str, arch: int, warp_size: int):
     """What a driver's get_current_target() returns (`.backend`, `.arch`, `.warp_size`)."""
     from triton.backends.compiler import GPUTarget
     return GPUTarget(backend, arch, warp_size)
+
+# ---- The parallel grid loop (trace/parallel.py) ---------------------------------------------------
+# A forked child records its programs and logs what they store; the parent replays the logs. Both
+# go through the C function every store path of every release ends in: `_interpreter.store(ptrs,
+# values, mask)` with raw uint64 addresses, the values' own dtype and the final mask (the recorder
+# has already cleared the out-of-bounds lanes).
+
+class _StoreTap:
+    """Stands in for the C module inside the interpreter: stores also go to `log`."""
+
+    def __init__(self, real, log):
+        self._real, self._log = real, log
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def store(self, ptrs, values, mask):
+        out = self._real.store(ptrs, values, mask)
+        self._log(ptrs, values, mask)
+        return out
+
+
+def tap_stores(log: Callable[[np.ndarray, np.ndarray, np.ndarray], None]) -> None:
+    """From now on every store the interpreter makes in this process is also passed to `log`
+    (ptrs, values, mask). Only a forked child calls this; it never returns to normal life."""
+    _interp._interpreter = _StoreTap(_interp._interpreter, log)
+
+
+def raw_store(ptrs: np.ndarray, values: np.ndarray) -> None:
+    """Write values (any dtype of the right itemsize) to absolute host addresses, in lane order."""
+    real = _interp._interpreter
+    real = getattr(real, "_real", real)
+    real.store(ptrs, values, np.ones(ptrs.shape, dtype=bool))

@@ -40,6 +40,8 @@ class RunRequest:
     env: Optional[dict[str, str]] = None
     argv: list[str] = field(default_factory=list)
     value_limit: int = 1 << 20
+    # Processes a launch's programs are split over (trace/parallel.py); 1: the interpreter's own loop.
+    workers: int = 1
     # Keep a worker started ahead of time for the next run with the same interpreter and
     # environment (the language server reruns a file on every edit; a fresh worker spends about a
     # second importing torch and triton).
@@ -279,7 +281,7 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
     crash_file = os.path.join(tmp, "crash.txt")
     job = {"path": target, "source": req.source, "command": req.command, "argv": req.argv,
            "cwd": req.cwd or os.path.dirname(target), "crash_file": crash_file, "value_limit": req.value_limit,
-           "device": req.device, "gpu": req.gpu}
+           "device": req.device, "gpu": req.gpu, "workers": req.workers}
 
     env = dict(os.environ if req.env is None else req.env)
     env["TRITON_INTERPRET"] = "1"

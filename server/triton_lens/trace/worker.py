@@ -208,8 +208,15 @@ def main(argv: list[str]) -> int:
     standin = cuda_standin.CudaStandIn(reason, job.get("gpu")) if reason else None
 
     status = 0
-    with Recorder(on_launch=on_launch, on_progress=on_progress, value_limit=int(job.get("value_limit", 1 << 20))), \
-            (standin or contextlib.nullcontext()):
+    workers = int(job.get("workers") or 1)
+    recorder_options = {"on_launch": on_launch, "on_progress": on_progress,
+                        "value_limit": int(job.get("value_limit", 1 << 20))}
+    if workers > 1:  # a launch's programs split over forked children (trace/parallel.py)
+        from .parallel import ParallelRecorder
+        recorder = ParallelRecorder(workers=workers, **recorder_options)
+    else:
+        recorder = Recorder(**recorder_options)
+    with recorder, (standin or contextlib.nullcontext()):
         try:
             _run_target(job)
         except SystemExit as e:

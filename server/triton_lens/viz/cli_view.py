@@ -1,7 +1,7 @@
 """`triton-lens view FILE`: run a script like `triton-lens check` does (in a worker process, through
 the engine's runner) and serve the access-map viewer for its launches.
 
-    triton-lens view FILE [--port N] [--share] [--open] [--timeout S] [--memory MB] [--python PY] [-- ARGS...]
+    triton-lens view FILE [--port N] [--share] [--open] [--timeout S] [--memory MB] [--python PY] [--workers N] [-- ARGS...]
 """
 from __future__ import annotations
 
@@ -25,6 +25,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="time limit of the run (default 60)")
     p.add_argument("--memory", type=int, default=8192, metavar="MB", help="memory limit of the run (default 8192)")
     p.add_argument("--python", default=None, help="Python interpreter to run the script with (default: this one)")
+    p.add_argument("--workers", type=int, default=0, metavar="N",
+                   help="processes a launch's programs are split over (default 0: the machine's cores, at most 16, "
+                        "less one; 1: one process)")
     p.add_argument("--no-block", action="store_true", help=argparse.SUPPRESS)  # tests: return once serving
     return p
 
@@ -46,9 +49,10 @@ def _progress():
 
 
 def run_script(path: str, timeout_s: float = 60.0, memory_mb: int = 8192, python: Optional[str] = None,
-               argv: Optional[list[str]] = None, on_progress=None):
+               argv: Optional[list[str]] = None, on_progress=None, workers: int = 0):
     """Run `path` the way its run plan says (its `# triton-lens: run` comment, else the file itself)."""
     from ..trace.plan import plan
+    from ..trace.process_tree import resolve_workers
     from ..trace.runner import RunRequest, run
 
     env = dict(os.environ)
@@ -61,7 +65,7 @@ def run_script(path: str, timeout_s: float = 60.0, memory_mb: int = 8192, python
     command = list(p.command) + list(argv or []) if p is not None and p.command else None
     req = RunRequest(path=path, command=command, cwd=p.cwd if command else None, timeout_s=timeout_s,
                      memory_mb=memory_mb, python=python or sys.executable,
-                     argv=[] if command else list(argv or []), env=env)
+                     argv=[] if command else list(argv or []), env=env, workers=resolve_workers(workers))
     return run(req, on_progress=on_progress)
 
 
@@ -106,7 +110,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     progress = _progress()
     try:
-        result = run_script(path, args.timeout, args.memory, args.python, script_args, progress)
+        result = run_script(path, args.timeout, args.memory, args.python, script_args, progress, args.workers)
     except KeyboardInterrupt:
         return 2
     if progress is not None:

@@ -7,24 +7,27 @@ import functools
 from typing import Optional
 
 from ..model import LaunchTrace
-from ..trace.recorder import Recorder
+from ..trace.parallel import ParallelRecorder
 from . import interp
 from .clients import Access, Client, LaunchInfo, Tracer, make_client, overrides_on_access
 
 _active = 0  # traced launches running in this process (a traced launch never nests one, but be safe)
 
 
-class _ClientRecorder(Recorder):
+class _ClientRecorder(ParallelRecorder):
     """The engine's Recorder, plus the per-launch and per-access callbacks of the clients.
+    With workers > 1 a launch's programs are split over forked processes (trace/parallel.py), unless
+    a client wants every access as it happens (`on_access` runs in this process only).
 
     It reads the launch being recorded (`_launch`) right after the engine's own hooks: the grid hook
     (arguments and grid known, no program run yet) and the access hook (one execution appended).
     """
 
-    def __init__(self, clients: list[Client]):
-        super().__init__(on_launch=self._launch_done)
+    def __init__(self, clients: list[Client], workers: int = 1):
+        access_clients = [c for c in clients if overrides_on_access(c)]
+        super().__init__(on_launch=self._launch_done, workers=1 if access_clients else workers)
         self.clients = clients
-        self.access_clients = [c for c in clients if overrides_on_access(c)]
+        self.access_clients = access_clients
         self.errors: list[BaseException] = []
         self._info: Optional[LaunchInfo] = None
 
@@ -72,9 +75,10 @@ class TracedKernel:
     """What `@trace` returns: launches like the kernel (`kernel[grid](...)`, `kernel.run(...)`) and
     runs each launch under the interpreter and the trace engine, calling the clients."""
 
-    def __init__(self, kernel, clients: list[Client]):
+    def __init__(self, kernel, clients: list[Client], workers: int = 1):
         self.kernel = kernel  # what the user decorated (JITFunction, Autotuner, Heuristics, ...)
         self.clients = clients
+        self.workers = workers
         self._runner = interp.to_interpreted(kernel, bench=_bench)
         functools.update_wrapper(self, _base_fn(kernel), updated=())
 
@@ -138,7 +142,7 @@ def _run(traced: TracedKernel, launch):
         # this launch; a second recorder would see out-of-bounds lanes already masked.
         with interp.jit_calls_interpreted():
             return launch()
-    rec = _ClientRecorder(traced.clients)
+    rec = _ClientRecorder(traced.clients, traced.workers)
     _active += 1
     _current.append(rec)
     try:
@@ -154,7 +158,7 @@ def _run(traced: TracedKernel, launch):
     return out
 
 
-def trace(client=None, backend: str = "triton", *, clients=None):
+def trace(client=None, backend: str = "triton", *, clients=None, workers: int = 1):
     """Decorate a `@triton.jit` kernel (or an autotuned / heuristics one) so its launches run under
     the interpreter and the trace engine and report to `client`:
 
@@ -166,7 +170,14 @@ def trace(client=None, backend: str = "triton", *, clients=None):
     Stack several: `@trace("sanitizer")` above `@trace("tracer")`, or pass a tuple. The kernel's
     outputs are computed as usual (out-of-bounds lanes are treated as masked and never touch memory).
     `clients=` is Triton-Viz's name for the argument and works the same.
+
+    `workers=N` splits each launch's programs over N processes forked from this one (0: the machine's
+    cores, at most 16, less one); what the clients get is the same as with one. A client with its own
+    `on_access` keeps launches in one process.
     """
+    from ..trace.process_tree import resolve_workers
+
+    workers = resolve_workers(workers)
     if clients is not None:
         if client is not None:
             raise TypeError("trace() takes `client` or `clients`, not both")
@@ -192,8 +203,9 @@ def trace(client=None, backend: str = "triton", *, clients=None):
         if isinstance(kernel, TracedKernel):
             for c in new:
                 kernel.add_client(c)
+            kernel.workers = max(kernel.workers, workers)
             return kernel
-        traced = TracedKernel(kernel, [])
+        traced = TracedKernel(kernel, [], workers)
         for c in new:
             traced.add_client(c)
         return traced

@@ -1,0 +1,120 @@
+"""Wall and CPU time of one launch: the bare interpreter, and the tool with 1, 2, 4, 8, 16 workers
+(trace/parallel.py), side by side in one run (issue 13).
+
+Everything runs in this one process: per workload the bare interpreter first, then the tool with
+each worker count (the recorder as the worker runs it, each launch's trace serialized as the worker
+streams it), `--reps` rounds, median of each. CPU time counts the forked children
+(RUSAGE_CHILDREN). Every traced run's outputs are compared with the bare run's (bit for bit).
+
+    python bench/parallel.py [--scale S] [--workers 1,2,4,8,16] [--reps N] [--only NAME] [--out FILE]
+
+--scale 1 is the issue's sizes (vector add 16M, softmax 4096x4096, matmul 1024^3, layer norm
+4096x8192, attention B*H=16 seq 1024 d 64); smaller scales shrink the large dimension.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import platform
+import resource
+import statistics
+import sys
+import time
+from datetime import date
+
+os.environ["TRITON_INTERPRET"] = "1"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+
+from parallel_kernels import workloads  # noqa: E402
+from triton_lens.trace import stream  # noqa: E402
+from triton_lens.trace.parallel import ParallelRecorder  # noqa: E402
+
+
+def _cpu() -> float:
+    c = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + c.ru_utime + c.ru_stime
+
+
+def _sink(trace) -> None:
+    meta, arrays = stream.launch_to_frame(trace)
+    stream.write_frame(io.BytesIO(), "launch", meta, arrays)
+
+
+def timed(launch):
+    w0, c0 = time.perf_counter(), _cpu()
+    launch()
+    return time.perf_counter() - w0, _cpu() - c0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--workers", default="1,2,4,8,16")
+    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+    counts = [int(w) for w in args.workers.split(",")]
+    lines = [f"# bench/parallel.py --scale {args.scale} --workers {args.workers} --reps {args.reps}  "
+             f"({date.today()}, {platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, "
+             f"triton {triton.__version__}, torch {torch.__version__})",
+             "# wall and CPU seconds of one launch (median of reps); speed-up = bare wall / wall; "
+             "efficiency = speed-up over workers-1 wall / workers; cpu/bare = CPU time over the bare interpreter's",
+             f"{'workload':38} {'programs':>8} {'run':>8} {'wall s':>8} {'cpu s':>8} {'speed-up':>8} {'eff':>6} "
+             f"{'cpu/bare':>8} {'same':>5} split"]
+    print("\n".join(lines), flush=True)
+    for name, (launch, outputs, check) in workloads(args.scale).items():
+        if args.only and args.only not in name:
+            continue
+        launch()  # the interpreter rewrites the kernel once
+        assert check(), f"{name}: the bare interpreter's output is wrong"
+        reference = [t.clone() for t in outputs]
+        rows = {}
+        programs = 0
+        for _ in range(args.reps):
+            rows.setdefault("bare", []).append(timed(launch))
+            for w in counts:
+                for t in outputs:
+                    t.zero_()
+                rec = ParallelRecorder(on_launch=_sink, workers=w)
+                splits = []
+                orig_end = rec.launch_end
+
+                def launch_end(token, error, rec=rec, splits=splits, orig_end=orig_end):
+                    orig_end(token, error)
+                    splits.append(rec.last_split)
+                rec.launch_end = launch_end
+                with rec:
+                    rows.setdefault(w, []).append(timed(launch))
+                programs = rec.launches[-1].n_programs
+                same = all(torch.equal(a, b) for a, b in zip(outputs, reference))
+                rows.setdefault(("same", w), []).append(same)
+                rows[("split", w)] = splits[-1]
+        bare_wall = statistics.median(t[0] for t in rows["bare"])
+        bare_cpu = statistics.median(t[1] for t in rows["bare"])
+        one_wall = None
+        out = [f"{name:38} {programs:8d} {'bare':>8} {bare_wall:8.2f} {bare_cpu:8.2f} {1.0:8.2f} {'':>6} {1.0:8.2f}"]
+        for w in counts:
+            wall = statistics.median(t[0] for t in rows[w])
+            cpu = statistics.median(t[1] for t in rows[w])
+            if w == 1:
+                one_wall = wall
+            eff = f"{one_wall / wall / w:6.0%}" if one_wall else ""
+            s = rows[("split", w)]
+            split = "-" if not s else (f"probe {s['probe']}, fork {s['fork_s'] * 1e3:.0f} ms, merge "
+                                       f"{s['merge_s'] * 1e3:.0f} ms" + ("" if s["merged"] else " (ran in one process)"))
+            out.append(f"{'':38} {'':8} {f'tool w={w}':>8} {wall:8.2f} {cpu:8.2f} {bare_wall / wall:8.2f} {eff} "
+                       f"{cpu / bare_cpu:8.2f} {str(all(rows[('same', w)])):>5} {split}")
+        print("\n".join(out), flush=True)
+        lines += out
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
