@@ -26,6 +26,7 @@ from .supervisor import descendants
 
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _OUTPUT_TAIL = 64 * 1024
+STARTUP_ALLOWANCE_S = 120.0  # importing torch and triton, before the time limit starts
 
 
 @dataclass
@@ -305,11 +306,11 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
                                    "Set tritonLens.python (or --python) to a Python with triton, torch and numpy.")
         return result
     proc, r = worker.proc, worker.read_fd
-    t0 = time.perf_counter()  # the run's clock starts when the job is handed over
+    t0 = time.perf_counter()
     out_tail = _Tail(proc.stdout, None if on_output is None else lambda c: on_output("stdout", c))
     err_tail = _Tail(proc.stderr, None if on_output is None else lambda c: on_output("stderr", c))
 
-    state = {"error": None, "done": False}
+    state: dict = {"error": None, "done": False}
 
     def read_stream():
         with os.fdopen(r, "rb") as inp:
@@ -327,6 +328,7 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
                     on_progress(Progress(meta["kernel"], meta["launch"], meta["done"], meta["total"],
                                          time.perf_counter() - t0))
                 elif kind == "hello":
+                    state["script_t0"] = time.perf_counter()
                     result.triton_version = meta["triton_version"]
                     result.worker_pid = meta["pid"]
                 elif kind == "error":
@@ -339,7 +341,10 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
     reader = threading.Thread(target=read_stream, daemon=True)
     reader.start()
 
-    deadline = t0 + req.timeout_s
+    # The time limit is the script's: its clock starts when the worker has imported torch and triton and
+    # starts the script (its "hello"), so a loaded machine's slow start-up is not counted against it.
+    # A worker that never gets that far is stopped after the limit plus a bounded start-up allowance.
+    startup_deadline = t0 + req.timeout_s + STARTUP_ALLOWANCE_S
     limit_bytes = req.memory_mb * 1024 * 1024 if req.memory_mb > 0 else 0
     stopped = None
     try:
@@ -351,7 +356,8 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
                 pass
             if cancel is not None and cancel.is_set():
                 stopped = "cancelled"
-            elif time.perf_counter() > deadline:
+            elif time.perf_counter() > (startup_deadline if "script_t0" not in state
+                                         else state["script_t0"] + req.timeout_s):
                 stopped = TIMEOUT
             elif limit_bytes and worker.tree_resident_bytes() > limit_bytes:
                 stopped = "memory"
