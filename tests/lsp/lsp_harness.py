@@ -184,6 +184,8 @@ async def start_session(client: LanguageClient, settings: dict, init_options: Op
     caps = client_capabilities("visual-studio-code")
     # VS Code answers workspace/inlayHint/refresh; pytest-lsp's recorded capabilities leave it out.
     caps.workspace.inlay_hint = lsp.InlayHintWorkspaceClientCapabilities(refresh_support=True)
+    if init_options is None:  # what the extension sends in a trusted workspace (trust fails closed)
+        init_options = {"trusted": True}
     params = lsp.InitializeParams(capabilities=caps, initialization_options=init_options)
     if root is not None:
         params.workspace_folders = [lsp.WorkspaceFolder(uri=file_uri(root), name=root.name)]

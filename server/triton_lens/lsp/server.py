@@ -76,6 +76,9 @@ class TritonLensServer(LanguageServer):
     def initialize(self, params: lsp.InitializeParams) -> None:
         set_encoding(ServerCapabilitiesBuilder.choose_position_encoding(params.capabilities))
         self.settings, self.trusted = from_initialization_options(params.initialization_options)
+        if not self.trusted:
+            log.info("not trusted: no user code is run (an editor that trusts the workspace sends "
+                     "initializationOptions {\"trusted\": true})")
         self.base_settings = self.settings
         self.config_pending = self._cap("workspace", "configuration")
 
