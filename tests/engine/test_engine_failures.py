@@ -97,3 +97,14 @@ def test_an_interpreter_without_triton_is_a_tool_error_that_says_how_to_fix_it()
     r = run(RunRequest(path=str(SCRIPTS / "exits.py"), python=bare))
     assert r.status == "error" and "No module named" in r.error.message
     assert f"{bare} -m pip install" in r.error.message and "--python" in r.error.message
+
+
+def test_a_store_through_an_integer_pointer_outside_every_tensor_is_oob_and_never_executed():
+    r, a = _run("int_to_ptr_stores.py")
+    assert r.status == "ok", r.error  # not SIGSEGV: the lanes were kept off memory
+    (f,) = [f for f in a.findings if f.kind == "oob"]
+    assert f.line == 14 and f.lanes == 64 and f.access == "store" and f.severity == "error"
+    assert "outside every tensor argument" in f.message and "int_to_ptr" in f.message and "0x" in f.message
+    # A pointer table into a tensor the script holds is what grouped GEMM does: it works as on a GPU.
+    assert "target written: True" in r.stdout
+

@@ -81,8 +81,15 @@ def oob_findings(groups: dict[tuple, Group]) -> list[Finding]:
             fix = "compute the address with the tensor's real strides (pass x.stride(0) rather than the row length)"
         else:
             fix = f"the {_NOUN[kind]}'s mask lets them through: tighten it, or clamp the offsets"
-        msg = (f"{arg}: {_plural(lanes, 'lane')} of {who} {verb} {what}, at element offsets "
-               f"{', '.join(str(e) for e in examples)}{'…' if offsets.size > EXAMPLES else ''} — {fix}. "
+        more = '…' if offsets.size > EXAMPLES else ''
+        if tensor is not None:
+            at = f"at element offsets {', '.join(str(e) for e in examples)}{more}"
+        else:  # a pointer made from an integer: no tensor to count elements in, the byte address
+            at = f"at addresses {', '.join(hex(e) for e in examples)}{more}"
+            fix = ("the address made from an integer (int_to_ptr) lies in no tensor the script holds: "
+                   "check the integer it was made from")
+        label = arg if tensor is not None else "pointer made from an integer"
+        msg = (f"{label}: {_plural(lanes, 'lane')} of {who} {verb} {what}, {at} — {fix}. "
                f"Triton Lens kept them off memory; on a GPU they are undefined behaviour.")
         s = g.first
         out.append(Finding(kind="oob", severity="error", file=file, line=line, col=s.col, end_line=s.end_line,
