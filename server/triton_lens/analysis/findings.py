@@ -9,7 +9,7 @@ import os
 import numpy as np
 
 from ..model.elements import runs_to_indices
-from ..model import (CRASHED, EXCEPTION, NO_LAUNCH, TIMEOUT, Finding, LaunchTrace, Related, RunResult, TensorInfo)
+from ..model import (CRASHED, ERROR, EXCEPTION, NO_LAUNCH, TIMEOUT, Finding, LaunchTrace, Related, RunResult, TensorInfo)
 from .groups import Group, format_program, program_label
 
 _VERB = {"load": "read", "store": "wrote", "atomic": "updated"}
@@ -293,6 +293,9 @@ def run_findings(result: RunResult) -> list[Finding]:
             sev = "error"
         out.append(Finding(kind=result.status, severity=sev, file=result.file, line=line, message=msg,
                            detail=e.traceback))
+    if e is not None and result.status == ERROR and e.line is not None and e.file is not None \
+            and _same_file(e.file, result.file):  # the file itself cannot run (its bytes do not decode)
+        out.append(Finding(kind="error", severity="error", file=result.file, line=e.line, message=e.message))
     if result.status == NO_LAUNCH:
         for k in result.kernels:
             out.append(Finding(kind="no-launch", severity="information", file=k.file, line=k.line,

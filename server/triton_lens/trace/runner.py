@@ -226,6 +226,28 @@ def _resident_bytes(pid: int) -> int:
         return 0
 
 
+def _decode_source(raw: bytes) -> tuple[str, Optional[tuple[int, str]]]:
+    """The text of a script as Python reads it (a coding cookie or BOM, else UTF-8), or
+    ("", (line, message)) for bytes it cannot decode."""
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError as e:  # an unknown encoding in the cookie, or a BOM contradicting it
+        return "", (getattr(e, "lineno", None) or 1, f"Python cannot read this file: {e.msg}. Fix the coding "
+                    "comment (# -*- coding: latin-1 -*-) or save the file as UTF-8.")
+    try:
+        return raw.decode(encoding if encoding != "utf-8-sig" else "utf-8-sig"), None
+    except (UnicodeDecodeError, LookupError) as e:
+        start = getattr(e, "start", 0)
+        line = raw[:start].count(b"\n") + 1
+        byte = raw[start:start + 1].hex() if start < len(raw) else "?"
+        return "", (line, f"the file is not valid {encoding}: byte 0x{byte} on line {line} cannot be decoded, so "
+                    "Python cannot run it. Save the file as UTF-8, or declare its encoding with a coding comment "
+                    "on line 1 or 2 (# -*- coding: latin-1 -*-).")
+
+
 def _ask_for_stack(proc: subprocess.Popen, crash_file: str, wait_s: float = 3.0) -> None:
     """Ask faulthandler for the script's stack (it says where the script was) and wait until the
     dump is written: its size stops changing, the worker exits, or wait_s passes."""
@@ -256,11 +278,16 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
     source = req.source
     if source is None:
         try:
-            with open(target, encoding="utf-8") as f:
-                source = f.read()
+            with open(target, "rb") as f:
+                raw = f.read()
         except OSError as e:
             result.status = ERROR
             result.error = ScriptError(ERROR, type(e).__name__, f"cannot read {target}: {e.strerror}")
+            return result
+        source, problem = _decode_source(raw)
+        if problem is not None:
+            result.status = ERROR
+            result.error = ScriptError(ERROR, "EncodingError", problem[1], target, problem[0])
             return result
     result.kernels = find_kernels(source, target)
 

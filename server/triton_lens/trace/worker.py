@@ -25,8 +25,11 @@ class _BufferLoader:
 
         self.path = os.path.abspath(path)
         self.source = source
+        from ..model.lines import split_lines
+
         # mtime None: linecache.checkcache leaves the entry alone; inspect.getsource reads it.
-        linecache.cache[self.path] = (len(source), None, source.splitlines(True), self.path)
+        # Split as the compiler does (str.splitlines would break at a form feed and shift lines).
+        linecache.cache[self.path] = (len(source), None, split_lines(source, keepends=True), self.path)
         outer = self
 
         class Loader(importlib.machinery.SourceFileLoader):
@@ -62,8 +65,8 @@ def _run_target(job: dict) -> None:
         sys.argv = [path] + list(job.get("argv") or [])
         sys.path.insert(0, os.path.dirname(path))
         source = job.get("source")
-        if source is None:
-            with open(path, encoding="utf-8") as f:
+        if source is None:  # the bytes, as `python FILE` reads them: a coding cookie is honoured
+            with open(path, "rb") as f:
                 source = f.read()
         code = compile(source, path, "exec")
         # A fresh __main__ (this worker may itself be running as __main__ under -m).
