@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..model.lines import split_lines
 from ..trace.kernels import is_triton_jit, triton_names
 from .settings import Settings, split_command
 
@@ -194,7 +195,7 @@ _DEF = re.compile(r"^(?P<indent>[ \t]*)(async[ \t]+)?def[ \t]+(?P<name>\w+)")
 def _kernels_lenient(text: str) -> list[KernelInfo]:
     """Kernels of a file that does not parse, from its lines: a `def` below a `@...jit` decorator."""
     out = []
-    lines = text.splitlines()
+    lines = split_lines(text)
     for i, line in enumerate(lines):
         m = _DEF.match(line)
         if not m:
