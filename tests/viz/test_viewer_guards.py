@@ -102,3 +102,10 @@ def test_share_true_warns_that_anyone_with_the_link_sees_the_data(viz, port, fak
     # The tunnel forwards the public host name: that one is served too.
     status, _, _ = request(port, "POST", "/api/kernels", b"{}", {"Host": FAKE_URL.split("//")[1], **JSON})
     assert status == 200
+
+
+@pytest.mark.parametrize("body", [b'{"launch": 1e400, "tensor": 0}', b'{"launch": 0.5, "tensor": 0}',
+                                  b'{"launch": true, "tensor": 0}', b'{"launch": "x", "tensor": 0}'])
+def test_a_launch_that_is_no_integer_is_a_400(served, body):
+    status, _, text = request(served, "POST", "/api/accessMap", body, JSON)
+    assert status == 400 and b"launch must be an integer" in text, (status, text)

@@ -151,6 +151,9 @@ class RunResult:
     seconds: float = 0.0
     triton_version: str = ""
     worker_pid: int = 0
+    # The launch in progress when the run was stopped (a kernel that hung inside its launch):
+    # {"kernel", "launch", "done", "total"} from its last progress report, else None.
+    in_launch: Optional[dict] = None
 
 
 @dataclass

@@ -216,7 +216,11 @@ class Recorder(compat.Hooks):
 
     def grid(self, nx, ny, nz) -> None:
         if self._launch is not None:
-            self._launch.grid = (int(nx), int(ny), int(nz))
+            L = self._launch
+            L.grid = (int(nx), int(ny), int(nz))
+            if self.on_progress is not None:  # the launch has begun: a run stopped now was inside it
+                self.on_progress(L.kernel, L.index, 0, L.grid[0] * L.grid[1] * L.grid[2])
+                self._next_progress = time.monotonic() + 0.2
 
     def launch_end(self, token, error) -> None:
         L = self._launch

@@ -291,10 +291,17 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
             return result
     result.kernels = find_kernels(source, target)
 
+    cwd = req.cwd or os.path.dirname(target)
+    if not os.path.isdir(cwd):  # a folder deleted or renamed under an open editor: not the Python install's fault
+        result.status = ERROR
+        result.error = ScriptError(ERROR, "FileNotFoundError",
+                                   f"the folder to run in, {cwd}, does not exist (moved or deleted?): save the "
+                                   "file somewhere that exists, or fix the run's working directory")
+        return result
     tmp = tempfile.mkdtemp(prefix="triton-lens-")
     crash_file = os.path.join(tmp, "crash.txt")
     job = {"path": target, "source": req.source, "command": req.command, "argv": req.argv,
-           "cwd": req.cwd or os.path.dirname(target), "crash_file": crash_file, "value_limit": req.value_limit}
+           "cwd": cwd, "crash_file": crash_file, "value_limit": req.value_limit}
 
     env = dict(os.environ if req.env is None else req.env)
     env["TRITON_INTERPRET"] = "1"
@@ -321,7 +328,7 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
     t0 = time.perf_counter()  # the run's clock starts when the job is handed over
     out_tail, err_tail = _Tail(proc.stdout), _Tail(proc.stderr)
 
-    state = {"error": None, "done": False}
+    state = {"error": None, "done": False, "in_launch": None}
 
     def read_stream():
         with os.fdopen(r, "rb") as inp:
@@ -333,11 +340,15 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
                 if kind == "launch":
                     trace = stream.launch_from_frame(meta, arrays)
                     result.launches.append(trace)
+                    state["in_launch"] = None
                     if on_launch is not None:
                         on_launch(trace)
-                elif kind == "progress" and on_progress is not None:
-                    on_progress(Progress(meta["kernel"], meta["launch"], meta["done"], meta["total"],
-                                         time.perf_counter() - t0))
+                elif kind == "progress":
+                    state["in_launch"] = {"kernel": meta["kernel"], "launch": meta["launch"], "done": meta["done"],
+                                          "total": meta["total"]}
+                    if on_progress is not None:
+                            on_progress(Progress(meta["kernel"], meta["launch"], meta["done"], meta["total"],
+                                             time.perf_counter() - t0))
                 elif kind == "hello":
                     result.triton_version = meta["triton_version"]
                     result.worker_pid = meta["pid"]
@@ -396,9 +407,14 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
     elif stopped == TIMEOUT:
         file, line = _innermost_line(dump, target)
         result.status = TIMEOUT
+        inside = ""
+        if state["in_launch"] is not None:
+            il = result.in_launch = state["in_launch"]
+            inside = (f" inside launch {il['launch'] + 1} of {il['kernel']} ({il['done']} of {il['total']} "
+                      "programs done)")
         result.error = ScriptError(TIMEOUT, "Timeout",
-                                   f"the script was still running after the time limit of {req.timeout_s:g} s "
-                                   "and was stopped", file, line, dump[-8000:])
+                                   f"the script was still running{inside} after the time limit of "
+                                   f"{req.timeout_s:g} s and was stopped", file, line, dump[-8000:])
     elif stopped == "memory":
         file, line = _innermost_line(dump, target)
         result.status = CRASHED

@@ -84,10 +84,14 @@ def _int(params: dict, name: str, default=None):
     v = params.get(name, default)
     if v is None:
         raise RequestError(f"missing parameter {name!r}")
-    try:
-        return int(v)
-    except (TypeError, ValueError):
+    if isinstance(v, bool):
         raise RequestError(f"{name} must be an integer, not {v!r}")
+    try:
+        if isinstance(v, float) and not v.is_integer():  # 1e400 is inf: no index
+            raise ValueError
+        return int(v)
+    except (TypeError, ValueError, OverflowError):
+        raise RequestError(f"{name} must be an integer, not {v!r}") from None
 
 
 def create_app(data: ViewerData, hub: Optional[EventHub] = None, webview_dir: Optional[Path] = None,
