@@ -78,3 +78,44 @@ def test_a_20k_line_file_of_repeated_lines_maps_in_linear_work():
     assert Counted.ops < 30 * n, Counted.ops  # difflib's matcher needs millions here
     assert m.line(9999) == 9999 and m.line(10000) == 10001 and m.line(15000) is None and m.line(19999) == 19999
     assert m.moved
+
+
+async def test_a_large_documents_line_map_is_computed_off_the_event_loop(monkeypatch):
+    import asyncio
+    import threading
+
+    from triton_lens.lsp import documents, server as server_mod
+    from triton_lens.lsp.documents import Doc
+    from triton_lens.lsp.runplan import Plan
+    from triton_lens.lsp.view import RunView
+
+    srv = server_mod.create_server()
+    srv.scheduler.loop = asyncio.get_running_loop()
+    published = []
+    monkeypatch.setattr(srv, "text_document_publish_diagnostics", lambda p: published.append(p))
+    monkeypatch.setattr(srv, "_refresh", lambda **kw: None)
+    threads = []
+    real = LineMap.between
+
+    def spy(a, b):
+        threads.append(threading.current_thread())
+        return real(a, b)
+
+    monkeypatch.setattr(server_mod.LineMap, "between", staticmethod(spy))
+    old = "".join(f"x{i % 7} = {i % 3}\n" for i in range(documents.INLINE_MAP_LINES + 500))
+    new = "# typed\n" + old
+    diag = lsp.Diagnostic(range=lsp.Range(lsp.Position(2400, 0), lsp.Position(2400, 4)), message="m", code="oob")
+    view = RunView(version=1, text=old, result=None, analysis=None, plan=Plan(True), diagnostics=[diag])
+    doc = Doc(uri="file:///w/big.py", path="/w/big.py", version=2, text=new, plan=Plan(True), view=view)
+    srv.docs[doc.uri] = doc
+    srv.publish(doc)
+    assert published == [] and doc.map_pending == (1, 2)  # nothing computed on the loop, nothing published yet
+    assert doc.hover(lsp.Position(2401, 0)) is None and doc.inlay_hints(lsp.Range(lsp.Position(0, 0),
+                                                                                   lsp.Position(9999, 0))) == []
+    for _ in range(200):
+        await asyncio.sleep(0.01)
+        if published:
+            break
+    assert threads and all(t is not threading.main_thread() for t in threads)
+    (p,) = published
+    assert [d.range.start.line for d in p.diagnostics] == [2401]  # moved down by the typed line

@@ -25,6 +25,7 @@ from .. import __version__
 from . import viewer_requests
 from .documents import Doc
 from .edits import DocText
+from .linemap import LineMap
 from .protocol import TritonLensProtocol
 from .runplan import plan as make_plan
 from .progress import RunProgress
@@ -192,6 +193,8 @@ class TritonLensServer(LanguageServer):
     def publish(self, doc: Doc, always: bool = False) -> None:
         """Publishes the document's diagnostics if they changed (`always`: even if not, to say that
         these are the diagnostics of the current version, e.g. when its run ends)."""
+        if not doc.map_ready() and self._map_off_loop(doc, always):
+            return  # published when the line map is there
         diags = doc.diagnostics(self.trusted)
         key = json.dumps([[d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character,
                            d.message, int(d.severity or 0), d.code] for d in diags])
@@ -200,6 +203,33 @@ class TritonLensServer(LanguageServer):
         doc.published = key
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=doc.uri, diagnostics=diags,
                                                                             version=doc.version))
+
+    def _map_off_loop(self, doc: Doc, always: bool) -> bool:
+        """Map a large document's last run onto its current text in a thread (a 20k-line file takes
+        tens of milliseconds: not on the loop that answers every keystroke), then publish it and
+        refresh hints and lenses. False when there is no loop to come back to."""
+        loop = self.scheduler.loop
+        key = doc.map_key()
+        if loop is None or key is None:
+            return False
+        if doc.map_pending == key:
+            return True
+        doc.map_pending = key
+        fut = loop.run_in_executor(None, LineMap.between, doc.view.text, doc.text)
+
+        def done(f) -> None:
+            if doc.map_pending == key:
+                doc.map_pending = None
+            if f.cancelled() or f.exception() is not None:
+                log.error("mapping %s failed: %r", doc.uri, None if f.cancelled() else f.exception())
+                return
+            doc.set_map(key, f.result())
+            if self.docs.get(doc.uri) is doc and doc.map_ready():
+                self.publish(doc, always)
+                self._refresh()
+
+        fut.add_done_callback(done)
+        return True
 
     def _refresh(self, hints: bool = True, lenses: bool = True) -> None:
         if hints and self._cap("workspace", "inlay_hint", "refresh_support"):
