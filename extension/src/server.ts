@@ -244,7 +244,8 @@ export class ServerManager implements vscode.Disposable, ServerEvents {
       connectionOptions: { maxRestartCount: 3 },
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue }),
-        closed: () => ({ action: CloseAction.DoNotRestart, message: 'The Triton Lens server exited; see "Triton Lens: Show Output".' }),
+        // The manager restarts a server that died (serverDied) and tells the user itself: the client only logs.
+        closed: () => ({ action: CloseAction.DoNotRestart, message: 'The Triton Lens server exited.', handled: true }),
       },
       middleware: {
         // The server reads tritonLens.python for its runs: give it the interpreter resolved here (Python

@@ -167,6 +167,10 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_check(args)
         except KeyboardInterrupt:
             return 2
+        except BrokenPipeError:  # `triton-lens check k.py | head`: the reader has seen enough
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # nor a second error when Python flushes at exit
+            return 1
     if args.command == "lsp":
         return cmd_lsp(args)
     parser.print_help()

@@ -46,9 +46,12 @@ def test_sys_exit_is_reported_at_its_line():
     _inc_stats_kept(a)
 
 
-def test_os_exit_is_a_crash_with_its_status():
+def test_os_exit_is_a_crash_with_its_status_at_its_call():
     r, a = _run("exits.py", argv=["hard"])
     assert r.status == "crashed" and "status 4" in r.error.message
+    assert r.error.line == 19  # the os._exit(4) call
+    (f,) = [f for f in a.findings if f.kind == "crashed"]
+    assert f.line == 19
     _inc_stats_kept(a)
 
 
@@ -97,3 +100,60 @@ def test_an_interpreter_without_triton_is_a_tool_error_that_says_how_to_fix_it()
     r = run(RunRequest(path=str(SCRIPTS / "exits.py"), python=bare))
     assert r.status == "error" and "No module named" in r.error.message
     assert f"{bare} -m pip install" in r.error.message and "--python" in r.error.message
+
+
+def test_a_store_through_an_integer_pointer_outside_every_tensor_is_oob_and_never_executed():
+    r, a = _run("int_to_ptr_stores.py")
+    assert r.status == "ok", r.error  # not SIGSEGV: the lanes were kept off memory
+    (f,) = [f for f in a.findings if f.kind == "oob"]
+    assert f.line == 14 and f.lanes == 64 and f.access == "store" and f.severity == "error"
+    assert "outside every tensor argument" in f.message and "int_to_ptr" in f.message and "0x" in f.message
+    # A pointer table into a tensor the script holds is what grouped GEMM does: it works as on a GPU.
+    assert "target written: True" in r.stdout
+
+
+
+def test_a_syntax_error_is_reported_at_its_line(tmp_path):
+    script = tmp_path / "bad.py"
+    script.write_text("import torch\n\n\nx = 1\ny = (2 +\nprint(x)\n")
+    r, a = _run(str(script))
+    assert r.status == "exception" and r.error.type == "SyntaxError"
+    (f,) = [f for f in a.findings if f.kind == "exception"]
+    assert f.line in (5, 6) and f.line == r.error.line, f  # where Python says it is, not line 1
+
+
+def test_a_kernel_that_hangs_inside_its_launch_says_so(tmp_path):
+    from triton_lens.lsp.lenses import kernel_summaries, summary_title
+    from triton_lens.lsp.runplan import KernelInfo
+
+    script = tmp_path / "spins.py"
+    script.write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def spin_kernel(x_ptr):\n    while tl.load(x_ptr) == 0:\n        pass\n\n\n"
+        "spin_kernel[(4,)](torch.zeros(1))\n")
+    r, a = _run(str(script), timeout_s=20.0)  # the clock includes the worker's start on a loaded machine
+    assert r.status == "timeout" and not r.launches
+    assert r.in_launch is not None and r.in_launch["kernel"] == "spin_kernel" and r.in_launch["total"] == 4
+    assert "inside launch 1 of spin_kernel" in r.error.message
+    k = KernelInfo("spin_kernel", 7, 4, 6)
+    title = summary_title(k, kernel_summaries(r), r, running=False, stale=False)
+    assert "hung inside launch 1" in title and "of 4 programs" in title, title
+
+
+def test_a_missing_folder_is_not_blamed_on_the_python_install(tmp_path):
+    gone = tmp_path / "moved-away"
+    r = run(RunRequest(path=str(gone / "k.py"), source=(SCRIPTS / "exits.py").read_text()))
+    assert r.status == "error" and "does not exist" in r.error.message and str(gone) in r.error.message
+    assert "pip install" not in r.error.message and "tritonLens.python" not in r.error.message
+
+
+def test_check_piped_into_head_exits_quietly():
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-m", "triton_lens", "check", str(SCRIPTS / "exits.py")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # the reader went away before the first line, as `| head -0` does
+    err = p.stderr.read().decode()
+    p.wait(timeout=300)
+    assert "Traceback" not in err and "BrokenPipe" not in err, err

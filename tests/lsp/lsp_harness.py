@@ -184,6 +184,8 @@ async def start_session(client: LanguageClient, settings: dict, init_options: Op
     caps = client_capabilities("visual-studio-code")
     # VS Code answers workspace/inlayHint/refresh; pytest-lsp's recorded capabilities leave it out.
     caps.workspace.inlay_hint = lsp.InlayHintWorkspaceClientCapabilities(refresh_support=True)
+    if init_options is None:  # what the extension sends in a trusted workspace (trust fails closed)
+        init_options = {"trusted": True}
     params = lsp.InitializeParams(capabilities=caps, initialization_options=init_options)
     if root is not None:
         params.workspace_folders = [lsp.WorkspaceFolder(uri=file_uri(root), name=root.name)]
@@ -213,19 +215,27 @@ def server_alive(client: LanguageClient) -> bool:
 
 
 def worker_children(client: LanguageClient) -> list[int]:
-    """Pids of trace workers the server has running a job now. (The one kept warm for the next run
-    still reads its job from a pipe; a running one has handed the script /dev/null as stdin.)"""
-    pid = client._server.pid
-    out = []
+    """Pids of trace workers the server has running a job now: each runs below its supervisor, a
+    child of the server. (The one kept warm for the next run still reads its job from a pipe; a
+    running one has handed the script /dev/null as stdin.)"""
+    server = client._server.pid
+    parent, cmd = {}, {}
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
             continue
         try:
             stat = (d / "stat").read_text()
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            if ppid == pid and b"triton_lens.trace.worker" in (d / "cmdline").read_bytes() \
-                    and os.readlink(d / "fd" / "0") == os.devnull:
-                out.append(int(d.name))
+            parent[int(d.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+            cmd[int(d.name)] = (d / "cmdline").read_bytes()
         except (OSError, ValueError, IndexError):
+            continue
+    out = []
+    for pid, ppid in parent.items():
+        if parent.get(ppid) != server or b"supervisor.py" not in cmd.get(ppid, b""):
+            continue
+        try:
+            if b"triton_lens.trace.worker" in cmd[pid] and os.readlink(f"/proc/{pid}/fd/0") == os.devnull:
+                out.append(pid)
+        except OSError:
             continue
     return out

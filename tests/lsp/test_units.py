@@ -96,7 +96,10 @@ def test_settings_merge_defaults_and_bad_values():
     assert s2.command_for("/w/other/add.py", ["/w"]) is None
     opts, trusted = from_initialization_options({"trusted": False, "settings": {"timeLimit": 7}})
     assert not trusted and opts.time_limit_s == 7
-    assert from_initialization_options(None)[1] is True
+    # Trust fails closed: only an explicit `true` trusts.
+    assert from_initialization_options({"trusted": True})[1] is True
+    for opts in (None, {}, {"trusted": None}, {"trusted": "true"}, {"trusted": 1}, {"trusted": [True]}, [True]):
+        assert from_initialization_options(opts)[1] is False, opts
     assert from_initialization_options({"timeLimit": 3})[0].time_limit_s == 3
 
 

@@ -9,7 +9,7 @@ import os
 import numpy as np
 
 from ..model.elements import runs_to_indices
-from ..model import (CRASHED, EXCEPTION, NO_LAUNCH, TIMEOUT, Finding, LaunchTrace, Related, RunResult, TensorInfo)
+from ..model import (CRASHED, ERROR, EXCEPTION, NO_LAUNCH, TIMEOUT, Finding, LaunchTrace, Related, RunResult, TensorInfo)
 from .groups import Group, format_program, program_label
 
 _VERB = {"load": "read", "store": "wrote", "atomic": "updated"}
@@ -81,8 +81,15 @@ def oob_findings(groups: dict[tuple, Group]) -> list[Finding]:
             fix = "compute the address with the tensor's real strides (pass x.stride(0) rather than the row length)"
         else:
             fix = f"the {_NOUN[kind]}'s mask lets them through: tighten it, or clamp the offsets"
-        msg = (f"{arg}: {_plural(lanes, 'lane')} of {who} {verb} {what}, at element offsets "
-               f"{', '.join(str(e) for e in examples)}{'…' if offsets.size > EXAMPLES else ''} — {fix}. "
+        more = '…' if offsets.size > EXAMPLES else ''
+        if tensor is not None:
+            at = f"at element offsets {', '.join(str(e) for e in examples)}{more}"
+        else:  # a pointer made from an integer: no tensor to count elements in, the byte address
+            at = f"at addresses {', '.join(hex(e) for e in examples)}{more}"
+            fix = ("the address made from an integer (int_to_ptr) lies in no tensor the script holds: "
+                   "check the integer it was made from")
+        label = arg if tensor is not None else "pointer made from an integer"
+        msg = (f"{label}: {_plural(lanes, 'lane')} of {who} {verb} {what}, {at} — {fix}. "
                f"Triton Lens kept them off memory; on a GPU they are undefined behaviour.")
         s = g.first
         out.append(Finding(kind="oob", severity="error", file=file, line=line, col=s.col, end_line=s.end_line,
@@ -286,6 +293,9 @@ def run_findings(result: RunResult) -> list[Finding]:
             sev = "error"
         out.append(Finding(kind=result.status, severity=sev, file=result.file, line=line, message=msg,
                            detail=e.traceback))
+    if e is not None and result.status == ERROR and e.line is not None and e.file is not None \
+            and _same_file(e.file, result.file):  # the file itself cannot run (its bytes do not decode)
+        out.append(Finding(kind="error", severity="error", file=result.file, line=e.line, message=e.message))
     if result.status == NO_LAUNCH:
         for k in result.kernels:
             out.append(Finding(kind="no-launch", severity="information", file=k.file, line=k.line,

@@ -15,6 +15,9 @@ from .runplan import Plan
 from .text import Lines
 from .view import RunView
 
+INLINE_MAP_LINES = 2000  # below this a line map takes well under a millisecond: computed where asked for
+_NOT_YET = LineMap(identity=False, moved=True)  # maps no line
+
 STALE_NOTE = "_From an earlier version of this file: lines moved since it ran; a new run is on its way._\n\n"
 
 
@@ -32,6 +35,7 @@ class Doc:
     _lines: Optional[Lines] = None
     _map: Optional[tuple[int, int, LineMap]] = None
     _reverse: Optional[tuple[int, int, dict]] = None
+    map_pending: Optional[tuple[int, int]] = None  # the key of the map being computed off the event loop
 
     def update(self, version: int, text: str, plan: Plan) -> None:
         self.version, self.text, self.plan = version, text, plan
@@ -43,14 +47,34 @@ class Doc:
             self._lines = Lines.from_text(self.text)
         return self._lines
 
+    def map_key(self) -> Optional[tuple[int, int]]:
+        """What the line map depends on: (version that ran, current version); None: no map needed."""
+        if self.view is None or (self.view.version == self.version and self.view.text == self.text):
+            return None
+        return (self.view.version, self.version)
+
+    def map_ready(self) -> bool:
+        """The map can be had at once: none is needed, it is computed, or the texts are small enough
+        to map where it is asked for. Otherwise the server computes it off the event loop."""
+        key = self.map_key()
+        if key is None or (self._map is not None and self._map[:2] == key):
+            return True
+        return self.text.count("\n") < INLINE_MAP_LINES and self.view.text.count("\n") < INLINE_MAP_LINES
+
+    def set_map(self, key: tuple[int, int], m: LineMap) -> None:
+        if key == self.map_key():
+            self._map = (*key, m)
+
     def linemap(self) -> LineMap:
-        """From the text of the last finished run to the current text."""
-        if self.view is None:
+        """From the text of the last finished run to the current text. For a large text whose map is
+        still being computed (off the event loop): a map of nothing, so nothing is shown on a line it
+        may no longer belong to; the server publishes and refreshes when the map is there."""
+        key = self.map_key()
+        if key is None:
             return LineMap()
-        if self.view.version == self.version and self.view.text == self.text:
-            return LineMap()
-        key = (self.view.version, self.version)
         if self._map is None or self._map[:2] != key:
+            if not self.map_ready():
+                return _NOT_YET
             self._map = (*key, LineMap.between(self.view.text, self.text))
         return self._map[2]
 
@@ -108,6 +132,8 @@ class Doc:
         if self.view is None:
             return None
         m = self.linemap()
+        if m is _NOT_YET:
+            return None
         if m.identity:
             old = pos.line
         else:

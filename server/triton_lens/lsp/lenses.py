@@ -63,7 +63,13 @@ def summary_title(k: KernelInfo, summaries: dict[str, KernelSummary], result: Op
     if not_run:
         return f"Triton Lens: {not_run}"
     s = summaries.get(k.name)
-    if s is None:
+    hung = result.in_launch if result is not None and result.status == TIMEOUT else None
+    if hung is not None and hung.get("kernel") == k.name:
+        text = (f"hung inside launch {hung['launch'] + 1} — stopped at the time limit with {hung['done']} of "
+                f"{hung['total']} programs done")
+        if s is not None:
+            text = f"{_plural(s.launches, 'launch')} finished · " + text
+    elif s is None:
         text = why_not_launched(result)
     else:
         text = (f"{_plural(s.launches, 'launch')} · {s.programs} programs · {s.seconds * 1000:.0f} ms in the kernel"

@@ -7,8 +7,85 @@ marked edited; lines of a block that changed length are not mapped at all.
 """
 from __future__ import annotations
 
-import difflib
+from collections import Counter
 from dataclasses import dataclass, field
+from typing import Sequence
+
+from ..model.lines import split_lines
+
+_MAX_DEPTH = 4  # recursion into the gaps between anchors: bounds the work at O(depth · n log n)
+
+
+def _lis(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The longest run of pairs (sorted by their first item) increasing in the second: n log n."""
+    from bisect import bisect_left
+
+    tails: list[int] = []  # tails[k]: the smallest second item ending an increasing run of length k+1
+    tail_at: list[int] = []
+    prev = [-1] * len(pairs)
+    for idx, (_, j) in enumerate(pairs):
+        k = bisect_left(tails, j)
+        if k == len(tails):
+            tails.append(j)
+            tail_at.append(idx)
+        else:
+            tails[k] = j
+            tail_at[k] = idx
+        prev[idx] = tail_at[k - 1] if k else -1
+    out = []
+    idx = tail_at[-1] if tail_at else -1
+    while idx >= 0:
+        out.append(pairs[idx])
+        idx = prev[idx]
+    return out[::-1]
+
+
+def _opcodes(a: Sequence, b: Sequence) -> list[tuple[str, int, int, int, int]]:
+    """difflib-style opcodes from a patience diff: common ends first, then the lines that occur
+    once on each side as anchors (their longest increasing run), recursing into the gaps. Each
+    level is linear but for the n log n run; repeated lines (blank lines, `)`) cannot make it
+    quadratic as difflib's matcher is on a file of 20k lines."""
+    ops: list[tuple[str, int, int, int, int]] = []
+
+    def block(i1: int, i2: int, j1: int, j2: int, depth: int) -> None:
+        p = 0
+        while i1 + p < i2 and j1 + p < j2 and a[i1 + p] == b[j1 + p]:
+            p += 1
+        if p:
+            ops.append(("equal", i1, i1 + p, j1, j1 + p))
+            i1, j1 = i1 + p, j1 + p
+        q = 0
+        while i1 < i2 - q and j1 < j2 - q and a[i2 - 1 - q] == b[j2 - 1 - q]:
+            q += 1
+        tail = ("equal", i2 - q, i2, j2 - q, j2) if q else None
+        i2, j2 = i2 - q, j2 - q
+        if i1 == i2 and j1 == j2:
+            pass
+        elif i1 == i2:
+            ops.append(("insert", i1, i2, j1, j2))
+        elif j1 == j2:
+            ops.append(("delete", i1, i2, j1, j2))
+        else:
+            anchors = []
+            if depth < _MAX_DEPTH:
+                ca = Counter(a[i] for i in range(i1, i2))
+                cb = Counter(b[j] for j in range(j1, j2))
+                where_b = {b[j]: j for j in range(j1, j2) if cb[b[j]] == 1 and ca.get(b[j]) == 1}
+                anchors = _lis([(i, where_b[a[i]]) for i in range(i1, i2) if a[i] in where_b])
+            if not anchors:
+                ops.append(("replace", i1, i2, j1, j2))
+            else:
+                pi, pj = i1, j1
+                for ai, bj in anchors:
+                    block(pi, ai, pj, bj, depth + 1)
+                    ops.append(("equal", ai, ai + 1, bj, bj + 1))
+                    pi, pj = ai + 1, bj + 1
+                block(pi, i2, pj, j2, depth + 1)
+        if tail:
+            ops.append(tail)
+
+    block(0, len(a), 0, len(b), 0)
+    return ops
 
 
 @dataclass
@@ -34,11 +111,12 @@ class LineMap:
     def between(old_text: str, new_text: str) -> "LineMap":
         if old_text == new_text:
             return LineMap()
-        a = old_text.split("\n")
-        b = new_text.split("\n")
+        return LineMap.of_lines(split_lines(old_text), split_lines(new_text))
+
+    @staticmethod
+    def of_lines(a: Sequence, b: Sequence) -> "LineMap":
         m = LineMap(identity=False)
-        sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
-        for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        for tag, i1, i2, j1, j2 in _opcodes(a, b):
             if tag == "equal":
                 for k in range(i2 - i1):
                     m.same[i1 + k] = j1 + k

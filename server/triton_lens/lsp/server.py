@@ -25,6 +25,9 @@ from pygls.lsp.server import LanguageServer
 from .. import __version__
 from . import outline, viewer_requests
 from .documents import Doc
+from .edits import DocText
+from .linemap import LineMap
+from .protocol import TritonLensProtocol
 from .runplan import plan as make_plan
 from .progress import RunProgress
 from .runs import RunHandle, RunScheduler
@@ -41,11 +44,13 @@ CONFIG_WAIT_S = 2.0
 
 class TritonLensServer(LanguageServer):
     def __init__(self):
-        super().__init__("triton-lens", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        super().__init__("triton-lens", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                         protocol_cls=TritonLensProtocol)
         self.settings = Settings()
         self.base_settings = self.settings  # defaults + initializationOptions; the configuration goes on top
         self.trusted = True
         self.docs: dict[str, Doc] = {}
+        self.buffers: dict[str, DocText] = {}  # our copy of each open text (see edits.py)
         self.config_pending = False
         self.waiting: set[str] = set()  # uris whose first run waits for the configuration
         self.scheduler = RunScheduler(self._run_started, self._run_finished, lambda d: self.docs.get(d.uri) is d)
@@ -77,6 +82,9 @@ class TritonLensServer(LanguageServer):
     def initialize(self, params: lsp.InitializeParams) -> None:
         set_encoding(ServerCapabilitiesBuilder.choose_position_encoding(params.capabilities))
         self.settings, self.trusted = from_initialization_options(params.initialization_options)
+        if not self.trusted:
+            log.info("not trusted: no user code is run (an editor that trusts the workspace sends "
+                     "initializationOptions {\"trusted\": true})")
         self.base_settings = self.settings
         self.config_pending = self._cap("workspace", "configuration")
 
@@ -113,10 +121,10 @@ class TritonLensServer(LanguageServer):
 
     # -- documents --------------------------------------------------------------------------------
 
-    def guarded(self, fn, uri: str) -> None:
+    def guarded(self, fn, uri: str, *args) -> None:
         """A document notification: a bug here is logged to the output channel, never fatal."""
         try:
-            fn(uri)
+            fn(uri, *args)
         except Exception as e:  # noqa: BLE001
             log.exception("handling %s for %s failed", fn.__name__, uri)
             self.log(f"internal error while handling {fn.__name__} of {uri}: {type(e).__name__}: {e}",
@@ -125,24 +133,33 @@ class TritonLensServer(LanguageServer):
     def _replan(self, doc: Doc) -> None:
         doc.plan = make_plan(doc.path, doc.text, self.settings, self.roots())
 
-    def opened(self, uri: str) -> None:
+    def opened(self, uri: str, item: lsp.TextDocumentItem) -> None:
         path = path_of(uri)
         if not path:
             return  # untitled: no real path to run
-        td = self.workspace.get_text_document(uri)
-        doc = Doc(uri=uri, path=os.path.abspath(path), version=td.version or 0, text=td.source,
-                  plan=make_plan(path, td.source, self.settings, self.roots()))
+        buf = DocText(item.text)
+        doc = Doc(uri=uri, path=os.path.abspath(path), version=item.version or 0, text=buf.text,
+                  plan=make_plan(path, buf.text, self.settings, self.roots()))
+        self.buffers[uri] = buf
         self.docs[uri] = doc
         self.publish(doc)
         self._maybe_run(doc, 0)
 
-    def changed(self, uri: str) -> None:
+    def changed(self, uri: str, params: lsp.DidChangeTextDocumentParams) -> None:
         doc = self.docs.get(uri)
-        if doc is None:
+        buf = self.buffers.get(uri)
+        if doc is None or buf is None:
             return
-        td = self.workspace.get_text_document(uri)
-        doc.update(td.version if td.version is not None else doc.version + 1, td.source,
-                   make_plan(doc.path, td.source, self.settings, self.roots()))
+        version = params.text_document.version
+        if version is not None and version <= doc.version:
+            # Out of order (a client bug): applying it would corrupt the text, so it is dropped, and said so.
+            self.log(f"ignored a change to {os.path.basename(doc.path)} with version {version}: the server "
+                     f"already has version {doc.version}", lsp.MessageType.Warning)
+            return
+        for change in params.content_changes:
+            buf.apply(change)
+        doc.update(version if version is not None else doc.version + 1, buf.text,
+                   make_plan(doc.path, buf.text, self.settings, self.roots()))
         if doc.run is not None and doc.run.version != doc.version:
             doc.run.cancel.set()  # a new edit cancels the run in flight
         if not doc.plan.runnable and doc.plan.syntax is None:
@@ -157,6 +174,7 @@ class TritonLensServer(LanguageServer):
 
     def closed(self, uri: str) -> None:
         doc = self.docs.pop(uri, None)
+        self.buffers.pop(uri, None)
         if doc is not None:
             self.scheduler.cancel(doc)
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
@@ -177,6 +195,8 @@ class TritonLensServer(LanguageServer):
     def publish(self, doc: Doc, always: bool = False) -> None:
         """Publishes the document's diagnostics if they changed (`always`: even if not, to say that
         these are the diagnostics of the current version, e.g. when its run ends)."""
+        if not doc.map_ready() and self._map_off_loop(doc, always):
+            return  # published when the line map is there
         diags = doc.diagnostics(self.trusted)
         key = json.dumps([[d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character,
                            d.message, int(d.severity or 0), d.code] for d in diags])
@@ -185,6 +205,33 @@ class TritonLensServer(LanguageServer):
         doc.published = key
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=doc.uri, diagnostics=diags,
                                                                             version=doc.version))
+
+    def _map_off_loop(self, doc: Doc, always: bool) -> bool:
+        """Map a large document's last run onto its current text in a thread (a 20k-line file takes
+        tens of milliseconds: not on the loop that answers every keystroke), then publish it and
+        refresh hints and lenses. False when there is no loop to come back to."""
+        loop = self.scheduler.loop
+        key = doc.map_key()
+        if loop is None or key is None:
+            return False
+        if doc.map_pending == key:
+            return True
+        doc.map_pending = key
+        fut = loop.run_in_executor(None, LineMap.between, doc.view.text, doc.text)
+
+        def done(f) -> None:
+            if doc.map_pending == key:
+                doc.map_pending = None
+            if f.cancelled() or f.exception() is not None:
+                log.error("mapping %s failed: %r", doc.uri, None if f.cancelled() else f.exception())
+                return
+            doc.set_map(key, f.result())
+            if self.docs.get(doc.uri) is doc and doc.map_ready():
+                self.publish(doc, always)
+                self._refresh()
+
+        fut.add_done_callback(done)
+        return True
 
     def _refresh(self, hints: bool = True, lenses: bool = True) -> None:
         if hints and self._cap("workspace", "inlay_hint", "refresh_support"):
@@ -277,11 +324,11 @@ def create_server() -> TritonLensServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TritonLensServer, params: lsp.DidOpenTextDocumentParams):
-        ls.guarded(ls.opened, params.text_document.uri)
+        ls.guarded(ls.opened, params.text_document.uri, params.text_document)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: TritonLensServer, params: lsp.DidChangeTextDocumentParams):
-        ls.guarded(ls.changed, params.text_document.uri)
+        ls.guarded(ls.changed, params.text_document.uri, params)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE, lsp.SaveOptions(include_text=False))
     def did_save(ls: TritonLensServer, params: lsp.DidSaveTextDocumentParams):

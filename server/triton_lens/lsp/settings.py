@@ -102,11 +102,14 @@ def _number(v: Any) -> Optional[float]:
 
 def from_initialization_options(opts: Any) -> tuple[Settings, bool]:
     """(settings, trusted) from initializationOptions: {"trusted": bool, "settings": {...}} as the
-    extension sends them, or the settings keys at the top level, or under "tritonLens"."""
+    extension sends them, or the settings keys at the top level, or under "tritonLens".
+
+    Trust fails closed: only `"trusted": true` lets the server run code; a client that leaves it
+    out (or sends "yes", 1, null) gets an untrusted server."""
     d = _as_dict(opts) or {}
-    trusted = d.get("trusted")
+    trusted = d.get("trusted") is True
     s = Settings()
     s = s.merged(d)
     s = s.merged(_as_dict(d.get(SECTION)))
     s = s.merged(_as_dict(d.get("settings")))
-    return s, (trusted is not False)
+    return s, trusted

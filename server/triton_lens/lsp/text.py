@@ -9,6 +9,8 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types as lsp
 from pygls import uris
 
+from ..model.lines import split_lines
+
 # One client per server process: set from the initialize exchange ("utf-8", "utf-16" or "utf-32").
 ENCODING = "utf-16"
 
@@ -38,10 +40,10 @@ class Lines:
 
     @staticmethod
     def from_text(text: str) -> "Lines":
-        return Lines(text.split("\n"))
+        return Lines(split_lines(text))  # "\r\n", "\n", "\r" only, as the editor counts lines
 
     def get(self, l0: int) -> str:
-        return self.text_lines[l0].rstrip("\r") if 0 <= l0 < len(self.text_lines) else ""
+        return self.text_lines[l0] if 0 <= l0 < len(self.text_lines) else ""
 
     def utf16_col(self, l0: int, byte_col: int) -> int:
         """A Python column (UTF-8 bytes, as in code positions) in the editor's units."""

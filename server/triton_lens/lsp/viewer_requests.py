@@ -17,7 +17,10 @@ def param(params: Any, key: str, default: Any = None) -> Any:
         return default
     if isinstance(params, dict):
         return params.get(key, default)
-    return getattr(params, key, default)
+    fields = getattr(params, "_fields", None)
+    if fields is not None:  # a namedtuple: `count` and `index` are its methods, not fields
+        return getattr(params, key) if key in fields else default
+    return default  # a list, a number: no named fields
 
 
 def _int(params: Any, key: str, default: Optional[int] = None) -> int:

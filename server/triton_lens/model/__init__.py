@@ -241,6 +241,9 @@ class RunResult:
     triton_version: str = ""
     worker_pid: int = 0
     cuda_standin: Optional[CudaStandIn] = None  # set when CPU tensors stood in for CUDA ones
+    # The launch in progress when the run was stopped (a kernel that hung inside its launch):
+    # {"kernel", "launch", "done", "total"} from its last progress report, else None.
+    in_launch: Optional[dict] = None
 
 
 @dataclass

@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
+from ..model.lines import split_lines
 from .kernels import is_triton_jit, triton_names
 
 RUN_COMMENT = re.compile(r"^[ \t]*#[ \t]*triton-lens:[ \t]*run[ \t]+(?P<cmd>\S.*?)[ \t]*$", re.MULTILINE)
@@ -226,7 +227,7 @@ _DEF = re.compile(r"^(?P<indent>[ \t]*)(async[ \t]+)?def[ \t]+(?P<name>\w+)")
 def _kernels_lenient(text: str) -> list[KernelInfo]:
     """Kernels of a file that does not parse, from its lines: a `def` below a `@...jit` decorator."""
     out = []
-    lines = text.splitlines()
+    lines = split_lines(text)
     for i, line in enumerate(lines):
         m = _DEF.match(line)
         if not m:

@@ -46,6 +46,27 @@ class _Context:
         self.kind, self.op, self.tag = kind, op, tag
 
 
+def _live_tensor_storage() -> np.ndarray:
+    """[lo, hi) byte ranges of the storage of every torch tensor alive in the process: the memory a
+    pointer made from an integer may legitimately reach. Built once per launch, only when such a
+    pointer leaves every argument."""
+    import gc
+
+    torch = sys.modules.get("torch")
+    out = []
+    if torch is not None:
+        for o in gc.get_objects():
+            if isinstance(o, torch.Tensor):
+                try:
+                    st = o.untyped_storage()
+                    lo = st.data_ptr()
+                    if lo and st.nbytes():
+                        out.append((lo, lo + st.nbytes()))
+                except Exception:  # noqa: BLE001 - meta, sparse or otherwise storage-less tensors
+                    continue
+    return np.array(sorted(set(out)), dtype=np.int64).reshape(-1, 2)
+
+
 class _Launch:
     """A launch being recorded (mutable, hot path); `finish()` freezes it into a LaunchTrace."""
 
@@ -71,6 +92,7 @@ class _Launch:
         self.dots: list[tuple[int, int, int, int, int, int]] = []  # site, program, before, m, n, k
         self.values_before: dict[int, np.ndarray] = {}
         self.t0 = time.perf_counter()
+        self.live: Optional[np.ndarray] = None  # (n, 2) storage [lo, hi) of the script's live tensors
 
     def finish(self, complete: bool, value_limit: int) -> LaunchTrace:
         values = {}
@@ -217,7 +239,11 @@ class Recorder(compat.Hooks):
 
     def grid(self, nx, ny, nz) -> None:
         if self._launch is not None:
-            self._launch.grid = (int(nx), int(ny), int(nz))
+            L = self._launch
+            L.grid = (int(nx), int(ny), int(nz))
+            if self.on_progress is not None:  # the launch has begun: a run stopped now was inside it
+                self.on_progress(L.kernel, L.index, 0, L.grid[0] * L.grid[1] * L.grid[2])
+                self._next_progress = time.monotonic() + 0.2
 
     def launch_end(self, token, error) -> None:
         L = self._launch
@@ -344,12 +370,10 @@ class Recorder(compat.Hooks):
         L.ex_active.append(active)
         self._maybe_progress(L, x, y, z)
 
-        if tag is None:  # no tensor argument behind this pointer: nothing to check it against
-            L.ex_oob.append(0)
+        if tag is None:  # a pointer made from an integer (int_to_ptr) that no argument holds
             _add_empty(L.touched)
             _add_empty(L.masked)
-            _add_empty(L.oob)
-            return None
+            return self._unattributed(L, flat, m, data.shape)
 
         v = L.views[tag]
         if v.contiguous and v.shift >= 0:
@@ -446,6 +470,30 @@ class Recorder(compat.Hooks):
         x, y, z = builder.grid_idx
         L.dots.append((i, x + gx * (y + gy * z), len(L.ex_site), batch * int(a_shape[-2]), int(b_shape[-1]),
                        int(a_shape[-1])))
+
+    def _unattributed(self, L: _Launch, flat: np.ndarray, m, shape) -> Optional[np.ndarray]:
+        """Lanes of a pointer with no argument behind it. Those in the storage of an argument or of
+        another tensor the script holds (a table of pointers, as grouped GEMM uses) go ahead; any
+        other address is out of bounds like any other lane: counted, recorded by byte address, and
+        masked off, so a stray store never reaches memory (a SIGSEGV, or another object's bytes)."""
+        addr = flat.view(np.int64)
+        ok = np.zeros(addr.shape, dtype=bool)
+        for v in L.views:
+            ok |= (addr >= v.storage_lo) & (addr < v.storage_hi)
+        active = np.ones(addr.shape, dtype=bool) if m is None else m
+        if not bool((ok | ~active).all()):
+            if L.live is None:
+                L.live = _live_tensor_storage()
+            for lo, hi in L.live:
+                ok |= (addr >= lo) & (addr < hi)
+        bad = active & ~ok
+        n_bad = int(np.count_nonzero(bad))
+        L.ex_oob.append(n_bad)
+        if not n_bad:
+            _add_empty(L.oob)
+            return None
+        L.oob.add(addr[bad])
+        return (active & ok).reshape(shape)
 
     def _maybe_progress(self, L: _Launch, x: int, y: int, z: int) -> None:
         if self.on_progress is None:

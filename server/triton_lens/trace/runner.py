@@ -237,6 +237,28 @@ def _resident_bytes(pid: int) -> int:
         return 0
 
 
+def _decode_source(raw: bytes) -> tuple[str, Optional[tuple[int, str]]]:
+    """The text of a script as Python reads it (a coding cookie or BOM, else UTF-8), or
+    ("", (line, message)) for bytes it cannot decode."""
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError as e:  # an unknown encoding in the cookie, or a BOM contradicting it
+        return "", (getattr(e, "lineno", None) or 1, f"Python cannot read this file: {e.msg}. Fix the coding "
+                    "comment (# -*- coding: latin-1 -*-) or save the file as UTF-8.")
+    try:
+        return raw.decode(encoding if encoding != "utf-8-sig" else "utf-8-sig"), None
+    except (UnicodeDecodeError, LookupError) as e:
+        start = getattr(e, "start", 0)
+        line = raw[:start].count(b"\n") + 1
+        byte = raw[start:start + 1].hex() if start < len(raw) else "?"
+        return "", (line, f"the file is not valid {encoding}: byte 0x{byte} on line {line} cannot be decoded, so "
+                    "Python cannot run it. Save the file as UTF-8, or declare its encoding with a coding comment "
+                    "on line 1 or 2 (# -*- coding: latin-1 -*-).")
+
+
 def _ask_for_stack(proc: subprocess.Popen, crash_file: str, wait_s: float = 3.0) -> None:
     """Ask faulthandler for the script's stack (it says where the script was) and wait until the
     dump is written: its size stops changing, the worker exits, or wait_s passes."""
@@ -270,18 +292,30 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
     source = req.source
     if source is None:
         try:
-            with open(target, encoding="utf-8") as f:
-                source = f.read()
+            with open(target, "rb") as f:
+                raw = f.read()
         except OSError as e:
             result.status = ERROR
             result.error = ScriptError(ERROR, type(e).__name__, f"cannot read {target}: {e.strerror}")
             return result
+        source, problem = _decode_source(raw)
+        if problem is not None:
+            result.status = ERROR
+            result.error = ScriptError(ERROR, "EncodingError", problem[1], target, problem[0])
+            return result
     result.kernels = find_kernels(source, target)
 
+    cwd = req.cwd or os.path.dirname(target)
+    if not os.path.isdir(cwd):  # a folder deleted or renamed under an open editor: not the Python install's fault
+        result.status = ERROR
+        result.error = ScriptError(ERROR, "FileNotFoundError",
+                                   f"the folder to run in, {cwd}, does not exist (moved or deleted?): save the "
+                                   "file somewhere that exists, or fix the run's working directory")
+        return result
     tmp = tempfile.mkdtemp(prefix="triton-lens-")
     crash_file = os.path.join(tmp, "crash.txt")
     job = {"path": target, "source": req.source, "command": req.command, "argv": req.argv,
-           "cwd": req.cwd or os.path.dirname(target), "crash_file": crash_file, "value_limit": req.value_limit,
+           "cwd": cwd, "crash_file": crash_file, "value_limit": req.value_limit,
            "device": req.device, "gpu": req.gpu, "workers": req.workers}
 
     env = dict(os.environ if req.env is None else req.env)
@@ -310,7 +344,7 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
     out_tail = _Tail(proc.stdout, None if on_output is None else lambda c: on_output("stdout", c))
     err_tail = _Tail(proc.stderr, None if on_output is None else lambda c: on_output("stderr", c))
 
-    state: dict = {"error": None, "done": False}
+    state: dict = {"error": None, "done": False, "in_launch": None}
 
     def read_stream():
         with os.fdopen(r, "rb") as inp:
@@ -322,11 +356,15 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
                 if kind == "launch":
                     trace = stream.launch_from_frame(meta, arrays)
                     result.launches.append(trace)
+                    state["in_launch"] = None
                     if on_launch is not None:
                         on_launch(trace)
-                elif kind == "progress" and on_progress is not None:
-                    on_progress(Progress(meta["kernel"], meta["launch"], meta["done"], meta["total"],
-                                         time.perf_counter() - t0))
+                elif kind == "progress":
+                    state["in_launch"] = {"kernel": meta["kernel"], "launch": meta["launch"], "done": meta["done"],
+                                          "total": meta["total"]}
+                    if on_progress is not None:
+                        on_progress(Progress(meta["kernel"], meta["launch"], meta["done"], meta["total"],
+                                             time.perf_counter() - t0))
                 elif kind == "hello":
                     state["script_t0"] = time.perf_counter()
                     result.triton_version = meta["triton_version"]
@@ -392,9 +430,14 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
     elif stopped == TIMEOUT:
         file, line = _innermost_line(dump, target)
         result.status = TIMEOUT
+        inside = ""
+        if state["in_launch"] is not None:
+            il = result.in_launch = state["in_launch"]
+            inside = (f" inside launch {il['launch'] + 1} of {il['kernel']} ({il['done']} of {il['total']} "
+                      "programs done)")
         result.error = ScriptError(TIMEOUT, "Timeout",
-                                   f"the script was still running after the time limit of {req.timeout_s:g} s "
-                                   "and was stopped", file, line, dump[-8000:])
+                                   f"the script was still running{inside} after the time limit of "
+                                   f"{req.timeout_s:g} s and was stopped", file, line, dump[-8000:])
     elif stopped == "memory":
         file, line = _innermost_line(dump, target)
         result.status = CRASHED

@@ -112,12 +112,15 @@ def main(argv: list[str]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
     if parent == 1:  # the runner died before PDEATHSIG was set
         return
+    me = os.getpid()
     worker = os.fork()
     if worker == 0:
         try:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the supervisor gone: the worker goes too
+            if os.getppid() != me:  # it went before the line above
+                os._exit(1)
             os.execv(argv[0], argv)
         except OSError as e:
             os.write(2, f"triton-lens: cannot start {argv[0]}: {e.strerror}\n".encode())

@@ -16,6 +16,8 @@ import traceback
 import types
 import builtins
 
+_REAL_EXIT = os._exit  # the script's os._exit is wrapped (see _stack_on_os_exit); the worker's own is not
+
 
 class _BufferLoader:
     """Serves the unsaved editor buffer for one path, to imports and to linecache/inspect."""
@@ -26,8 +28,11 @@ class _BufferLoader:
 
         self.path = os.path.abspath(path)
         self.source = source
+        from ..model.lines import split_lines
+
         # mtime None: linecache.checkcache leaves the entry alone; inspect.getsource reads it.
-        linecache.cache[self.path] = (len(source), None, source.splitlines(True), self.path)
+        # Split as the compiler does (str.splitlines would break at a form feed and shift lines).
+        linecache.cache[self.path] = (len(source), None, split_lines(source, keepends=True), self.path)
         outer = self
 
         class Loader(importlib.machinery.SourceFileLoader):
@@ -63,8 +68,8 @@ def _run_target(job: dict) -> None:
         sys.argv = [path] + list(job.get("argv") or [])
         sys.path.insert(0, os.path.dirname(path))
         source = job.get("source")
-        if source is None:
-            with open(path, encoding="utf-8") as f:
+        if source is None:  # the bytes, as `python FILE` reads them: a coding cookie is honoured
+            with open(path, "rb") as f:
                 source = f.read()
         code = compile(source, path, "exec")
         # A fresh __main__ (this worker may itself be running as __main__ under -m).
@@ -125,12 +130,30 @@ def _error_meta(e: BaseException, target: str) -> dict:
                     break
             if line is not None:
                 break
+    if line is None and isinstance(e, SyntaxError) and e.filename and os.path.abspath(e.filename) == target:
+        file, line = e.filename, e.lineno  # compile() failed: no frame of the file, the error has the line
     shown = root if type(e).__name__ == "InterpreterError" else e
     msg = str(shown)
     if isinstance(shown, SystemExit):
         msg = f"the script called sys.exit({shown.code!r})"
     return {"kind": "exception", "type": type(shown).__name__, "message": msg, "file": file, "line": line,
             "traceback": "".join(traceback.format_exception(e))[-8000:]}
+
+
+def _stack_on_os_exit(crash) -> None:
+    """os._exit ends the process with no exception to report: leave the stack where it was called
+    in the crash file first, so the runner can say which line exited."""
+    real = os._exit
+
+    def _exit(status):
+        try:
+            faulthandler.dump_traceback(file=crash, all_threads=False)
+            crash.flush()
+        except Exception:  # noqa: BLE001 - exiting is what matters
+            pass
+        real(status)
+
+    os._exit = _exit
 
 
 def _exit_with_parent() -> None:
@@ -144,7 +167,7 @@ def _exit_with_parent() -> None:
         while True:
             time.sleep(1.0)
             if os.getppid() != parent:
-                os._exit(1)
+                _REAL_EXIT(1)
 
     threading.Thread(target=watch, daemon=True).start()
 
@@ -189,6 +212,7 @@ def main(argv: list[str]) -> int:
     if job.get("cwd"):
         os.chdir(job["cwd"])
 
+    _stack_on_os_exit(crash)
     target = os.path.abspath(job["path"])
     if job.get("source") is not None:
         _BufferLoader(target, job["source"])
@@ -237,4 +261,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    os._exit(main(sys.argv[1:]))
+    _REAL_EXIT(main(sys.argv[1:]))

@@ -16,8 +16,9 @@ from .config import config  # noqa: F401
 from .tracing import TracedKernel, trace  # noqa: F401
 
 
-def launch(share: bool = True, port=None, block=None):
-    """Serve the viewer for the recorded launches (see `triton_lens.viz.server.launch`)."""
+def launch(share: bool = False, port=None, block=None):
+    """Serve the viewer for the recorded launches on 127.0.0.1 (a public link only with share=True;
+    see `triton_lens.viz.server.launch`)."""
     from .server import launch as _launch
 
     return _launch(share=share, port=port, block=block)

@@ -137,6 +137,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                 print(f"triton-lens: {e}", file=sys.stderr)
                 return 2
             print(f"triton-lens viewer: {url}  (public link; local: {server.url})", flush=True)
+            print("triton-lens: warning: anyone with this link sees the kernel's source, access maps and tensor "
+                  "values until the viewer stops", file=sys.stderr, flush=True)
         else:
             print(f"triton-lens viewer: {url}", flush=True)
         if args.open:

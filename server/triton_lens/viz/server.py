@@ -84,10 +84,14 @@ def _int(params: dict, name: str, default=None):
     v = params.get(name, default)
     if v is None:
         raise RequestError(f"missing parameter {name!r}")
-    try:
-        return int(v)
-    except (TypeError, ValueError):
+    if isinstance(v, bool):
         raise RequestError(f"{name} must be an integer, not {v!r}")
+    try:
+        if isinstance(v, float) and not v.is_integer():  # 1e400 is inf: no index
+            raise ValueError
+        return int(v)
+    except (TypeError, ValueError, OverflowError):
+        raise RequestError(f"{name} must be an integer, not {v!r}") from None
 
 
 def create_app(data: ViewerData, hub: Optional[EventHub] = None, webview_dir: Optional[Path] = None,
@@ -99,6 +103,7 @@ def create_app(data: ViewerData, hub: Optional[EventHub] = None, webview_dir: Op
     app = Flask("triton_lens.viz", static_folder=None)
     app.config["hub"] = hub
     app.config["data"] = data
+    app.config["public_hosts"] = set()  # the tunnel's host name, once share() opened one
 
     def page_template() -> str:
         with open(webview_dir / "index.html", encoding="utf-8") as f:
@@ -110,9 +115,7 @@ def create_app(data: ViewerData, hub: Optional[EventHub] = None, webview_dir: Op
         return Response(body, status=status, mimetype="application/json")
 
     def params() -> dict:
-        p = request.get_json(silent=True)
-        if p is None and request.args:
-            p = request.args.to_dict()
+        p = request.get_json(silent=True)  # the body only: a query string is no way to send a request
         if p is None:
             p = {}
         if not isinstance(p, dict):
@@ -218,10 +221,17 @@ def create_app(data: ViewerData, hub: Optional[EventHub] = None, webview_dir: Op
     @app.before_request
     def _stamp():
         request.environ["triton_lens.t0"] = time.perf_counter()
+        refused = _refusal(request, app.config["public_hosts"])
+        if refused is not None:
+            return json_response({"error": {"message": refused[1]}}, refused[0])
 
     @app.after_request
     def _compress(r):
         r.headers.setdefault("X-Content-Type-Options", "nosniff")
+        # Only the viewer's own host page may frame its pages (no clickjacking from other sites).
+        r.headers.setdefault("X-Frame-Options", "SAMEORIGIN")
+        csp = r.headers.get("Content-Security-Policy")
+        r.headers["Content-Security-Policy"] = (csp + "; " if csp else "") + "frame-ancestors 'self'"
         t0 = request.environ.get("triton_lens.t0")
         if t0 is not None and not r.is_streamed:  # the server's own time, for the browser's resource timing
             r.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - t0) * 1e3:.2f}"
@@ -244,6 +254,31 @@ def create_app(data: ViewerData, hub: Optional[EventHub] = None, webview_dir: Op
         return e
 
     return app
+
+
+_LOCAL_NAMES = ("127.0.0.1", "localhost")
+
+
+def _refusal(request, public_hosts: set) -> Optional[tuple[int, str]]:
+    """Why a request is refused, or None. The viewer listens on 127.0.0.1 only, but a web page can
+    still reach it: by DNS rebinding (its own host name resolving to 127.0.0.1: the Host header
+    gives it away) or by a cross-site form POST (no JSON content type, a foreign Origin)."""
+    port = request.environ.get("SERVER_PORT", "")
+    allowed = {f"{n}:{port}" for n in _LOCAL_NAMES} | set(public_hosts)
+    if port == "80":
+        allowed |= set(_LOCAL_NAMES)
+    host = (request.headers.get("Host") or "").lower()
+    if host not in allowed:
+        return 403, (f"this Triton Lens viewer answers only requests for 127.0.0.1:{port} or localhost:{port}, "
+                     f"not for host {host!r}: open http://127.0.0.1:{port}/")
+    if request.method == "POST":
+        origin = request.headers.get("Origin")
+        own = {f"http://{h}" for h in allowed} | {f"https://{h}" for h in public_hosts}
+        if origin is not None and origin.lower() not in own:
+            return 403, f"requests from the page at {origin} are refused: only the viewer's own page may send them"
+        if request.mimetype != "application/json":
+            return 415, "requests to the viewer must have a JSON body (Content-Type: application/json)"
+    return None
 
 
 def _html_escape(s: str) -> str:
@@ -306,8 +341,11 @@ class ViewerServer:
     def share(self, timeout_s: float = 45.0) -> str:
         from .tunnel import open_tunnel
 
+        from urllib.parse import urlsplit
+
         self.tunnel = open_tunnel(f"http://{HOST}:{self.port}", timeout_s=timeout_s)
         self.public_url = self.tunnel.url.rstrip("/") + "/"
+        self.app.config["public_hosts"].add(urlsplit(self.public_url).netloc.lower())
         return self.public_url
 
     def running(self) -> bool:
@@ -365,12 +403,13 @@ def _under_engine() -> bool:
     return _active == 0 and engine_hooks_installed()
 
 
-def launch(share: bool = True, port: Optional[int] = None, block: Optional[bool] = None) -> Optional[str]:
+def launch(share: bool = False, port: Optional[int] = None, block: Optional[bool] = None) -> Optional[str]:
     """Serve the viewer for the launches recorded so far (and later ones), and print its address.
 
-    - share=False: only this machine, http://127.0.0.1:5001/ by default;
+    - share=False (the default): only this machine, http://127.0.0.1:5001/ by default;
     - share=True: also a public https://….trycloudflare.com link through a `cloudflared` quick tunnel
-      (the program must be on PATH); port 8000 by default. The server only ever listens on 127.0.0.1.
+      (the program must be on PATH); port 8000 by default. Anyone with that link sees the run's
+      source, access maps and tensor values. The server only ever listens on 127.0.0.1.
     - port: another port (0: any free one).
     - block: serve until Ctrl-C (the default outside interactive sessions, and with share=False);
       block=False returns the address at once and serves in the background until `stop()`.
@@ -412,6 +451,9 @@ def launch(share: bool = True, port: Optional[int] = None, block: Optional[bool]
             stop()
             raise
         print(f"triton-lens viewer: {url}  (public link; local: {server.url})", flush=True)
+        print("triton-lens: warning: anyone with this link sees the kernel's source, access maps and tensor "
+              "values until the viewer stops (launch() without share=True keeps it on this machine)",
+              file=sys.stderr, flush=True)
     else:
         print(f"triton-lens viewer: {url}", flush=True)
     if block:
