@@ -18,6 +18,9 @@ $(VENV)/.done: pyproject.toml
 	$(VENV)/bin/pip install $(PIP_FLAGS) torch==2.13.0 triton==$(TRITON) numpy \
 	    pygls==2.1.1 lsprotocol==2025.0.0 debugpy==1.8.22 flask==3.1.3 \
 	    pytest pytest-lsp==1.0.1 pytest-asyncio
+	# Real-world kernels for tests/realworld (imported, not copied). --no-deps: they must not pull another
+	# torch or triton; einops is fla's one other import.
+	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps liger-kernel==0.8.5 fla-core==0.6.0 conch-triton-kernels==1.3 einops
 	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps -e .
 	touch $@
 
