@@ -256,6 +256,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     for s in scripts(args.only, not args.skip_realworld):
         rows.append(run_one(s, work, args.timeout))
         print(table(rows[-1:]).splitlines()[1], flush=True)
+        if args.out:  # kept current, so a run stopped early still leaves its rows
+            Path(args.out).write_text(head + "\n" + table(rows) + "\n")
     text = head + "\n" + table(rows)
     print(text)
     if args.out:
