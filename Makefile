@@ -7,31 +7,52 @@ VENV32 := .venv-triton32
 TRITON ?= 3.9.0
 PIP_FLAGS := --disable-pip-version-check -q
 
-.PHONY: setup setup32 test test-python test-engine32 test-node test-e2e vsix demo bench bench-all viz-deps clean
+.SECONDEXPANSION:
+.PHONY: setup setup32 setup-releases test-releases test test-python test-engine32 test-node test-e2e vsix demo bench bench-all viz-deps clean
 
 setup: $(VENV)/.done
 $(VENV)/.done: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(VENV)/bin/pip install $(PIP_FLAGS) --upgrade pip
-	# torch 2.13.0 takes the CPU wheel on local disk; numpy<2.4 keeps triton<=3.6 working too.
-	$(VENV)/bin/pip install $(PIP_FLAGS) torch==2.13.0 triton==$(TRITON) "numpy<2.4" \
+	# torch 2.13.0 takes the CPU wheel on local disk; any numpy (trace/semantics.py makes triton<=3.6 work on 2.4+).
+	$(VENV)/bin/pip install $(PIP_FLAGS) torch==2.13.0 triton==$(TRITON) numpy \
 	    pygls==2.1.1 lsprotocol==2025.0.0 debugpy==1.8.22 flask==3.1.3 \
 	    pytest pytest-lsp==1.0.1 pytest-asyncio
+	# Real-world kernels for tests/realworld (imported, not copied). --no-deps: they must not pull another
+	# torch or triton; einops is fla's one other import.
+	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps liger-kernel==0.8.5 fla-core==0.6.0 conch-triton-kernels==1.3 einops
 	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps -e .
 	touch $@
 
-# The oldest supported triton release, for the engine tests.
+# ---- every supported triton release, for the engine tests -------------------------------------
+# One venv per release, .venv-triton<MAJOR><MINOR> (3.2.0 -> .venv-triton32). Each holds only its triton
+# and this package; torch, numpy and pytest come from $(VENV) through a site dir appended after its own
+# (its own triton shadows $(VENV)'s), so a release costs one triton wheel, not another torch.
+RELEASES := 3.2.0 3.3.1 3.4.0 3.5.1 3.6.0 3.7.1 3.8.0 3.9.0
+release_venv = .venv-triton$(subst .,,$(basename $(1)))
+# The releases other than $(TRITON) (that one is $(VENV) itself).
+OTHER_RELEASES := $(filter-out $(TRITON),$(RELEASES))
+RELEASE_VENVS := $(foreach r,$(OTHER_RELEASES),$(call release_venv,$(r)))
+SITE = lib/python3.11/site-packages
+
+define release_rule
+$(call release_venv,$(1))/.done: $(VENV)/.done pyproject.toml
+	rm -rf $(call release_venv,$(1))
+	$(PY) -m venv $(call release_venv,$(1))
+	echo "import site; site.addsitedir('$(CURDIR)/$(VENV)/$(SITE)')" > $(call release_venv,$(1))/$(SITE)/zz_triton_lens_base.pth
+	$(call release_venv,$(1))/bin/pip install $(PIP_FLAGS) --no-deps triton==$(1)
+	$(call release_venv,$(1))/bin/pip install $(PIP_FLAGS) --no-deps -e .
+	touch $$@
+endef
+$(foreach r,$(OTHER_RELEASES),$(eval $(call release_rule,$(r))))
+
+# The oldest supported release (kept as its own target: `make setup32`).
 setup32: $(VENV32)/.done
-$(VENV32)/.done: pyproject.toml
-	$(PY) -m venv $(VENV32)
-	$(VENV32)/bin/pip install $(PIP_FLAGS) --upgrade pip
-	$(VENV32)/bin/pip install $(PIP_FLAGS) torch==2.13.0 triton==3.2.0 "numpy<2.4" pytest
-	$(VENV32)/bin/pip install $(PIP_FLAGS) --no-deps -e .
-	touch $@
+setup-releases: $(addsuffix /.done,$(RELEASE_VENVS))
 
 # Every test: engine (triton 3.9 and 3.2), language server, Triton-Viz API and viewer, webview page,
 # extension unit tests, and the extension in a real VS Code.
-test: test-python test-engine32 test-webview test-node test-e2e
+test: test-python test-engine32 test-releases test-webview test-node test-e2e
 
 # pytest: tests/engine, tests/lsp, tests/viz (the viz tests drive Chromium through tests/viz's playwright-core).
 test-python: setup viz-deps
@@ -46,6 +67,15 @@ tests/viz/node_modules/.done: tests/viz/package.json tests/viz/package-lock.json
 test-engine32: setup32
 	$(VENV32)/bin/python -m pytest -q -p no:warnings tests/engine
 
+# The releases between 3.2 and $(TRITON) (both run every engine test above): the corpus markers and
+# the semantics tests, which are what differs between releases. `make test-releases` runs them all.
+MIDDLE_RELEASES := $(filter-out 3.2.0 $(TRITON),$(RELEASES))
+test-releases: $(foreach r,$(MIDDLE_RELEASES),test-release-$(r))
+test-release-%: $$(call release_venv,%)/.done
+	@echo "== triton $*"
+	$(call release_venv,$*)/bin/python -m pytest -q -p no:cacheprovider -p no:warnings \
+	    tests/engine/test_engine_corpus.py tests/engine/test_semantics.py
+
 bench: setup
 	$(VENV)/bin/python bench/trace_overhead.py
 
@@ -57,7 +87,7 @@ bench-all: setup setup32 bench-webview
 	$(VENV)/bin/python bench/lsp_latency.py --out bench/results/lsp_latency_$$(date +%F).txt
 
 clean:
-	rm -rf $(VENV) $(VENV32) node_modules dist bundled/libs *.vsix
+	rm -rf $(VENV) .venv-triton* node_modules dist bundled/libs *.vsix
 
 # ---- webview: the access-map page (extension/webview) in headless Debian Chromium -------------
 # Its own npm deps (playwright-core only) live in tests/webview. The engine test there renders a

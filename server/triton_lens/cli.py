@@ -161,6 +161,11 @@ def main(argv: list[str] | None = None) -> int:
             print("triton is not installed in this Python: run `python -m pip install triton`", file=sys.stderr)
             return 2
         print(triton.__version__)
+        from .trace.releases import unsupported_note
+        note = unsupported_note(triton.__version__)
+        if note:
+            print(note, file=sys.stderr)
+            return 1
         return 0
     if args.command == "check":
         try:

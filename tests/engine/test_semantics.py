@@ -139,3 +139,26 @@ def test_hooks_leave_the_interpreter_as_it_was():
     after = (interp.FunctionRewriter.ast_transformer, interp.InterpretedFunction.rewritten_fn, generic.tanh,
              interp._implicit_cvt, interp.GridExecutor.__init__, interp.InterpreterBuilder.create_fp_to_fp)
     assert all(x is y for x, y in zip(before, after))
+
+
+def test_program_waiting_for_a_later_one_stops_at_the_waiting_line():
+    r = run(RunRequest(path=str(SCRIPTS / "wait_for_later_program.py"), timeout_s=60))
+    assert r.status == "exception", r.status
+    assert r.error.type == "ProgramsWaitOnEachOther"
+    assert r.error.line == 12  # the `while tl.atomic_add(...)` line
+    assert "program (0,)" in r.error.message and "one at a time" in r.error.message
+    assert "1 program of this launch, (1,), has not run yet" in r.error.message
+
+
+def test_spin_watch_counts_only_identical_polls():
+    from triton_lens.trace.spin import ProgramsWaitOnEachOther, SpinWatch
+
+    w = SpinWatch(limit=5)
+    for i in range(20):  # the value changes every time: a counter, not a wait
+        w.observe("tl.atomic_add", (0, 0, 0), (4, 1, 1), b"a", bytes([i]))
+    for _ in range(4):
+        w.observe("tl.atomic_cas", (0, 0, 0), (4, 1, 1), b"a", b"1")
+    w.observe("tl.atomic_cas", (1, 0, 0), (4, 1, 1), b"a", b"1")  # another program: starts over
+    with pytest.raises(ProgramsWaitOnEachOther, match=r"program \(1,\).*2 programs of this launch, up to \(3,\), have"):
+        for _ in range(5):
+            w.observe("tl.atomic_cas", (1, 0, 0), (4, 1, 1), b"a", b"1")

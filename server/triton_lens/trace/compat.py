@@ -19,6 +19,7 @@ import triton.runtime.interpreter as _interp
 from triton.runtime.jit import JITFunction
 
 from . import semantics as _semantics
+from .spin import SpinWatch
 
 TRITON_VERSION: str = triton.__version__
 TRITON_DIR: str = os.path.dirname(triton.__file__)
@@ -147,8 +148,16 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
 
     patch(GridExecutor, "_init_args_hst", make_init_args)
 
+    # Polls (atomics, volatile loads) that can never see a change: programs waiting for a later one.
+    spin = SpinWatch()
+
+    def polled(op, builder, ptrs, result):
+        spin.observe(op, builder.grid_idx, builder.grid_dim, ptrs.data.tobytes(), result.data.tobytes())
+        return result
+
     def make_set_grid_dim(orig):
         def set_grid_dim(self, nx, ny, nz):
+            spin.reset()
             hooks.grid(nx, ny, nz)
             return orig(self, nx, ny, nz)
         return set_grid_dim
@@ -226,7 +235,10 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
             new = access("load", "tl.load", self, ptrs, mask_array(mask))
             if new is not None:
                 mask = _with_mask(mask, new)
-            return orig(self, ptrs, mask, other, *a, **k)
+            out = orig(self, ptrs, mask, other, *a, **k)
+            if k.get("is_volatile", a[-1] if a else False) is True:
+                polled("a volatile tl.load", self, ptrs, out)
+            return out
         return create_masked_load
 
     def make_store(orig):
@@ -239,10 +251,11 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
 
     def make_rmw(orig):
         def create_atomic_rmw(self, rmwOp, ptr, val, mask, sem, scope):
-            new = access("atomic", _rmw_name(rmwOp), self, ptr, mask_array(mask))
+            name = _rmw_name(rmwOp)
+            new = access("atomic", name, self, ptr, mask_array(mask))
             if new is not None:
                 mask = _with_mask(mask, new)
-            return orig(self, rmwOp, ptr, val, mask, sem, scope)
+            return polled(name, self, ptr, orig(self, rmwOp, ptr, val, mask, sem, scope))
         return create_atomic_rmw
 
     def make_cas(orig):
@@ -255,8 +268,8 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
                 data = np.where(new.reshape(ptr.data.shape), ptr.data, lanes.reshape(ptr.data.shape))
                 out = orig(self, TensorHandle(data, ptr.dtype), cmp, val, sem, scope)
                 del scratch
-                return out
-            return orig(self, ptr, cmp, val, sem, scope)
+                return polled("tl.atomic_cas", self, ptr, out)
+            return polled("tl.atomic_cas", self, ptr, orig(self, ptr, cmp, val, sem, scope))
         return create_atomic_cas
 
     patch(InterpreterBuilder, "create_masked_load", make_load)
