@@ -23,12 +23,12 @@ ASKED = "asked for (--cpu / tritonLens.device \"cpu\")"
 
 def wanted(device: str) -> Optional[str]:
     """Why the stand-in is needed for a run asking for `device` ("auto" | "cpu"), or None (real CUDA)."""
-    if device == "cpu":
-        return ASKED
     try:
         import torch
     except ImportError:
         return None  # no torch: nothing asks for CUDA tensors
+    if device == "cpu":
+        return ASKED
     try:
         return None if torch.cuda.is_available() else NO_DEVICE
     except Exception:  # noqa: BLE001 - a broken driver is no usable device
