@@ -17,6 +17,10 @@ export interface TritonLensSettings {
   runCommands: Record<string, string | string[]>;
   inlayHints: boolean;
   debounceMs: number;
+  /** 'auto': CPU tensors stand in for CUDA ones where there is no GPU; 'cpu': always. */
+  device: 'auto' | 'cpu';
+  /** The GPU the CPU stand-in reports to scripts. */
+  standInGpu: string;
 }
 
 export const DEFAULTS: TritonLensSettings = {
@@ -27,6 +31,8 @@ export const DEFAULTS: TritonLensSettings = {
   runCommands: {},
   inlayHints: true,
   debounceMs: 400,
+  device: 'auto',
+  standInGpu: 'H100',
 };
 
 export function getSettings(scope?: vscode.ConfigurationScope): TritonLensSettings {
@@ -39,6 +45,8 @@ export function getSettings(scope?: vscode.ConfigurationScope): TritonLensSettin
     runCommands: { ...(c.get<Record<string, string | string[]>>('runCommands', DEFAULTS.runCommands) ?? {}) },
     inlayHints: c.get<boolean>('inlayHints', DEFAULTS.inlayHints),
     debounceMs: c.get<number>('debounceMs', DEFAULTS.debounceMs),
+    device: c.get<string>('device', DEFAULTS.device) === 'cpu' ? 'cpu' : 'auto',
+    standInGpu: c.get<string>('standInGpu', DEFAULTS.standInGpu) || DEFAULTS.standInGpu,
   };
 }
 

@@ -5,8 +5,8 @@ export type LensState =
   | { kind: 'starting' }
   | { kind: 'idle' }
   | { kind: 'running'; uri: string }
-  | { kind: 'done'; uri: string; ms: number; launches: number }
-  | { kind: 'failed'; uri: string; status: string; ms: number }
+  | { kind: 'done'; uri: string; ms: number; launches: number; standIn?: CudaStandIn }
+  | { kind: 'failed'; uri: string; status: string; ms: number; standIn?: CudaStandIn }
   | { kind: 'setup'; message: string }
   | { kind: 'restricted' }
   | { kind: 'stopped'; message: string };
@@ -15,12 +15,27 @@ export interface RunStartedParams {
   uri: string;
   version?: number;
 }
+/** The run's CUDA tensors were CPU tensors (no GPU here, or tritonLens.device "cpu"): nothing ran on a GPU. */
+export interface CudaStandIn {
+  gpu: string;
+  reason: string;
+}
+
 export interface RunFinishedParams {
   uri: string;
   version?: number;
   status: string;
   ms: number;
   launches: number | unknown[];
+  cudaStandIn?: CudaStandIn | null;
+}
+
+export const STAND_IN = 'CPU stand-in for CUDA';
+
+function standInTooltip(s: CudaStandIn | undefined): string {
+  return s
+    ? ` ${STAND_IN} (${s.reason}): its CUDA tensors were CPU tensors and its GPU a stood-in ${s.gpu}; nothing ran on a GPU.`
+    : '';
 }
 
 export interface Rendered {
@@ -54,15 +69,15 @@ export function render(s: LensState): Rendered {
     case 'done': {
       const n = s.launches === 1 ? '1 launch' : `${s.launches} launches`;
       return {
-        text: `$(check) Triton Lens: done in ${formatMs(s.ms)}`,
-        tooltip: `Triton Lens: traced ${base(s.uri)}: ${n} in ${formatMs(s.ms)}. Click for the log.`,
+        text: `$(check) Triton Lens: done in ${formatMs(s.ms)}${s.standIn ? ` · ${STAND_IN}` : ''}`,
+        tooltip: `Triton Lens: traced ${base(s.uri)}: ${n} in ${formatMs(s.ms)}.${standInTooltip(s.standIn)} Click for the log.`,
         error: false,
       };
     }
     case 'failed':
       return {
         text: `$(error) Triton Lens: ${s.status}`,
-        tooltip: `Triton Lens: the run of ${base(s.uri)} ended with "${s.status}" after ${formatMs(s.ms)}. Click for the log.`,
+        tooltip: `Triton Lens: the run of ${base(s.uri)} ended with "${s.status}" after ${formatMs(s.ms)}.${standInTooltip(s.standIn)} Click for the log.`,
         error: true,
       };
     case 'setup':
@@ -111,11 +126,12 @@ export class StatusBar implements vscode.Disposable {
 
   runFinished(p: RunFinishedParams): void {
     const ms = Number(p.ms) || 0;
+    const standIn = p.cudaStandIn ?? undefined;
     this.perUri.set(
       p.uri,
       isSuccess(p.status)
-        ? { kind: 'done', uri: p.uri, ms, launches: launchCount(p.launches) }
-        : { kind: 'failed', uri: p.uri, status: String(p.status), ms },
+        ? { kind: 'done', uri: p.uri, ms, launches: launchCount(p.launches), standIn }
+        : { kind: 'failed', uri: p.uri, status: String(p.status), ms, standIn },
     );
     this.latest = p.uri;
     this.update();

@@ -21,6 +21,17 @@ describe('render', () => {
       error: true,
     });
   });
+  it('says when CPU tensors stood in for CUDA ones, in the text and the tooltip', () => {
+    const standIn = { gpu: 'NVIDIA H100 80GB HBM3', reason: 'no CUDA device on this machine' };
+    const done = render({ kind: 'done', uri: 'file:///w/k.py', ms: 812.4, launches: 1, standIn });
+    expect(done.text).toBe('$(check) Triton Lens: done in 812 ms · CPU stand-in for CUDA');
+    expect(done.tooltip).toContain('CPU stand-in for CUDA (no CUDA device on this machine)');
+    expect(done.tooltip).toContain('stood-in NVIDIA H100 80GB HBM3; nothing ran on a GPU');
+    const failed = render({ kind: 'failed', uri: 'file:///w/k.py', status: 'exception', ms: 9, standIn });
+    expect(failed.text).toBe('$(error) Triton Lens: exception');
+    expect(failed.tooltip).toContain('CPU stand-in for CUDA');
+    expect(render({ kind: 'done', uri: 'file:///w/k.py', ms: 5, launches: 1 }).tooltip).not.toContain('stand-in');
+  });
   it('explains Restricted Mode', () => {
     const r = render({ kind: 'restricted' });
     expect(r.text).toContain('restricted');
@@ -47,6 +58,17 @@ describe('StatusBar', () => {
     bar.runFinished({ uri: 'file:///w/a.py', version: 4, status: 'error', ms: 9, launches: [] });
     expect(it_.text).toBe('$(error) Triton Lens: error');
     expect(it_.backgroundColor).toBeDefined();
+  });
+  it("shows the server's cudaStandIn of a run, and drops it when the next run has none", () => {
+    const bar = new StatusBar('x');
+    const it_ = item();
+    bar.setGlobal({ kind: 'idle' });
+    const standIn = { gpu: 'NVIDIA A100-SXM4-80GB', reason: 'asked for (--cpu / tritonLens.device "cpu")' };
+    bar.runFinished({ uri: 'file:///w/a.py', status: 'ok', ms: 41, launches: 1, cudaStandIn: standIn });
+    expect(it_.text).toBe('$(check) Triton Lens: done in 41 ms · CPU stand-in for CUDA');
+    expect(it_.tooltip).toContain('NVIDIA A100-SXM4-80GB');
+    bar.runFinished({ uri: 'file:///w/a.py', status: 'ok', ms: 40, launches: 1, cudaStandIn: null });
+    expect(it_.text).toBe('$(check) Triton Lens: done in 40 ms');
   });
   it("shows the active editor's file, not the latest run of another file", () => {
     const bar = new StatusBar('x');

@@ -9,10 +9,14 @@ traces kernel bodies only while that program runs (tl.program_id(0..2) == x, y, 
 kernel then stop in that program and no other. Host code is traced as usual.
 
 Standard library only, and importable on its own: debugpy runs it as a file from the extension folder.
+On a machine without a usable CUDA device (or with TRITON_LENS_DEVICE=cpu) it runs the target with CPU
+tensors standing in for CUDA ones, as the traced runs do (trace/cuda_standin.py, imported from the
+package this file sits in, only then).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import runpy
 import sys
@@ -80,6 +84,37 @@ def install_program_filter(stop: tuple[int, int, int], set_tracing=None) -> bool
     return True
 
 
+def cuda_standin():
+    """A context that stands in CPU tensors for CUDA ones when the traced runs would (no usable GPU, or
+    TRITON_LENS_DEVICE=cpu); a null context when CUDA is real or the package is not beside this file."""
+    parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    added = parent not in sys.path
+    if added:
+        sys.path.append(parent)  # last: the user's own modules still win
+    try:
+        from triton_lens.trace import cuda_standin
+    except ImportError:
+        return contextlib.nullcontext()
+    finally:
+        if added:
+            sys.path.remove(parent)
+    reason = cuda_standin.wanted(os.environ.get("TRITON_LENS_DEVICE", "auto"))
+    if reason is None:
+        return contextlib.nullcontext()
+    return _announced(cuda_standin.CudaStandIn(reason, os.environ.get("TRITON_LENS_STAND_IN_GPU") or None))
+
+
+@contextlib.contextmanager
+def _announced(standin):
+    with standin:
+        try:
+            yield
+        finally:
+            if standin.report() is not None:
+                print(f"[triton-lens] CPU stand-in for CUDA ({standin.reason}): this run's CUDA tensors were CPU "
+                      f"tensors and its GPU a stood-in {standin.gpu.name}", file=sys.stderr)
+
+
 def main(argv: list[str]) -> None:
     if not argv or argv == ["-m"]:
         print(__doc__, file=sys.stderr)
@@ -92,16 +127,17 @@ def main(argv: list[str]) -> None:
         else:
             print(f"[triton-lens] could not restrict breakpoints to program {stop}: every program stops",
                   file=sys.stderr)
-    if argv[0] == "-m":
-        module, args = argv[1], argv[2:]
-        sys.argv = [module, *args]
-        sys.path.insert(0, os.getcwd())
-        runpy.run_module(module, run_name="__main__", alter_sys=True)
-    else:
-        script, args = argv[0], argv[1:]
-        sys.argv = [script, *args]
-        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-        runpy.run_path(script, run_name="__main__")
+    with cuda_standin():
+        if argv[0] == "-m":
+            module, args = argv[1], argv[2:]
+            sys.argv = [module, *args]
+            sys.path.insert(0, os.getcwd())
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        else:
+            script, args = argv[0], argv[1:]
+            sys.argv = [script, *args]
+            sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+            runpy.run_path(script, run_name="__main__")
 
 
 if __name__ == "__main__":

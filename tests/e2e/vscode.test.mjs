@@ -24,7 +24,7 @@ before(async () => {
   fs.rmSync(ARTIFACTS, { recursive: true, force: true });
   fs.rmSync(workspace, { recursive: true, force: true });
   fs.mkdirSync(workspace, { recursive: true });
-  for (const f of ['vector_add.py', 'oob_missing_mask.py', 'softmax.py']) fs.copyFileSync(path.join(CORPUS, f), path.join(workspace, f));
+  for (const f of ['vector_add.py', 'oob_missing_mask.py', 'softmax.py', 'cuda_script_without_gpu.py']) fs.copyFileSync(path.join(CORPUS, f), path.join(workspace, f));
   cs = await startCodeServer({
     env,
     dir: path.join(WORK, 'code-server'),
@@ -223,6 +223,24 @@ describe('Triton Lens in VS Code', () => {
     const text = norm(await pid.innerText());
     assert.match(text, /^\s*pid\b.*\b1\b/s, `pid should be 1, the program asked for: ${text}`);
     await page.keyboard.press('Shift+F5');
+  });
+
+  // cuda_script_without_gpu.py (corpus): its __main__ makes its tensors with device="cuda"; this machine has no
+  // GPU, so CPU tensors stand in for them and the editor says so. Line 14 is `x = tl.load(x_ptr + offs, mask=m)`.
+  step('shows the hints of a kernel file written for CUDA, and says CPU tensors stood in', async () => {
+    await wb.openFile('cuda_script_without_gpu.py');
+    await wb.statusItem('CPU stand-in for CUDA').waitFor({ timeout: 180000 });
+    await page.waitForFunction(
+      () => [...document.querySelectorAll('.editor-group-container.active .view-lines .view-line')].some((l) => /x_ptr\[0:1000\]/.test(l.textContent)),
+      undefined,
+      { timeout: 60000 },
+    );
+    const l14 = await wb.lineText(14);
+    const lens = page.locator('.editor-group-container.active .codelens-decoration', { hasText: 'CPU stand-in for CUDA' }).first();
+    await lens.waitFor({ timeout: 30000 });
+    await wb.shot('cuda-stand-in');
+    assert.match(l14, /x = tl\.load\(x_ptr \+ offs, mask=m\).*x_ptr\[0:1000\].*8 prog.*1000\/1024 active/, l14);
+    assert.doesNotMatch(norm(await lens.innerText()), /raised/);
   });
 });
 

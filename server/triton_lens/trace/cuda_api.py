@@ -14,8 +14,8 @@ from typing import Any, Callable, Optional
 from .gpu_profiles import GpuProfile
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_FIX = ("Run this part on a machine with a GPU, or keep it out of the run Triton Lens makes "
-        "(e.g. behind `if torch.cuda.is_available() and not os.environ.get(\"TRITON_LENS_WORKER\")`).")
+_FIX = ("Run it on a machine with a GPU, or skip it in Triton Lens's runs "
+        "(`if not os.environ.get(\"TRITON_LENS_WORKER\"):`, set in every run it makes).")
 
 
 class NeedsRealGPU(RuntimeError):
@@ -23,8 +23,8 @@ class NeedsRealGPU(RuntimeError):
 
 
 def needs_real_gpu(what: str, why: str = "") -> NeedsRealGPU:
-    return NeedsRealGPU(f"{what} needs a real GPU{': ' + why if why else ''}; this run stands in CPU tensors "
-                        f"for CUDA ones (no CUDA device here, or --cpu / tritonLens.device \"cpu\"). {_FIX}")
+    return NeedsRealGPU(f"{what} needs a real GPU{': ' + why if why else ''}, and this run stands in CPU tensors "
+                        f"for CUDA ones. {_FIX}")
 
 
 def user_line() -> tuple[str, int]:

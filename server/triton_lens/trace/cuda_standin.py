@@ -23,12 +23,12 @@ ASKED = "asked for (--cpu / tritonLens.device \"cpu\")"
 
 def wanted(device: str) -> Optional[str]:
     """Why the stand-in is needed for a run asking for `device` ("auto" | "cpu"), or None (real CUDA)."""
-    if device == "cpu":
-        return ASKED
     try:
         import torch
     except ImportError:
         return None  # no torch: nothing asks for CUDA tensors
+    if device == "cpu":
+        return ASKED
     try:
         return None if torch.cuda.is_available() else NO_DEVICE
     except Exception:  # noqa: BLE001 - a broken driver is no usable device
@@ -100,14 +100,15 @@ class CudaStandIn:
         what = explain_message(meta.get("type", ""), meta.get("message", ""))
         if what is None:
             return meta
-        return dict(meta, type="NeedsRealGPU", message=f"{what} (the error was {meta['type']}: {meta['message']})")
+        first = (meta.get("message") or "").strip().splitlines()[:1] or [""]
+        said = first[0] if len(first[0]) <= 160 else first[0][:157] + "..."
+        return dict(meta, type="NeedsRealGPU", message=f"{what} (the error was {meta['type']}: {said})")
 
 
 # (pattern over "Type: message", what it needed, why)
 _CAUSES = [
     (re.compile(r"Could not run '(?P<op>[\w:.]+)' with arguments from the 'CPU' backend"),
-     "{op}", "it has no CPU implementation (on a GPU it runs in a CUDA library such as cuBLAS, cuDNN or "
-             "cuSPARSELt)"),
+     "{op}", "it has no CPU implementation (on a GPU it runs in a CUDA library such as cuBLAS or cuDNN)"),
     (re.compile(r"NCCL|ProcessGroupNCCL", re.I), "NCCL (torch.distributed with backend \"nccl\")",
      "NCCL talks between GPUs"),
     (re.compile(r"(?P<lib>lib(?:cudart|cuda|cublas|cublasLt|cudnn|nvrtc|c10_cuda|torch_cuda)[\w.]*\.so[\w.]*)"),

@@ -18,15 +18,25 @@ _Base = torch._C.TensorBase
 _GETTERS = {name: _Base.__dict__[name] for name in ("is_cuda", "is_cpu", "device") if name in _Base.__dict__}
 _DATA = _Base.__dict__.get("data")
 _GetSet = type(_Base.__dict__["is_cuda"])
+_MethodWrapper = type(_Base.__dict__["is_cuda"].__get__)
+# The Tensor methods that move between devices or name one (answered in CudaTensors._method).
+_METHODS = frozenset(_Base.__dict__[n] for n in ("to", "cuda", "cpu", "pin_memory", "get_device", "type")
+                     if n in _Base.__dict__)
 
 
-def _constructors() -> set:
+_CONSTRUCTORS: Optional[frozenset] = None
+
+
+def _constructors() -> frozenset:
     """The factories that take a default device (torch's own list, as its DeviceContext uses it)."""
-    try:
-        from torch.utils._device import _device_constructors
-        return _device_constructors()
-    except ImportError:  # pragma: no cover - a torch without it
-        return set()
+    global _CONSTRUCTORS
+    if _CONSTRUCTORS is None:
+        try:
+            from torch.utils._device import _device_constructors
+            _CONSTRUCTORS = frozenset(_device_constructors())
+        except ImportError:  # pragma: no cover - a torch without it
+            _CONSTRUCTORS = frozenset()
+    return _CONSTRUCTORS
 
 
 def _default_is_cuda() -> bool:
@@ -68,15 +78,17 @@ def _cuda_device(d: Any) -> Optional[bool]:
     return None
 
 
-def _any_marked(args, kwargs) -> bool:
-    for a in args:
-        if is_marked(a):
-            return True
-        if isinstance(a, (list, tuple)) and any(is_marked(x) for x in a):
-            return True
-    for a in kwargs.values():
-        if is_marked(a) or (isinstance(a, (list, tuple)) and any(is_marked(x) for x in a)):
-            return True
+def _any_marked(values) -> bool:
+    """Whether a marked tensor is among `values` (or one level inside a list or tuple among them)."""
+    Tensor = torch.Tensor
+    for a in values:
+        if isinstance(a, Tensor):
+            if a.__dict__.get(_MARK, False):
+                return True
+        elif isinstance(a, (list, tuple)):
+            for x in a:
+                if isinstance(x, Tensor) and x.__dict__.get(_MARK, False):
+                    return True
     return False
 
 
@@ -113,24 +125,25 @@ class CudaTensors(TorchFunctionMode):
         return torch.device("cuda", self.index())
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        # Every torch call of the script passes here: the common case (no device, no marked input)
+        # is one pass over the arguments (bench/cuda_standin_overhead.py).
         kwargs = kwargs or {}
-        owner = getattr(func, "__self__", None)
-        if type(owner) is _GetSet:
-            return self._getter(owner, func, args, kwargs)
-        name = getattr(func, "__name__", "")
-        if name in ("to", "cuda", "cpu", "pin_memory", "get_device", "type") and args \
-                and isinstance(args[0], torch.Tensor):
-            handled = self._method(name, func, args, kwargs)
+        if type(func) is _MethodWrapper:
+            owner = func.__self__
+            if type(owner) is _GetSet:
+                return self._getter(owner, func, args, kwargs)
+        elif func in _METHODS and args and isinstance(args[0], torch.Tensor):
+            handled = self._method(func.__name__, func, args, kwargs)
             if handled is not NotImplemented:
                 return handled
-        want = _cuda_device(kwargs.get("device"))
+        want = _cuda_device(kwargs["device"]) if "device" in kwargs else None
         if want is None and func in _constructors() and _default_is_cuda():
             want = True  # torch.set_default_device("cuda") / `with torch.device("cuda")`: its mode sits below ours
         if want:
             kwargs = dict(kwargs, device="cpu")
             self.used("cuda tensors")
         out = func(*args, **kwargs)
-        if want or (want is None and _any_marked(args, kwargs)):
+        if want or (want is None and (_any_marked(args) or (kwargs and _any_marked(kwargs.values())))):
             _mark_new(out, _flat_inputs(args, kwargs))
         return out
 

@@ -191,7 +191,7 @@ def main(argv: list[str]) -> int:
         pass
     import triton  # noqa: F401  (imported with TRITON_INTERPRET=1 already set)
 
-    from . import compat, stream
+    from . import compat, cuda_standin, stream
     from .recorder import Recorder
 
     compat.enable_interpreter()
@@ -227,7 +227,6 @@ def main(argv: list[str]) -> int:
         stream.write_frame(out, "progress", {"kernel": kernel, "launch": launch, "done": done, "total": total})
 
     # CPU tensors for CUDA ones when there is no GPU (or the user asks): see cuda_standin.py.
-    from . import cuda_standin
     reason = cuda_standin.wanted(job.get("device", "auto"))
     standin = cuda_standin.CudaStandIn(reason, job.get("gpu")) if reason else None
 
