@@ -16,7 +16,8 @@ $(VENV)/.done: pyproject.toml
 	# torch 2.13.0 takes the CPU wheel on local disk; numpy<2.4 keeps triton<=3.6 working too.
 	$(VENV)/bin/pip install $(PIP_FLAGS) torch==2.13.0 triton==$(TRITON) "numpy<2.4" \
 	    pygls==2.1.1 lsprotocol==2025.0.0 debugpy==1.8.22 flask==3.1.3 \
-	    pytest pytest-lsp==1.0.1 pytest-asyncio
+	    pytest pytest-lsp==1.0.1 pytest-asyncio \
+	    pytest-xdist jsonschema build
 	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps -e .
 	touch $@
 
