@@ -7,7 +7,7 @@ VENV32 := .venv-triton32
 TRITON ?= 3.9.0
 PIP_FLAGS := --disable-pip-version-check -q
 
-.PHONY: setup setup32 test test-python test-engine32 test-node test-e2e vsix demo bench bench-all viz-deps clean
+.PHONY: setup setup32 test test-python test-engine32 test-node test-e2e test-package vsix demo bench bench-all viz-deps clean
 
 setup: $(VENV)/.done
 $(VENV)/.done: pyproject.toml
@@ -32,7 +32,7 @@ $(VENV32)/.done: pyproject.toml
 
 # Every test: engine (triton 3.9 and 3.2), language server, Triton-Viz API and viewer, webview page,
 # extension unit tests, and the extension in a real VS Code.
-test: test-python test-engine32 test-webview test-node test-e2e
+test: test-python test-engine32 test-package test-webview test-node test-e2e
 
 # pytest: tests/engine, tests/lsp, tests/viz (the viz tests drive Chromium through tests/viz's playwright-core).
 test-python: setup viz-deps
@@ -46,6 +46,12 @@ tests/viz/node_modules/.done: tests/viz/package.json tests/viz/package-lock.json
 
 test-engine32: setup32
 	$(VENV32)/bin/python -m pytest -q -p no:warnings tests/engine
+
+# The published package: `python -m build` makes a wheel + sdist that install with
+# `pip install 'triton-lens[kernel,lsp,viewer]'` into a clean venv and run `triton-lens check` on corpus files.
+# Dependency wheels are kept in .wheelhouse/ (only the first run downloads).
+test-package: setup
+	bash tests/package/check_package.sh $(VENV)/bin/python
 
 bench: setup
 	$(VENV)/bin/python bench/trace_overhead.py
