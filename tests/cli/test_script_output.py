@@ -83,3 +83,13 @@ if __name__ == "__main__":
     assert json.loads(js.stdout)["stdout"] == "max error 0.0\n" and "max error 0.0" in js.stderr
     many = check(".", "--show-output", cwd=tmp_path)  # several files: each line names its file
     assert "[k.py] max error 0.0" in many.stdout
+
+
+def test_view_runs_the_files_run_comment(tmp_path, monkeypatch):
+    from triton_lens.viz.cli_view import run_script
+
+    (tmp_path / "kernels.py").write_text(KERNEL + "# triton-lens: run python launch.py\n")
+    (tmp_path / "launch.py").write_text("import torch\nfrom kernels import copy\ncopy(torch.ones(70))\n")
+    monkeypatch.chdir(tmp_path)
+    r = run_script(str(tmp_path / "kernels.py"))
+    assert r.status == "ok" and [L.kernel for L in r.launches] == ["copy_kernel"]  # the file alone launches nothing
