@@ -8,7 +8,7 @@ TRITON ?= 3.9.0
 PIP_FLAGS := --disable-pip-version-check -q
 
 .SECONDEXPANSION:
-.PHONY: setup setup32 setup-releases test-releases test test-python test-engine32 test-node test-e2e vsix demo bench bench-all viz-deps clean
+.PHONY: setup setup32 setup-releases test-releases test test-python test-engine32 test-node test-e2e test-package vsix demo bench bench-all viz-deps clean
 
 setup: $(VENV)/.done
 $(VENV)/.done: pyproject.toml
@@ -17,7 +17,8 @@ $(VENV)/.done: pyproject.toml
 	# torch 2.13.0 takes the CPU wheel on local disk; any numpy (trace/semantics.py makes triton<=3.6 work on 2.4+).
 	$(VENV)/bin/pip install $(PIP_FLAGS) torch==2.13.0 triton==$(TRITON) numpy \
 	    pygls==2.1.1 lsprotocol==2025.0.0 debugpy==1.8.22 flask==3.1.3 \
-	    pytest pytest-lsp==1.0.1 pytest-asyncio
+	    pytest pytest-lsp==1.0.1 pytest-asyncio \
+	    pytest-xdist jsonschema build
 	# Real-world kernels for tests/realworld (imported, not copied). --no-deps: they must not pull another
 	# torch or triton; einops is fla's one other import.
 	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps liger-kernel==0.8.5 fla-core==0.6.0 conch-triton-kernels==1.3 einops
@@ -52,7 +53,7 @@ setup-releases: $(addsuffix /.done,$(RELEASE_VENVS))
 
 # Every test: engine (triton 3.9 and 3.2), language server, Triton-Viz API and viewer, webview page,
 # extension unit tests, and the extension in a real VS Code.
-test: test-python test-engine32 test-releases test-webview test-node test-e2e
+test: test-python test-engine32 test-releases test-package test-webview test-node test-e2e
 
 # pytest: tests/engine, tests/lsp, tests/viz (the viz tests drive Chromium through tests/viz's playwright-core).
 test-python: setup viz-deps
@@ -75,6 +76,12 @@ test-release-%: $$(call release_venv,%)/.done
 	@echo "== triton $*"
 	$(call release_venv,$*)/bin/python -m pytest -q -p no:cacheprovider -p no:warnings \
 	    tests/engine/test_engine_corpus.py tests/engine/test_semantics.py
+
+# The published package: `python -m build` makes a wheel + sdist that install with
+# `pip install 'triton-lens[kernel,lsp,viewer]'` into a clean venv and run `triton-lens check` on corpus files.
+# Dependency wheels are kept in .wheelhouse/ (only the first run downloads).
+test-package: setup
+	bash tests/package/check_package.sh $(VENV)/bin/python
 
 bench: setup
 	$(VENV)/bin/python bench/trace_overhead.py

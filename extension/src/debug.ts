@@ -1,5 +1,6 @@
-// "Debug this kernel": runs the file (or its configured run command) under debugpy with TRITON_INTERPRET=1, so
-// breakpoints inside @triton.jit bodies stop. Contributes the "triton-lens" debug type, whose adapter is
+// "Debug this kernel": runs what the server runs for the file (its run plan: the `# triton-lens: run` comment, the
+// tritonLens.runCommands entry, else the file; asked with the tritonLens/runPlan request, owned by the engine's
+// trace/plan.py) under debugpy with TRITON_INTERPRET=1, so breakpoints inside @triton.jit bodies stop. Contributes the "triton-lens" debug type, whose adapter is
 // `python -m debugpy.adapter` of the selected interpreter (or the debugpy that the Python extension ships), so it
 // works with and without the Python extension. An optional program id narrows where kernel breakpoints stop
 // (TRITON_LENS_STOP_PROGRAM, honoured by server/triton_lens/debug_launcher.py).
@@ -7,7 +8,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { kernelOutline, type KernelOutline, type OutlineServer } from './kernelOutline';
 import { checkInterpreter, shellQuote, type InterpreterResolver } from './python';
-import { expandVariables, getSettings, runCommandFor, splitCommandLine } from './settings';
+import { splitCommandLine } from './settings';
 
 export const DEBUG_TYPE = 'triton-lens';
 
@@ -51,8 +52,22 @@ export function validateStopProgram(v: string): string | undefined {
   }
 }
 
-/** The `# triton-lens: run <command>` line of a file (the server honours it too), if any. */
-export const RUN_COMMENT = /^[ \t]*#[ \t]*triton-lens:[ \t]*run[ \t]+(\S.*?)[ \t]*$/m;
+/** The server's answer to tritonLens/runPlan (server/triton_lens/lsp/plan_request.py). */
+export interface RunPlan {
+  file: string;
+  runnable: boolean;
+  whyNot: string;
+  origin: 'file' | 'comment' | 'setting';
+  originLine: number;
+  /** argv with ${file} & co. already expanded; null: the file itself, as __main__ */
+  command: string[] | null;
+  cwd: string | null;
+}
+
+export const RUN_PLAN = 'tritonLens/runPlan';
+
+/** Asks the server for a file's run plan (the editor's text, so an unsaved run comment counts). */
+export type RunPlanner = (uri: vscode.Uri, text: string) => Promise<RunPlan>;
 
 /** What to run for a command line like "pytest tests/t.py -k add", "python -m mod", "python run.py --n 4". */
 export function targetFromCommand(command: string | string[]): { program?: string; module?: string; args: string[] } {
@@ -73,32 +88,25 @@ export function targetFromCommand(command: string | string[]): { program?: strin
 }
 
 /**
- * The debug configuration for "Debug this kernel" of `file`: what the server runs for it, i.e. the file's
- * `# triton-lens: run` comment, else its tritonLens.runCommands entry, else the file itself.
+ * The debug configuration for "Debug this kernel" of `file`: exactly what the server runs for it (its run plan),
+ * in the folder the server runs it in.
  */
 export function kernelDebugConfig(
   file: string,
   kernelName: string | undefined,
-  opts: { runCommands: Record<string, string | string[]>; workspaceFolder?: string; stopProgram?: string; text?: string },
+  plan: Pick<RunPlan, 'command' | 'cwd'>,
+  opts: { stopProgram?: string } = {},
 ): TritonLensLaunch {
-  const comment = opts.text ? RUN_COMMENT.exec(opts.text)?.[1] : undefined;
-  const hit = comment ? { command: comment } : runCommandFor(file, opts.runCommands, opts.workspaceFolder);
   const cfg: TritonLensLaunch = {
     type: DEBUG_TYPE,
     request: 'launch',
     name: kernelName ? `Debug Triton kernel ${kernelName}` : `Debug ${path.basename(file)}`,
-    cwd: opts.workspaceFolder ?? path.dirname(file),
+    cwd: plan.cwd ?? path.dirname(file),
     args: [],
     justMyCode: true,
   };
-  if (hit) {
-    const vars = { workspaceFolder: opts.workspaceFolder, file };
-    const command = Array.isArray(hit.command) ? hit.command.map((a) => expandVariables(a, vars)) : expandVariables(hit.command, vars);
-    const target = targetFromCommand(command);
-    Object.assign(cfg, target);
-  } else {
-    cfg.program = file;
-  }
+  if (plan.command?.length) Object.assign(cfg, targetFromCommand(plan.command));
+  else cfg.program = file;
   if (opts.stopProgram) cfg.stopProgram = opts.stopProgram;
   return cfg;
 }
@@ -135,6 +143,7 @@ export class KernelDebugger implements vscode.DebugConfigurationProvider, vscode
     private readonly resolver: InterpreterResolver,
     private readonly log: vscode.LogOutputChannel,
     private readonly server: OutlineServer,
+    private readonly runPlan: RunPlanner,
   ) {
     this.disposables.push(
       vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, this),
@@ -223,12 +232,9 @@ export class KernelDebugger implements vscode.DebugConfigurationProvider, vscode
     const folder = vscode.workspace.getWorkspaceFolder(uri);
     let cfg: TritonLensLaunch;
     try {
-      cfg = kernelDebugConfig(uri.fsPath, kernelName, {
-        runCommands: getSettings(uri).runCommands,
-        workspaceFolder: folder?.uri.fsPath,
-        stopProgram,
-        text: doc.getText(),
-      });
+      const plan = await this.runPlan(uri, doc.getText());
+      this.log.info(`Debug ${path.basename(uri.fsPath)}: ${plan.command ? plan.command.join(' ') : 'the file'} (from the ${plan.origin === 'comment' ? `run comment on line ${plan.originLine}` : plan.origin === 'setting' ? 'tritonLens.runCommands setting' : 'file itself'})`);
+      cfg = kernelDebugConfig(uri.fsPath, kernelName, plan, { stopProgram });
     } catch (e) {
       void vscode.window.showErrorMessage(`Triton Lens: ${(e as Error).message}`);
       return false;

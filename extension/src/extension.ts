@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import { AccessMapManager } from './accessMapPanel';
 import { COMMANDS, registerCommands } from './commands';
 import { CursorSync } from './cursorSync';
-import { KernelDebugger } from './debug';
+import { KernelDebugger, RUN_PLAN, type RunPlan } from './debug';
 import { InterpreterResolver } from './python';
 import { ServerManager } from './server';
 import { StatusBar } from './statusBar';
@@ -20,10 +20,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<Triton
   const log = vscode.window.createOutputChannel('Triton Lens', { log: true });
   const status = new StatusBar(COMMANDS.showOutput);
   const resolver = new InterpreterResolver(log);
-  server = new ServerManager(context.extensionPath, log, status, resolver);
+  const manager = new ServerManager(context.extensionPath, log, status, resolver);
+  server = manager;
   const accessMap = new AccessMapManager(context, server, log);
   const cursor = new CursorSync(() => accessMap.panel);
-  const kernelDebugger = new KernelDebugger(context.extensionPath, resolver, log, server);
+  const kernelDebugger = new KernelDebugger(context.extensionPath, resolver, log, manager, (uri, text) =>
+    manager.request<RunPlan>(RUN_PLAN, { uri: uri.toString(), text }),
+  );
   context.subscriptions.push(
     log,
     status,

@@ -78,61 +78,6 @@ export function expandVariables(value: string, ctx: VariableContext): string {
   return out;
 }
 
-/** A glob as a RegExp: `**` any path part, `*` and `?` within one part, `{a,b}` alternatives. */
-export function globToRegExp(glob: string): RegExp {
-  let re = '';
-  for (let i = 0; i < glob.length; i++) {
-    const ch = glob[i];
-    if (ch === '*') {
-      if (glob[i + 1] === '*') {
-        const slash = glob[i + 2] === '/';
-        re += slash ? '(?:.*/)?' : '.*';
-        i += slash ? 2 : 1;
-      } else {
-        re += '[^/]*';
-      }
-    } else if (ch === '?') {
-      re += '[^/]';
-    } else if (ch === '{') {
-      const end = glob.indexOf('}', i);
-      if (end < 0) {
-        re += '\\{';
-        continue;
-      }
-      const alts = glob.slice(i + 1, end).split(',').map((a) => globToRegExp(a).source.slice(1, -1));
-      re += `(?:${alts.join('|')})`;
-      i = end;
-    } else {
-      re += ch.replace(/[.+^$()|[\]\\]/g, '\\$&');
-    }
-  }
-  return new RegExp(`^${re}$`);
-}
-
-/**
- * The run command configured for a file: the first glob (in settings order) that matches the file's path
- * relative to its workspace folder, its absolute path, or (for a glob without '/') its base name.
- */
-export function runCommandFor(
-  file: string,
-  runCommands: Record<string, string | string[]>,
-  workspaceFolder?: string,
-): { glob: string; command: string | string[] } | undefined {
-  const norm = (p: string) => p.split(path.sep).join('/');
-  const abs = norm(file);
-  const rel = workspaceFolder ? norm(path.relative(workspaceFolder, file)) : undefined;
-  const base = path.basename(file);
-  for (const [glob, command] of Object.entries(runCommands)) {
-    if (Array.isArray(command) ? !command.length : typeof command !== 'string' || !command.trim()) continue;
-    const re = globToRegExp(glob.replace(/^\.\//, ''));
-    const hit = glob.includes('/')
-      ? (rel !== undefined && !rel.startsWith('..') && re.test(rel)) || re.test(abs)
-      : re.test(base) || (rel !== undefined && re.test(rel));
-    if (hit) return { glob, command };
-  }
-  return undefined;
-}
-
 /** Splits a command line like a POSIX shell would for simple cases: quotes and backslash escapes. */
 export function splitCommandLine(cmd: string): string[] {
   const out: string[] = [];

@@ -11,6 +11,7 @@ import {
   targetFromCommand,
   toDebugpyConfig,
   validateStopProgram,
+  type RunPlan,
 } from '../src/debug';
 
 const REPO = path.resolve(__dirname, '../..');
@@ -51,8 +52,8 @@ describe('targetFromCommand', () => {
 });
 
 describe('kernelDebugConfig / toDebugpyConfig', () => {
-  it('debugs the file itself by default, through the launcher, with TRITON_INTERPRET=1', () => {
-    const cfg = kernelDebugConfig('/ws/k.py', 'add_kernel', { runCommands: {}, workspaceFolder: '/ws', stopProgram: '2,0,0' });
+  it('debugs the file itself when the server runs the file, through the launcher, with TRITON_INTERPRET=1', () => {
+    const cfg = kernelDebugConfig('/ws/k.py', 'add_kernel', { command: null, cwd: null }, { stopProgram: '2,0,0' });
     expect(cfg).toMatchObject({ type: DEBUG_TYPE, request: 'launch', name: 'Debug Triton kernel add_kernel', program: '/ws/k.py', cwd: '/ws', stopProgram: '2,0,0' });
     const d = toDebugpyConfig({ ...cfg, env: { A: 'b' } }, '/py', '/ext/server/triton_lens/debug_launcher.py');
     expect(d).toMatchObject({
@@ -68,20 +69,17 @@ describe('kernelDebugConfig / toDebugpyConfig', () => {
     });
     expect(d.stopProgram).toBeUndefined();
   });
-  it("uses the file's configured run command, with ${file} expanded", () => {
-    const cfg = kernelDebugConfig('/ws/kernels/k.py', 'k', { runCommands: { 'kernels/*.py': 'pytest ${file} -x' }, workspaceFolder: '/ws' });
-    expect(cfg).toMatchObject({ module: 'pytest', args: ['/ws/kernels/k.py', '-x'] });
+  it("runs the server's command for the file (a console script as its module), in the server's folder", () => {
+    const cfg = kernelDebugConfig('/ws/kernels/k.py', 'k', { command: ['pytest', '/ws/kernels/k.py', '-x'], cwd: '/ws' });
+    expect(cfg).toMatchObject({ module: 'pytest', args: ['/ws/kernels/k.py', '-x'], cwd: '/ws' });
     expect(cfg.program).toBeUndefined();
     const d = toDebugpyConfig(cfg, '/py', '/L');
     expect(d.args).toEqual(['-m', 'pytest', '/ws/kernels/k.py', '-x']);
     expect(d.env).toEqual({ TRITON_INTERPRET: '1' });
-  });
-  it("honours the file's `# triton-lens: run` line first, and argv-style run commands", () => {
-    const text = 'import triton\n# triton-lens: run python -m pytest tests/t.py -k "a b"\n';
-    const cfg = kernelDebugConfig('/ws/k.py', 'k', { runCommands: { '*.py': 'python other.py' }, workspaceFolder: '/ws', text });
-    expect(cfg).toMatchObject({ module: 'pytest', args: ['tests/t.py', '-k', 'a b'] });
-    const argv = kernelDebugConfig('/ws/k.py', 'k', { runCommands: { '*.py': ['python', 'bench.py', '${file}'] }, workspaceFolder: '/ws' });
-    expect(argv).toMatchObject({ program: 'bench.py', args: ['/ws/k.py'] });
+    const py = kernelDebugConfig('/ws/k.py', 'k', { command: ['python', '-m', 'pytest', 'tests/t.py', '-k', 'a b'], cwd: '/ws' });
+    expect(py).toMatchObject({ module: 'pytest', args: ['tests/t.py', '-k', 'a b'] });
+    const script = kernelDebugConfig('/ws/k.py', 'k', { command: ['python', 'bench.py', '/ws/k.py'], cwd: '/ws' });
+    expect(script).toMatchObject({ program: 'bench.py', args: ['/ws/k.py'] });
   });
 
   it('refuses a configuration with nothing to run', () => {
@@ -95,13 +93,15 @@ const OUTLINE = {
   at: null,
 };
 
-function makeDebugger(opts: { python?: string; bundled?: string; server?: { request: () => Promise<unknown> } } = {}) {
+function makeDebugger(opts: { python?: string; bundled?: string; plan?: RunPlan; server?: { request: () => Promise<unknown> } } = {}) {
   const resolver = {
     resolve: vi.fn(async () => ({ path: opts.python ?? VENV_PY, source: 'setting' })),
     debuggerPackagePath: vi.fn(async () => opts.bundled),
   };
   const server = opts.server ?? { request: vi.fn(async () => OUTLINE) };
-  return new KernelDebugger('/ext', resolver as never, makeLog() as never, server as never);
+  const runPlan = vi.fn(async (uri: { fsPath: string }, _text: string) => opts.plan ?? { file: uri.fsPath, runnable: true, whyNot: '', origin: 'file' as const, originLine: 0, command: null, cwd: null });
+  const d = new KernelDebugger('/ext', resolver as never, makeLog() as never, server as never, runPlan as never);
+  return Object.assign(d, { runPlanMock: runPlan });
 }
 
 describe('KernelDebugger', () => {
@@ -154,6 +154,28 @@ describe('KernelDebugger', () => {
     expect(await makeDebugger({ server }).debugKernel(doc.uri as never, 'add_kernel')).toBe(true);
     expect(mock.breakpoints).toHaveLength(0);
     expect(debug.startDebugging).toHaveBeenCalled();
+  });
+
+  it("asks the server for the file's run plan with the editor's text, and debugs its command", async () => {
+    mock.workspaceFolders = [{ uri: Uri.file('/ws'), name: 'ws', index: 0 }];
+    const text = KERNEL + '\n# triton-lens: run pytest tests/test_k.py -k small\n';
+    const doc = makeDocument('/ws/k.py', text);
+    window.showInputBox.mockResolvedValueOnce('');
+    const d = makeDebugger({ plan: { file: '/ws/k.py', runnable: true, whyNot: '', origin: 'comment', originLine: 11, command: ['pytest', 'tests/test_k.py', '-k', 'small'], cwd: '/ws' } });
+    expect(await d.debugKernel(doc.uri as never, 'add_kernel')).toBe(true);
+    expect(d.runPlanMock).toHaveBeenCalledWith(doc.uri, text);
+    const cfg = debug.startDebugging.mock.calls[0][1] as Record<string, unknown>;
+    expect(cfg).toMatchObject({ module: 'pytest', args: ['tests/test_k.py', '-k', 'small'], cwd: '/ws' });
+  });
+
+  it('shows the error and starts nothing when the server cannot answer', async () => {
+    const doc = makeDocument('/ws/k.py', KERNEL);
+    window.showInputBox.mockResolvedValueOnce('');
+    const d = makeDebugger();
+    d.runPlanMock.mockRejectedValueOnce(new Error('The Triton Lens server is not running.'));
+    expect(await d.debugKernel(doc.uri as never, 'add_kernel')).toBe(false);
+    expect(window.showErrorMessage).toHaveBeenCalledWith('Triton Lens: The Triton Lens server is not running.');
+    expect(debug.startDebugging).not.toHaveBeenCalled();
   });
 
   it('does nothing when the program question is cancelled', async () => {

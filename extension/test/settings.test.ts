@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { mock } from 'vscode';
-import { DEFAULTS, expandVariables, getSettings, globToRegExp, runCommandFor, splitCommandLine } from '../src/settings';
+import { DEFAULTS, expandVariables, getSettings, splitCommandLine } from '../src/settings';
 
 beforeEach(() => mock.reset());
 
@@ -26,39 +26,7 @@ describe('getSettings', () => {
   });
 });
 
-describe('globToRegExp', () => {
-  it.each([
-    ['*.py', 'a.py', true],
-    ['*.py', 'dir/a.py', false],
-    ['**/*.py', 'a.py', true],
-    ['**/*.py', 'x/y/a.py', true],
-    ['kernels/**', 'kernels/a/b.py', true],
-    ['kernels/**', 'other/a.py', false],
-    ['k?.py', 'k1.py', true],
-    ['{a,b}/*.py', 'b/x.py', true],
-    ['{a,b}/*.py', 'c/x.py', false],
-    ['a.b.py', 'aXb.py', false],
-  ])('%s vs %s -> %s', (glob, p, want) => {
-    expect(globToRegExp(glob).test(p)).toBe(want);
-  });
-});
-
-describe('runCommandFor', () => {
-  const rc = { 'tests/**/*.py': 'pytest ${file}', 'softmax.py': 'python bench.py', '/abs/**': 'python -m abs' };
-  it('matches globs with a slash against the path in the workspace folder', () => {
-    expect(runCommandFor('/ws/tests/unit/t.py', rc, '/ws')).toEqual({ glob: 'tests/**/*.py', command: 'pytest ${file}' });
-  });
-  it('matches globs without a slash against the base name', () => {
-    expect(runCommandFor('/ws/deep/softmax.py', rc, '/ws')?.command).toBe('python bench.py');
-  });
-  it('matches absolute globs', () => {
-    expect(runCommandFor('/abs/x/k.py', rc, '/ws')?.command).toBe('python -m abs');
-  });
-  it('returns undefined when nothing matches or the command is empty', () => {
-    expect(runCommandFor('/ws/other.py', rc, '/ws')).toBeUndefined();
-    expect(runCommandFor('/ws/a.py', { '*.py': '  ' }, '/ws')).toBeUndefined();
-  });
-});
+// Globs of tritonLens.runCommands are matched by the server (server/triton_lens/trace/plan.py, tests/engine/test_plan.py).
 
 describe('splitCommandLine', () => {
   it('splits on blanks and honours quotes and escapes', () => {

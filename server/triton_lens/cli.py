@@ -52,8 +52,10 @@ def cmd_check(args) -> int:
     from .trace.process_tree import resolve_workers
 
     fmt = "json" if args.json else args.format
-    targets = find_targets(args.paths, roots=[os.getcwd()])
+    targets = find_targets(args.paths, roots=[os.getcwd()], filter_named_files=args.kernel_files_only)
     problems = list(targets.problems)
+    if not targets.files and not problems and args.kernel_files_only:
+        return 0  # e.g. a commit that changes no kernel file
     if not targets.files and not problems:
         problems.append(f"no kernel file found in {' '.join(args.paths)}: a folder contributes the .py files "
                         "that define a @triton.jit kernel and launch it, or have a `# triton-lens: run` comment")
@@ -130,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     check.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
                        help="files run at once (default: one per core)")
+    check.add_argument("--kernel-files-only", action="store_true",
+                       help="run named files only if they launch a kernel or have a run comment, like files "
+                            "found in a folder (for pre-commit, which passes every changed file)")
     check.add_argument("--show-output", action="store_true",
                        help="stream the scripts' own stdout and stderr while they run (stderr for json, sarif, github)")
     check.add_argument("--timeout", type=float, default=60.0, metavar="S", help="time limit in seconds (default 60)")

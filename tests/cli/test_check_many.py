@@ -115,3 +115,15 @@ def test_a_tool_error_is_exit_2_in_sarif_too(project):
     jsonschema.validate(log, SCHEMA)
     inv = log["runs"][0]["invocations"][0]
     assert inv["executionSuccessful"] is False and "cannot start" in inv["toolExecutionNotifications"][0]["message"]["text"]
+
+
+def test_pre_commit_hook_runs_only_kernel_files(project):
+    hooks = (Path(__file__).parents[2] / ".pre-commit-hooks.yaml").read_text()
+    assert "- id: triton-lens\n" in hooks
+    entry = "triton-lens check --kernel-files-only"
+    assert hooks.count(f"entry: {entry}\n") == 2
+    # pre-commit passes every changed file: a commit touching no kernel file passes, quietly
+    p = check("--kernel-files-only", "clean/helper.py", cwd=project)
+    assert p.returncode == 0 and p.stdout == ""
+    p = check("--kernel-files-only", "clean/helper.py", "buggy/oob_missing_mask.py", cwd=project)
+    assert p.returncode == 1 and "oob_missing_mask.py: ok, 1 launch, 1 error" in p.stdout

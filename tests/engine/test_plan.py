@@ -54,3 +54,20 @@ def test_a_folder_check_runs_launching_files_and_run_comments_not_helper_modules
     assert [x.path for x in t.files] == [str(tmp_path / "helper.py"), str(tmp_path / "launch.py")]
     assert t.problems == [f"no such file or folder: {tmp_path / 'missing.py'}",
                           f"no file matches {tmp_path / 'nothing*.py'}"]
+
+
+def test_filter_named_files_for_pre_commit(tmp_path):
+    (tmp_path / "launch.py").write_text(LAUNCHES)
+    (tmp_path / "helper.py").write_text(KERNEL)
+    (tmp_path / "setup.py").write_text("print('not a kernel file')\n")
+    named = [str(tmp_path / n) for n in ("launch.py", "helper.py", "setup.py")]
+    assert len(find_targets(named).files) == 3
+    assert [t.path for t in find_targets(named, filter_named_files=True).files] == [named[0]]
+
+
+def test_variables_in_run_commands_are_expanded_like_vs_code(tmp_path):
+    f = str(tmp_path / "k" / "add.py")
+    p = plan(f, KERNEL, {"k/*.py": "pytest ${file} -x --root=${workspaceFolder} ${fileDirname} ${nope}"}, [str(tmp_path)])
+    assert p.command == ["pytest", f, "-x", f"--root={tmp_path}", str(tmp_path / "k"), "${nope}"]
+    p = plan(f, KERNEL + "# triton-lens: run python '${fileDirname}/bench me.py'\n", {}, [str(tmp_path)])
+    assert p.command == ["python", str(tmp_path / "k" / "bench me.py")]

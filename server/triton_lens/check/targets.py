@@ -51,7 +51,9 @@ def _walk(folder: str) -> list[str]:
 
 
 def find_targets(paths: list[str], run_commands: Optional[Mapping[str, Any]] = None,
-                 roots: Optional[list[str]] = None) -> Targets:
+                 roots: Optional[list[str]] = None, filter_named_files: bool = False) -> Targets:
+    """`filter_named_files`: named files too are run only when worth a run (pre-commit passes every
+    changed .py file, most of which launch no kernel)."""
     roots = [os.path.abspath(r) for r in (roots or [os.getcwd()])]
     run_commands = run_commands or {}
     files: list[Target] = []
@@ -77,7 +79,7 @@ def find_targets(paths: list[str], run_commands: Optional[Mapping[str, Any]] = N
             for f in _walk(arg):
                 add(f, explicit=False)
         elif os.path.isfile(arg):
-            add(arg, explicit=True)
+            add(arg, explicit=not filter_named_files)
         elif _glob.has_magic(arg):
             hits = sorted(_glob.glob(arg, recursive=True))
             if not hits:

@@ -1,7 +1,7 @@
 """The Triton Lens language server (pygls 2.x, stdio): keeps the analysis of every open kernel file
 current while the user types, and maps it to LSP. Feature registration only; the work is elsewhere:
 
-- runplan.py   which run a file gets (comment, setting, or the file as __main__), and whether it runs
+- runplan.py   the server's Settings handed to trace/plan.py (which run a file gets, and whether it runs)
 - runs.py      debounce / cancel / versions; the one call into the trace engine and the analysis
 - progress.py  $/progress of runs longer than half a second
 - view.py      a finished run -> diagnostics, per-line hint and hover text (computed once)
@@ -9,6 +9,7 @@ current while the user types, and maps it to LSP. Feature registration only; the
 - diagnostics.py, hints.py, hover.py, lenses.py   analysis -> LSP types
 - viewer_requests.py   tritonLens/kernels, tritonLens/accessMap, tritonLens/values
 - outline.py           tritonLens/kernelOutline (the file's kernels for the extension)
+- plan_request.py      tritonLens/runPlan (the run plan of a file, for the debugger)
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from pygls.capabilities import ServerCapabilitiesBuilder
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from . import outline, viewer_requests
+from . import outline, plan_request, viewer_requests
 from .documents import Doc
 from .edits import DocText
 from .linemap import LineMap
@@ -361,6 +362,7 @@ def create_server() -> TritonLensServer:
 
     viewer_requests.register(server)
     outline.register(server)
+    plan_request.register(server)
     return server
 
 

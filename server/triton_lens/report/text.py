@@ -28,7 +28,9 @@ def write_findings(analysis, out: TextIO) -> None:
         for r in f.related:
             rcol = r.col + 1 if r.col >= 0 else 1
             print(f"{rel(r.file)}:{r.line}:{rcol}: note: {r.message}", file=out)
-        if f.detail and f.kind in ("exception", "crashed", "timeout"):
+        # The traceback of a SystemExit only shows where the runner called the command: its output says why.
+        if f.detail and f.kind in ("exception", "crashed", "timeout") \
+                and not f.detail.rstrip().splitlines()[-1].startswith("SystemExit"):
             for line in f.detail.rstrip().splitlines()[-12:]:
                 print(f"    {line}", file=out)
 

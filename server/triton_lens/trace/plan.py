@@ -186,13 +186,13 @@ def plan(path: str, text: str, run_commands: Optional[Mapping[str, Any]] = None,
     root = workspace_root(path, roots)
     m = RUN_COMMENT.search(text)
     if m:
-        argv = split_command(m.group("cmd"))
+        argv = expand_variables(split_command(m.group("cmd")), path, root)
         if argv:
             line = text.count("\n", 0, m.start()) + 1
             return Plan(True, command=argv, origin="comment", origin_line=line,
                         cwd=root or os.path.dirname(path), kernels=kernels, imported_kernels=imported,
                         launches=launches)
-    argv = command_for(path, run_commands or {}, roots)
+    argv = expand_variables(command_for(path, run_commands or {}, roots), path, root)
     if argv:
         return Plan(True, command=argv, origin="setting", cwd=root or os.path.dirname(path), kernels=kernels,
                     imported_kernels=imported, launches=launches)
@@ -262,6 +262,35 @@ def command_for(path: str, run_commands: Mapping[str, Any], roots: list[str]) ->
         if any(rx.fullmatch(c) for c in candidates):
             return split_command(command)
     return None
+
+
+_VARIABLE = re.compile(r"\$\{([^}]+)\}")
+
+
+def expand_variables(argv: Optional[list[str]], path: str, root: Optional[str],
+                     env: Optional[Mapping[str, str]] = None) -> Optional[list[str]]:
+    """${workspaceFolder}, ${file}, ${fileDirname}, ${userHome}, ${env:NAME} and a leading ~ in each
+    argument, as VS Code expands them (`pytest ${file} -x`). Unknown variables stay as written."""
+    if not argv:
+        return argv
+    env = os.environ if env is None else env
+    home = os.path.expanduser("~")
+    values = {"workspaceFolder": root or os.path.dirname(path), "file": path, "fileDirname": os.path.dirname(path),
+              "userHome": home}
+
+    def one(m: re.Match) -> str:
+        name = m.group(1)
+        if name.startswith("env:"):
+            return env.get(name[4:], "")
+        return values.get(name, m.group(0))
+
+    out = []
+    for a in argv:
+        a = _VARIABLE.sub(one, a)
+        if a == "~" or a.startswith("~/"):
+            a = home + a[1:]
+        out.append(a)
+    return out
 
 
 def split_command(command: Any) -> Optional[list[str]]:

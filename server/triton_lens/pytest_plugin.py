@@ -1,0 +1,146 @@
+"""The pytest plugin (entry point `pytest11: triton_lens`): `pytest --triton-lens` records every
+Triton kernel launched during each test, in-process, with the engine's Recorder (the one behind the
+Triton-Viz API: out-of-bounds lanes never touch memory), and turns the launches into findings.
+
+    pytest --triton-lens                          # fail tests whose kernels have error findings
+    pytest --triton-lens --triton-lens-fail=warning   # ... or warning findings (races, dead masks)
+    pytest -p no:triton_lens                      # the plugin off
+
+A test's findings go into its report (a "triton-lens" section, and `user_properties`, which
+pytest-xdist carries from its workers), a test that passed but has findings at the chosen severity
+fails with their messages, and a table at the end lists the tests with findings.
+
+The interpreter is switched on before any conftest.py or test module is imported, so every
+@triton.jit kernel of the session is an interpreted one. Without --triton-lens nothing is imported
+and nothing changes.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+KEY = "triton_lens"  # user_properties: (KEY, {"launches": n, "findings": [finding dicts]})
+_SEVERITIES = {"error": ("error",), "warning": ("error", "warning")}
+_REC = pytest.StashKey()
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("triton-lens", "Triton Lens: memory accesses of Triton kernels")
+    group.addoption("--triton-lens", action="store_true", default=False, dest="triton_lens",
+                    help="run Triton kernels under the interpreter, record every load/store of each test's "
+                         "launches, and fail tests with out-of-bounds accesses (see --triton-lens-fail)")
+    group.addoption("--triton-lens-fail", choices=tuple(_SEVERITIES), default="error", dest="triton_lens_fail",
+                    help="the lowest finding severity that fails a test: error (out-of-bounds, default) or "
+                         "warning (also races and dead masks)")
+
+
+def _enable_interpreter() -> None:
+    os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported, for releases that read it then
+    from .trace import compat
+
+    compat.enable_interpreter()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    if getattr(early_config.known_args_namespace, "triton_lens", False):
+        _enable_interpreter()  # before the first conftest.py defines a kernel
+
+
+def pytest_configure(config):
+    if config.getoption("triton_lens"):
+        _enable_interpreter()
+        config.pluginmanager.register(_Session(config), "triton_lens_session")
+
+
+def _fmt(f: dict) -> str:
+    from .report.paths import rel
+
+    col = f["col"] + 1 if f["col"] >= 0 else 1
+    return f"{rel(f['file'])}:{f['line']}:{col}: {f['severity']}: {f['message']} [{f['kind']}]"
+
+
+class _Session:
+    """Recording per test, and the summary over all tests (on the xdist controller too: it sees the
+    workers' reports, user_properties included)."""
+
+    def __init__(self, config):
+        self.fail_on = _SEVERITIES[config.getoption("triton_lens_fail")]
+        self.rows: list[tuple[str, int, list[dict]]] = []  # (nodeid, launches, findings)
+        self.launches = 0
+        self.tests = 0
+
+    # -- recording ---------------------------------------------------------------------------
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_setup(self, item):
+        from .trace.recorder import Recorder
+
+        launches: list = []
+        rec = Recorder(on_launch=launches.append, value_limit=0)  # values are for the viewer only
+        rec.__enter__()
+        item.stash[_REC] = (rec, launches)
+        yield
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if call.when == "setup" and report.passed:
+            return  # keep recording through the test's call
+        held = item.stash.get(_REC, None)
+        if held is None:
+            return
+        rec, launches = held
+        rec.__exit__(None, None, None)
+        del item.stash[_REC]
+        findings = self._findings(item, launches)
+        report.user_properties.append((KEY, {"launches": len(launches), "findings": findings}))
+        if not findings:
+            return
+        failing = [f for f in findings if f["severity"] in self.fail_on]
+        if failing and report.passed:
+            report.outcome = "failed"
+            report.longrepr = (f"Triton Lens: {len(failing)} finding{'s' if len(failing) != 1 else ''} at "
+                               f"{'/'.join(self.fail_on)} severity in the kernels this test launched:\n"
+                               + "\n".join(_fmt(f) for f in failing))
+            findings = [f for f in findings if f not in failing]  # the rest, below the failure
+        if findings:
+            report.sections.append(("triton-lens", "\n".join(_fmt(f) for f in findings)))
+
+    @staticmethod
+    def _findings(item, launches) -> list[dict]:
+        if not launches:
+            return []
+        from .analysis import analyze
+        from .model import OK, RunResult
+
+        result = RunResult(file=str(item.path), status=OK, launches=launches)
+        # "no-launch" and script failures are the CLI's; a test's own exception is pytest's.
+        return [f.to_json() for f in analyze(result).findings if f.kind not in ("no-launch",)]
+
+    # -- summary -------------------------------------------------------------------------------
+    def pytest_runtest_logreport(self, report):
+        for key, value in report.user_properties:
+            if key == KEY:
+                self.tests += 1
+                self.launches += value["launches"]
+                if value["findings"]:
+                    self.rows.append((report.nodeid, value["launches"], value["findings"]))
+
+    def pytest_terminal_summary(self, terminalreporter):
+        tr = terminalreporter
+        tr.section("Triton Lens")
+        tr.write_line(f"{self.tests} test{'s' if self.tests != 1 else ''} recorded, {self.launches} kernel "
+                      f"launch{'es' if self.launches != 1 else ''}, {len(self.rows)} with findings "
+                      f"(failing at: {'/'.join(self.fail_on)})")
+        if not self.rows:
+            return
+        width = max(len(n) for n, _, _ in self.rows)
+        tr.write_line(f"{'test':<{width}}  launches  errors  warnings  first finding")
+        for nodeid, n, fs in self.rows:
+            err = sum(f["severity"] == "error" for f in fs)
+            warn = sum(f["severity"] == "warning" for f in fs)
+            first = fs[0]
+            where = f"{os.path.basename(first['file'])}:{first['line']} {first['kind']} {first['arg']}".rstrip()
+            tr.write_line(f"{nodeid:<{width}}  {n:>8}  {err:>6}  {warn:>8}  {where}")
