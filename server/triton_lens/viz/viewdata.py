@@ -173,6 +173,21 @@ class ViewerData:
         count = max(0, min(count, 1 << 16))
         return tensor_values(result, launch=L.index, tensor=t, start=max(0, start), count=count)
 
+    def extra(self, method: str, params: dict) -> dict:
+        """valueMap / dots / performance (analysis/viewer_extras.py) for the page."""
+        from ..analysis.viewer_extras import METHODS
+
+        fn = METHODS.get(method)
+        if fn is None:
+            raise RequestError(f"unknown method {method}", 404)
+        result = self.result()
+        try:
+            return fn(result, params)
+        except KeyError as e:
+            raise RequestError(str(e.args[0]) if e.args else str(e), 404)
+        except (TypeError, ValueError) as e:
+            raise RequestError(f"bad parameters for {method}: {e}")
+
     # -- source -----------------------------------------------------------------------------------
     def files(self, result: Optional[RunResult] = None) -> list[str]:
         """The files the viewer may show: the run's file and every kernel and access site's file."""
