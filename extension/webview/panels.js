@@ -132,7 +132,7 @@ function tileBox(label, shape, operand, cls, onPick) {
     link.addEventListener('click', () => onPick(operand));
     box.append(link);
   } else if (operand) {
-    box.append(el('div', 'tl-note', 'no load of this shape just before the dot'));
+    box.append(el('div', 'tl-note', operand.why || 'not from a load'));
   }
   return box;
 }

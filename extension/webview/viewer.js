@@ -321,7 +321,8 @@ function buildLaunchUI() {
       continue;
     }
     buildViewControls(tm);
-    attachPointer(tm);
+    if ((tm.meta.shape || []).length > 2) buildSlices(tm);
+    else attachPointer(tm);
   }
   if (!L.tensors.length) dom.maps.append(el('p', 'tl-note', 'This launch has no tensor arguments with recorded accesses.'));
 }
@@ -344,34 +345,97 @@ function buildViewControls(tm) {
       saveState();
     }));
   } else if (shape.length > 2) {
-    const lead = shape.slice(0, -2);
-    const idx = unravelSlice(tm.view.slice, lead);
-    const label = el('span', 'tl-slice-label', 'slice');
-    tm.ui.controls.append(label);
-    lead.forEach((d, k) => {
-      tm.ui.controls.append(numberInput(`dim ${k}`, idx[k], 0, d - 1, (v) => {
-        idx[k] = v;
-        let s = 0;
-        for (let j = 0; j < lead.length; j++) s = s * lead[j] + idx[j];
-        tm.view.slice = s;
-        state.views[tm.name] = { ...(state.views[tm.name] || {}), slice: s };
-        tm.layout = null;
-        renderTensor(tm);
-        saveState();
-      }));
-    });
-    tm.ui.controls.append(el('span', 'tl-slice-rest', ', :, :]'));
+    buildSliceControls(tm);
   }
 }
 
-function unravelSlice(s, lead) {
-  const idx = new Array(lead.length);
-  for (let k = lead.length - 1; k >= 0; k--) {
-    idx[k] = s % lead[k];
-    s = Math.floor(s / lead[k]);
-  }
-  return idx;
+// ---------------------------------------------------------------- N-D tensors: a grid of 2-D slices
+
+const MAX_SLICES = 16;
+
+/** The slices shown: the last leading dimension's indices [first, first + 16), for the outer indices chosen. */
+function sliceSpec(tm) {
+  const shape = tm.meta.shape;
+  const lead = shape.slice(0, -2);
+  const inner = lead[lead.length - 1];
+  const saved = state.views[tm.name] || {};
+  const outer = lead.slice(0, -1).map((d, k) => Math.max(0, Math.min(d - 1, ((saved.outer || [])[k]) | 0)));
+  const first = Math.max(0, Math.min(Math.max(0, inner - 1), saved.first | 0));
+  let o = 0;
+  for (let k = 0; k < outer.length; k++) o = o * lead[k] + outer[k];
+  return { lead, inner, outer, first, count: Math.min(MAX_SLICES, inner - first), base: o * inner };
 }
+
+function saveSliceView(tm, patch) {
+  state.views[tm.name] = { ...(state.views[tm.name] || {}), ...patch };
+  saveState();
+}
+
+function buildSliceControls(tm) {
+  const sp = sliceSpec(tm);
+  const c = tm.ui.controls;
+  c.append(el('span', 'tl-slice-label', 'outer dims'));
+  sp.outer.forEach((v, k) => {
+    c.append(numberInput(`dim ${k}`, v, 0, sp.lead[k] - 1, (x) => {
+      const outer = sliceSpec(tm).outer.slice();
+      outer[k] = x;
+      saveSliceView(tm, { outer });
+      rebuildSlices(tm);
+    }));
+  });
+  if (sp.inner > MAX_SLICES) {
+    c.append(numberInput(`dim ${sp.lead.length - 1} from`, sp.first, 0, sp.inner - 1, (x) => {
+      saveSliceView(tm, { first: x });
+      rebuildSlices(tm);
+    }));
+  }
+}
+
+function sliceLabel(tm, idx) {
+  return `${tm.name}[${idx.join(', ')}, :, :]`;
+}
+
+/** One sub-model per shown slice: same accesses, its own view, canvas and hit-testing. */
+function buildSlices(tm) {
+  const sp = sliceSpec(tm);
+  tm.ui.wrap.hidden = true;
+  if (!tm.ui.slices) {
+    tm.ui.slices = el('div', 'tl-slices');
+    tm.ui.wrap.after(tm.ui.slices);
+  }
+  tm.ui.slices.replaceChildren();
+  tm.slices = [];
+  for (let h = sp.first; h < sp.first + sp.count; h++) {
+    const idx = sp.outer.concat([h]);
+    const card = el('div', 'tl-slice-card');
+    const title = el('div', 'tl-slice-title', sliceLabel(tm, idx));
+    const wrap = el('div', 'tl-canvas-wrap');
+    const canvas = el('canvas', 'tl-canvas');
+    wrap.append(canvas);
+    const status = el('div', 'tl-card-status');
+    const oob = el('div', 'tl-oob');
+    card.append(title, wrap, status, oob);
+    tm.ui.slices.append(card);
+    const sub = {
+      index: tm.index, name: tm.name, meta: tm.meta, sites: tm.sites, accesses: tm.accesses, extent: tm.extent,
+      valueCache: tm.valueCache, valueMaps: tm.valueMaps, parent: tm, sliceIndex: idx,
+      view: { slice: sp.base + h }, ui: { card, canvas, wrap, status, oob, values: null },
+    };
+    tm.slices.push(sub);
+    attachPointer(sub);
+  }
+  tm.ui.sliceNote = tm.ui.sliceNote || el('div', 'tl-card-status');
+  tm.ui.slices.after(tm.ui.sliceNote);
+  tm.ui.sliceNote.textContent = `${tm.meta.shape.length}-D: slices ${tm.name}[${sp.outer.concat([`${sp.first}:${sp.first + sp.count}`]).join(', ')}, :, :]` +
+    ` of ${sp.inner} along dim ${sp.lead.length - 1}` + (sp.count < sp.inner ? ` (${MAX_SLICES} at a time: pick where they start)` : '');
+}
+
+function rebuildSlices(tm) {
+  buildSlices(tm);
+  renderTensor(tm);
+  renderCount++;
+}
+
 
 // ---------------------------------------------------------------- rendering
 
@@ -514,7 +578,8 @@ function valueMapOf(tm) {
       .finally(() => {
         entry.ready = true;
         busy--;
-        if (state.launch && state.launch.tensors.includes(tm)) { renderTensor(tm); renderCount++; }
+        const top = tm.parent || tm;
+        if (state.launch && state.launch.tensors.includes(top)) { renderTensor(top); renderCount++; }
       });
   }
   return undefined;
@@ -523,6 +588,7 @@ function valueMapOf(tm) {
 function renderValues(tm) {
   const vm = valueMapOf(tm);
   const box = tm.ui.values;
+  if (!box) return vm && !vm.none ? vm : null; // a slice of an N-D tensor: its card shows the values line
   if (state.values === 'off') { box.hidden = true; return null; }
   box.hidden = false;
   const when = state.values === 'before' ? 'before the launch' : 'after the launch';
@@ -560,6 +626,16 @@ function cssColor(c) {
 
 function renderTensor(tm) {
   if (tm.error) return;
+  if (tm.slices) {
+    const t0 = performance.now();
+    renderValues(tm); // the card's values line and histogram (all slices share them)
+    for (const sub of tm.slices) renderTensor(sub);
+    tm.raster = tm.slices.length ? tm.slices[0].raster : null;
+    tm.followKind = tm.slices.length ? tm.slices[0].followKind : 'load';
+    tm.renderMs = performance.now() - t0;
+    tm.ui.status.textContent = '';
+    return;
+  }
   const t0 = performance.now();
   if (!tm.layout) tm.layout = makeLayout(tm.meta, tm.view, tm.extent);
   const sel = state.programs;
@@ -570,7 +646,7 @@ function renderTensor(tm) {
   tm.followKind = followKindOf(tm);
   const pal = paletteFor(tm.followKind);
   const wrapW = tm.ui.wrap.clientWidth || 800;
-  const maxH = Math.max(160, Math.min(900, Math.round(window.innerHeight * 0.7)));
+  const maxH = tm.parent ? 280 : Math.max(160, Math.min(900, Math.round(window.innerHeight * 0.7)));
   const vm = renderValues(tm);
   const vcol = vm ? valueColors(tm.layout, vm, tm.raster.flags, pal.css.elem) : null;
   tm.geom = drawView(tm.ui.canvas, tm.layout, tm.raster, pal, byProgram() && !vcol, wrapW, maxH, vcol);
@@ -935,6 +1011,22 @@ function tensorModel(t) {
   return state.launch.tensors.find((x) => x.name === t || x.index === t) || null;
 }
 
+/** The model that draws `where` (flat index, per-dim index or {offset}): an N-D tensor's slice. */
+function drawnBy(tm, where) {
+  if (!tm || !tm.slices) return tm;
+  const shape = tm.meta.shape;
+  const per = shape[shape.length - 1] * shape[shape.length - 2];
+  let i = where;
+  if (Array.isArray(where)) {
+    i = 0;
+    for (let k = 0; k < shape.length; k++) i = i * shape[k] + where[k];
+  } else if (where && typeof where === 'object') {
+    return tm.slices[0] || null;
+  }
+  const s = Math.floor(i / per);
+  return tm.slices.find((x) => x.layout && x.layout.slice === s) || null;
+}
+
 function cellOf(tm, where) {
   const lay = tm.layout;
   if (where && typeof where === 'object' && !Array.isArray(where) && 'offset' in where) {
@@ -966,7 +1058,8 @@ window.__viewer = {
   hostKind: host.kind,
   /** What the cell of `tensor` (name or index) at `index` (flat, per-dim array, or {offset}) is drawn as. */
   cellState(tensor, index) {
-    const tm = tensorModel(tensor);
+    const tm = drawnBy(tensorModel(tensor), index);
+    if (tensorModel(tensor) && !tm) return { drawn: 'hidden' };
     if (!tm || !tm.layout) return null;
     const cell = cellOf(tm, index);
     if (cell < 0) return { drawn: 'hidden' };
@@ -983,7 +1076,7 @@ window.__viewer = {
   },
   /** Viewport coordinates of the centre of a cell (for hover/click in tests). */
   cellPoint(tensor, index) {
-    const tm = tensorModel(tensor);
+    const tm = drawnBy(tensorModel(tensor), index);
     if (!tm || !tm.layout) return null;
     const cell = cellOf(tm, index);
     if (cell < 0) return null;
@@ -1012,8 +1105,13 @@ window.__viewer = {
     const tm = tensorModel(tensor);
     return tm && tm.raster ? JSON.parse(JSON.stringify(tm.raster.counts)) : null;
   },
-  layout(tensor) {
+  /** An N-D tensor's shown slices: [{index: [outer..., h], slice}] (null for 1-D / 2-D). */
+  slices(tensor) {
     const tm = tensorModel(tensor);
+    return tm && tm.slices ? tm.slices.map((x) => ({ index: x.sliceIndex, slice: x.layout ? x.layout.slice : null })) : null;
+  },
+  layout(tensor) {
+    const tm = (() => { const t = tensorModel(tensor); return t && t.slices ? t.slices[0] : t; })();
     if (!tm || !tm.layout) return null;
     const l = tm.layout;
     return { R: l.R, C: l.C, Bt: l.Bt, Bb: l.Bb, Br: l.Br, nSlices: l.nSlices, slice: l.slice, geom: { x: tm.geom.x, y: tm.geom.y } };

@@ -98,21 +98,18 @@ def _iterations(site: np.ndarray, program: np.ndarray) -> np.ndarray:
 
 def dots(result: RunResult, launch: int) -> dict:
     """Every tl.dot execution: program, iteration (its count within the program), M x N x K, and
-    the A and B tiles: the loads of the same program just before it whose lane counts are M*K and
-    K*N (when both match, the earlier is A), with the elements they touched."""
+    the A and B tiles: the loads whose values the dot took (the recorder tags each loaded value with
+    its execution), with the elements they touched; an operand computed in the kernel has none."""
     L = _launch(result, launch)
     d = L.dots
     ex_iter = _iterations(L.ex_site, L.ex_program) if L.ex_site.size else np.empty(0, dtype=np.int64)
     dot_iter = _iterations(d.site, d.program) if len(d) else np.empty(0, dtype=np.int64)
-    is_load = np.array([s.kind == "load" for s in L.sites], dtype=bool)
-    loads = np.flatnonzero(is_load[L.ex_site]) if L.ex_site.size else np.empty(0, dtype=np.int64)
     out = []
     for r in range(min(len(d), DOT_EXECUTIONS)):
-        p, before = int(d.program[r]), int(d.before[r])
+        p = int(d.program[r])
         m, n, k = int(d.m[r]), int(d.n[r]), int(d.k[r])
-        cand = loads[(loads < before)]
-        cand = cand[L.ex_program[cand] == p][-16:][::-1]  # latest first
-        a, b = _link(L, cand, m * k, k * n)
+        a, b = int(d.a_row[r]), int(d.b_row[r])
+        a, b = (None if a < 0 else a), (None if b < 0 else b)
         out.append({"site": int(d.site[r]), "program": list(program_label(L, p)), "linear": p,
                     "iteration": int(dot_iter[r]), "m": m, "n": n, "k": k,
                     "a": _operand(L, a, ex_iter, (m, k)), "b": _operand(L, b, ex_iter, (k, n)), "c": [m, n]})
@@ -120,22 +117,9 @@ def dots(result: RunResult, launch: int) -> dict:
             "executions": out, "truncated": len(d) > DOT_EXECUTIONS}
 
 
-def _link(L, cand: np.ndarray, a_lanes: int, b_lanes: int) -> tuple[Optional[int], Optional[int]]:
-    """(A row, B row) among candidate load rows (latest first): B is the latest load with K*N lanes;
-    A the latest with M*K lanes, or, when the two counts are equal, the latest one before B."""
-    lanes = L.ex_lanes[cand]
-    b_hits = np.flatnonzero(lanes == b_lanes)
-    b = int(b_hits[0]) if b_hits.size else None
-    a_hits = np.flatnonzero(lanes == a_lanes)
-    if a_lanes == b_lanes and b is not None:
-        a_hits = a_hits[a_hits > b]
-    a = int(a_hits[0]) if a_hits.size else None
-    return (None if a is None else int(cand[a])), (None if b is None else int(cand[b]))
-
-
 def _operand(L, row: Optional[int], ex_iter: np.ndarray, shape) -> Optional[dict]:
     if row is None:
-        return {"shape": list(shape), "linked": False}
+        return {"shape": list(shape), "linked": False, "why": "computed in the kernel (not the value of a load)"}
     s = L.sites[int(L.ex_site[row])]
     t = L.tensors[s.arg] if s.arg >= 0 else None
     touched = L.touched.get(row)
