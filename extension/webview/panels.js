@@ -68,7 +68,7 @@ export function updateProgramFields(tools, grid, pid) {
     inp.type = 'number';
     inp.min = '0';
     inp.max = String((grid[k] || 1) - 1);
-    inp.value = pid ? String(pid[k]) : '';
+    inp.value = pid && pid[k] !== null && pid[k] !== undefined ? String(pid[k]) : '';
     inp.placeholder = 'all';
     inp.dataset.axis = String(k);
     inp.setAttribute('aria-label', `program id ${'xyz'[k]}`);
@@ -206,7 +206,8 @@ export function buildPerformancePanel(container, perf, gpuKey, kernelFile, onGpu
     summary.append(
       el('div', null, `roofline estimate on ${g.name}: ≥ ${seconds(r.seconds)} — ${r.bound}-bound`),
       el('div', 'tl-note', `DRAM ≥ ${bytes(L.dram_bytes)} (each touched 32-byte sector once; ${(g.bandwidth / 1e12).toFixed(2)} TB/s → ${seconds(r.memory_seconds)}), ` +
-        `tl.dot ${L.flops.toLocaleString()} FLOPs (→ ${seconds(r.compute_seconds)}), arithmetic intensity ${ai}, ` +
+        (L.flops ? `tl.dot ${L.flops.toLocaleString()} FLOPs (→ ${seconds(r.compute_seconds)}), arithmetic intensity ${ai}, `
+          : 'no tl.dot, ') +
         `bytes requested ${bytes(L.bytes)}; launch overhead not included`),
       el('div', 'tl-note', `peaks: ${g.source}`));
     container.append(summary);

@@ -530,7 +530,9 @@ function renderPanels() {
   const L = state.launch;
   if (!L) return;
   const one = singleProgram();
-  updateProgramFields(tools, L.grid, one === null ? null : unlinearPid(one, L.grid));
+  // the fields show the axes picked there (some may be "any"), else the one selected program's id
+  const fields = state.pidFields && state.programs ? state.pidFields : (one === null ? null : unlinearPid(one, L.grid));
+  updateProgramFields(tools, L.grid, fields);
   const kfile = state.kernel ? state.kernel.file : '';
   buildOpsList(dom.ops, one === null ? 'Memory operations of the selected program'
     : `Memory operations of program ${pidLabel(one, L.grid)}, in order`,
@@ -743,7 +745,8 @@ function updateLegend() {
 function pickProgramAxes(vals) {
   const L = state.launch;
   if (!L) return;
-  if (vals.every((v) => v === null)) { state.programs = null; renderAll(); saveState(); return; }
+  state.pidFields = vals.every((v) => v === null) ? null : vals;
+  if (!state.pidFields) { state.programs = null; renderAll(); saveState(); return; }
   const s = new Set();
   for (let p = 0; p < L.nPrograms; p++) {
     const id = unlinearPid(p, L.grid);
@@ -755,6 +758,7 @@ function pickProgramAxes(vals) {
 }
 
 function onPickProgram(p, additive) {
+  state.pidFields = null;
   if (p === null) state.programs = null;
   else if (additive) {
     const s = state.programs ? new Set(state.programs) : new Set();
