@@ -81,15 +81,25 @@ def access_map(result: RunResult, launch: int, tensor: int, line: Optional[int] 
 
 def _steps(L: LaunchTrace, r: np.ndarray, budget: list) -> dict:
     """`rows` (execution order in the launch) and, for a loop, one entry per execution."""
-    out: dict = {"rows": [int(x) for x in r]}
+    out: dict = {"rows": r.tolist()}
     if r.size > 1:
         if budget[0] < r.size:
             budget[0] = -1
             return out
         budget[0] -= int(r.size)
-        out["steps"] = [{"lanes": int(L.ex_lanes[x]), "active": int(L.ex_active[x]),
-                         "touched": _enc_rows(L.touched, np.array([x])), "masked": _enc_rows(L.masked, np.array([x])),
-                         "oob": _enc_rows(L.oob, np.array([x]))} for x in r]
+        cols = [(sets, sets.kind[r].tolist(), sets.lo[r].tolist(), sets.count[r].tolist())
+                for sets in (L.touched, L.masked, L.oob)]
+        lanes, active = L.ex_lanes[r].tolist(), L.ex_active[r].tolist()
+        steps = []
+        for j, x in enumerate(r.tolist()):
+            encs = []
+            for sets, kind, lo, count in cols:  # a tile or nothing needs no numpy (the common case)
+                k = kind[j]
+                encs.append(None if k == enc.EMPTY else {"runs": [lo[j], count[j]]} if k == enc.RANGE
+                            else enc.to_json(sets.get(x)))
+            steps.append({"lanes": lanes[j], "active": active[j], "touched": encs[0], "masked": encs[1],
+                          "oob": encs[2]})
+        out["steps"] = steps
     return out
 
 

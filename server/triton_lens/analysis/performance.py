@@ -284,6 +284,11 @@ def dot_metrics(launches: list[LaunchTrace]) -> list[DotMetrics]:
 
 def _sectors_of(t: TensorInfo, mask: np.ndarray) -> int:
     """Distinct 32-byte sectors holding the elements set in a mask over the tensor."""
+    if _contiguous(t) and SECTOR % t.itemsize == 0:
+        per = SECTOR // t.itemsize  # elements per sector: count the sectors with any element set
+        pad = (-mask.size) % per
+        m = np.concatenate((mask, np.zeros(pad, dtype=bool))) if pad else mask
+        return int(np.count_nonzero(m.reshape(-1, per).any(axis=1)))
     flat = np.flatnonzero(mask).astype(np.int64)
     if flat.size == 0:
         return 0

@@ -19,7 +19,9 @@ from .groups import group_executions, program_label
 from .hover import format_ranges
 from .performance import performance as _performance
 
-VALUE_CELLS = 1 << 17  # colour cells sent at most: ~175 KB of base64; beyond, means of neighbours
+# Colour cells sent per tensor at most (44 KB of base64): three 1M-element tensors with their maps stay
+# under 256 KB on the wire; beyond it, each cell is the mean of neighbouring elements (flat order).
+VALUE_CELLS = 1 << 15
 HIST_BINS = 32
 DOT_EXECUTIONS = 4096  # tl.dot executions listed at most per launch
 
