@@ -115,6 +115,25 @@ try {
       const lay = v.layout('x_ptr');
       return { all, geom: lay.geom, cells: (lay.R + lay.Bt + lay.Bb) * (lay.C + lay.Br) };
     }, REPEAT);
+    // Values + Iteration on vs off, interleaved in the same page (ratios hold on a loaded machine)
+    let sideBySide = null;
+    if (spec.values || spec.steps) {
+      sideBySide = await page.evaluate((n) => {
+        const v = window.__viewer;
+        const sel = document.querySelector('#tl-values');
+        const it = document.querySelector('#tl-iteration');
+        const set = (values, iter) => {
+          sel.value = values; sel.dispatchEvent(new Event('change'));
+          it.value = String(iter); it.dispatchEvent(new Event('input'));
+        };
+        const off = [], on = [];
+        for (let i = 0; i < n; i++) {
+          set('off', -1); off.push(v.rerender());
+          set('after', 1); on.push(v.rerender());
+        }
+        return { off, on };
+      }, REPEAT);
+    }
     // the same with one program selected (single-colour path)
     await page.click('button[data-pid="1"]');
     const one = await page.evaluate((n) => Array.from({ length: n }, () => window.__viewer.rerender()), REPEAT);
@@ -127,7 +146,13 @@ try {
       `    render, one program:   median ${b.median.toFixed(1)} ms (min ${b.min.toFixed(1)}, max ${b.max.toFixed(1)}, n=${REPEAT})\n` +
       `    page load incl. JSON transfer and decode: ${loadMs} ms\n` +
       `    data: access map ${(mapJson.length / 1024).toFixed(0)} KB` + (valJson ? ` + value map ${(valJson.length / 1024).toFixed(0)} KB` : '') +
-      `, ${(wire / 1024).toFixed(1)} KB gzipped (target <= 256 KB)`);
+      `, ${(wire / 1024).toFixed(1)} KB gzipped (target <= 256 KB)` +
+      (sideBySide ? (() => {
+        const off = stats(sideBySide.off).median;
+        const on = stats(sideBySide.on).median;
+        return `\n    side by side, interleaved (n=${REPEAT}): Values+Iteration off ${off.toFixed(1)} ms, on ${on.toFixed(1)} ms, ` +
+          `ratio on/off ${(on / off).toFixed(2)}`;
+      })() : ''));
     console.log(lines[lines.length - 1]);
     await page.context().close();
   }
@@ -145,6 +170,7 @@ const header = [
   `browser: ${chromium} (headless, --disable-gpu: software canvas); node ${process.version}`,
   'render = rasterise the access sets of every tensor into per-cell typed arrays + compose downsampled',
   'pixels + putImageData, timed in the page (performance.now) over a full redraw of the launch.',
+  `load average (1, 5, 15 min) at the end: ${os.loadavg().map((x) => x.toFixed(1)).join(' ')} (a shared machine: compare the side-by-side ratios)`,
   '',
 ];
 if (process.argv.includes('--write')) {
