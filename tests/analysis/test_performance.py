@@ -141,3 +141,17 @@ def test_hover_shows_the_same_numbers(analysis):
     md = dot_markdown(d, analysis.performance.launches)
     assert f"**{d.flops:,} FLOPs**" in md and "16×32 @ 32×16" in md
     assert md.count("| memory |") == 5 and "arithmetic intensity 8.00 FLOP/B" in md
+
+
+def test_scalar_accesses_get_no_coalescing_diagnostic(analysis):
+    # row_tile's store, broadcast's store and the dot's store are full tiles; the column walk's
+    # store writes 64 contiguous elements: only the column walk's load is flagged (checked above).
+    # A scalar per program (a reduction's result) is one element per execution: never flagged.
+    from triton_lens.analysis.performance import LineMetrics, Performance, sector_findings
+
+    scalar = LineMetrics("k.py", 9, "out_ptr", "store", "tl.store", "float32", 4, lanes=64, active=64,
+                         requested=256, sectors=64, unique=64, executions=64)
+    walk = LineMetrics("k.py", 8, "x_ptr", "load", "tl.load", "float32", 4, lanes=4096, active=4096,
+                       requested=16384, sectors=4096, unique=4096, executions=64, run_bytes=4, gap_bytes=256)
+    notes = sector_findings(Performance([scalar, walk], [], []))
+    assert [(f.line, f.arg) for f in notes] == [(8, "x_ptr")]
