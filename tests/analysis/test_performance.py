@@ -134,6 +134,9 @@ def test_hover_shows_the_same_numbers(analysis):
     col = [s for s in analysis.accesses if s.line == _line("column walk")]
     text = line_markdown([(s, facts[(s.file, s.line, s.arg, s.kind)]) for s in col], perf)
     assert "sector efficiency: **12.5%**" in text and "256 B apart" in text
+    one = [L for L in analysis.performance.launches if L.kernel == "column_walk_kernel"]
+    text = line_markdown([(s, facts[(s.file, s.line, s.arg, s.kind)]) for s in col], perf, one)
+    assert "launch roofline estimate: ≥ 9.8 ns on H100 SXM, **memory-bound** (32.0 KB DRAM at least" in text
     tile = [s for s in analysis.accesses if s.line == _line("broadcast")]
     text = line_markdown([(s, facts[(s.file, s.line, s.arg, s.kind)]) for s in tile], perf)
     assert "sector efficiency: **100.0%**" in text and "reuse: 8.00 lanes per unique element" in text
