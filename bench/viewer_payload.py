@@ -76,6 +76,39 @@ def page_data(base: str) -> dict:
             "maps": len(li["tensors"])}
 
 
+@triton_viz.trace("tracer")
+@triton.jit
+def add_loop_kernel(x_ptr, y_ptr, z_ptr, N, B: tl.constexpr, STEPS: tl.constexpr):
+    # the same vector add, each program walking its 1024 elements in STEPS loop iterations
+    for i in range(STEPS):
+        offs = (tl.program_id(0) * STEPS + i) * B + tl.arange(0, B)
+        m = offs < N
+        tl.store(z_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
+
+
+def page_data_full(base: str) -> dict:
+    """What the page loads with Values on and loop steps in the maps: overview, maps (with steps),
+    performance, tl.dot executions, and one value map per tensor."""
+    t0 = time.perf_counter()
+    wire, raw, ov = post(base + "api/kernels", {})
+    li = ov["kernels"][0]["launches"][0]
+    total_wire, total_raw, steps = wire, raw, 0
+    for method in ("performance", "dots"):
+        w, r, _ = post(base + f"api/{method}", {"launch": li["index"]})
+        total_wire += w
+        total_raw += r
+    for t in li["tensors"]:
+        w, r, m = post(base + "api/accessMap", {"launch": li["index"], "tensor": t["index"]})
+        steps += sum(len(a.get("steps") or []) for a in m["accesses"])
+        total_wire += w
+        total_raw += r
+        w, r, v = post(base + "api/valueMap", {"launch": li["index"], "tensor": t["index"], "when": "after"})
+        total_wire += w
+        total_raw += r
+    return {"wire": total_wire, "raw": total_raw, "ms": (time.perf_counter() - t0) * 1e3,
+            "requests": 3 + 2 * len(li["tensors"]), "steps": steps, "block": v["block"]}
+
+
 def browser(url: str, reps: int) -> dict | None:
     node = shutil.which("node")
     chromium = os.environ.get("CHROMIUM") or shutil.which("chromium")
@@ -151,6 +184,15 @@ def main() -> int:
     chrome = None if args.no_browser else browser(url, args.reps)
     triton_viz.stop()
 
+    # values and iterations on: the looped kernel (4 steps per access), every extra request
+    triton_viz.clear()
+    add_loop_kernel[(triton.cdiv(N, BLOCK),)](x, y, z, N, BLOCK // 4, 4)
+    assert torch.equal(z, x + y)
+    url = triton_viz.launch(share=False, port=0, block=False)
+    full = page_data_full(url)
+    full_again = [page_data_full(url)["ms"] for _ in range(args.reps)]
+    triton_viz.stop()
+
     lines = [
         f"# bench/viewer_payload.py, {date.today().isoformat()}",
         f"machine: {platform.node() or '?'}, {os.cpu_count()} CPUs ({cpu_model()}), {platform.system()} "
@@ -167,6 +209,14 @@ def main() -> int:
         f"   (target <= 100 ms; Triton-Viz: 0.9 s)",
         f"  time, maps already computed:             {_stats(again)}",
         f"  time, cold (maps computed on request):   {cold['ms']:.0f} ms",
+    ]
+    lines += [
+        f"with Values on and loop steps (the same add, each program in 4 loop steps of {BLOCK // 4}: "
+        f"{full['steps']:,} per-step sets in the maps; value maps of {N // full['block']:,} colours, "
+        f"{full['block']} elements each):",
+        f"  size: {full['wire'] / 1024:.1f} KB on the wire (gzip), {full['raw'] / 1024:.1f} KB unpacked, "
+        f"{full['requests']} requests (overview, performance, dots, 3 maps, 3 value maps)   (target <= 256 KB)",
+        f"  time, first load (maps computed in the background): {full['ms']:.0f} ms; again: {_stats(full_again)}",
     ]
     if chrome is not None:
         lines += [

@@ -30,6 +30,9 @@ export const PAGE_METHODS: Record<string, string> = {
   kernels: 'tritonLens/kernels',
   accessMap: 'tritonLens/accessMap',
   values: 'tritonLens/values',
+  valueMap: 'tritonLens/valueMap',
+  dots: 'tritonLens/dots',
+  performance: 'tritonLens/performance',
 };
 
 export class AccessMapPanel implements vscode.Disposable {

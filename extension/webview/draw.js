@@ -109,8 +109,10 @@ function axisMap(a, gaps) {
  *                 gridCols, tailFrom (first non-element cell index of the last grid row, 1-D)
  * @param pal      palette of packed colours (see makePalette)
  * @param byProgram colour followed cells by program
+ * @param vcol     optional per-cell packed colours (values view, 0 = none): element cells that are
+ *                 untouched or touched (not masked / out of bounds) take them
  */
-export function composePixels(dst, geom, raster, shape, pal, byProgram) {
+export function composePixels(dst, geom, raster, shape, pal, byProgram, vcol = null) {
   const { flags, prog } = raster;
   const gaps = geom.x.up >= GAP_MIN_PX && geom.y.up >= GAP_MIN_PX;
   const X = axisMap(geom.x, gaps);
@@ -161,7 +163,10 @@ export function composePixels(dst, geom, raster, shape, pal, byProgram) {
         dst[base + px] = pal.maskF;
         continue;
       }
-      if (best === R_NONE) {
+      if (vcol && (best === R_NONE || best === R_OTHER || best === R_FOLLOW || best === R_MULTI) &&
+          vcol[best === R_NONE ? r0 * P + c0 : bestCell]) {
+        col = vcol[best === R_NONE ? r0 * P + c0 : bestCell];
+      } else if (best === R_NONE) {
         // background: element, or band / padding / 1-D tail
         const element = rowIsGrid && c0 < C && r0 * P + c0 < tailCell;
         if (element) col = pal.elem;
@@ -217,7 +222,7 @@ export function makePalette(style, followKind, nPrograms, dark) {
 }
 
 /** Draw a rasterised view onto a canvas. Returns the geometry used (for hit-testing). */
-export function drawView(canvas, layout, raster, pal, byProgram, availCssW, maxCssH) {
+export function drawView(canvas, layout, raster, pal, byProgram, availCssW, maxCssH, vcol = null) {
   const dpr = Math.max(1, Math.min(3, globalThis.devicePixelRatio || 1));
   const geom = fitGeometry(layout.P, layout.Rt, Math.max(40, availCssW) * dpr, Math.max(40, maxCssH) * dpr, dpr);
   if (canvas.width !== geom.width) canvas.width = geom.width;
@@ -228,7 +233,7 @@ export function drawView(canvas, layout, raster, pal, byProgram, availCssW, maxC
   const img = ctx.createImageData(geom.width, geom.height);
   const dst = new Uint32Array(img.data.buffer);
   const tailCell = layout.is1D ? (layout.Bt * layout.P + (layout.numel - (layout.R - 1) * layout.C) + (layout.R - 1) * layout.P) : Infinity;
-  composePixels(dst, geom, raster, { Bt: layout.Bt, R: layout.R, C: layout.C, tailCell }, pal, byProgram);
+  composePixels(dst, geom, raster, { Bt: layout.Bt, R: layout.R, C: layout.C, tailCell }, pal, byProgram, vcol);
   ctx.putImageData(img, 0, 0);
   // The tensor's edge: a line around the element grid when bands are shown.
   const tailCol = layout.is1D ? layout.numel - (layout.R - 1) * layout.C : layout.C;

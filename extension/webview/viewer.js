@@ -1,5 +1,8 @@
-// Entry point of the access-map page: state, data loading, and wiring of the modules.
+// Entry point of the access-map page (the controller): state, data loading, and wiring of the modules.
 //   host.js     messaging with VS Code or the HTTP viewer
+//   model.js    host JSON -> tensor models, lines, loop steps, a program's operations, tl.dot tiles
+//   values.js   value colour map and histogram
+//   panels.js   DOM of the tools row, operations list, tl.dot and Performance panels
 //   encoding.js ENC element sets -> typed arrays
 //   layout.js   tensor view geometry (grid, slices, out-of-bounds bands)
 //   raster.js   access sets -> per-cell flag arrays
@@ -8,16 +11,22 @@
 //   ui.js       DOM: pickers, program grid, legend, tooltip
 
 import { createHost } from './host.js';
-import { decodeEnc } from './encoding.js';
 import { makeLayout, defaultWrap } from './layout.js';
 import {
-  rasterize, offsetExtent, RANK, R_NONE, R_MASK_O, R_OTHER, R_OOB_O, R_MASK_F, R_FOLLOW, R_MULTI, R_OOB_F,
+  buildTensorModel as modelOf, collectLines, iterationCount, accessesAtIteration, programOps, dotsOf,
+} from './model.js';
+import { decodeValueMap, valueColors, histogramFor, drawHistogram } from './values.js';
+import {
+  buildTools, updateIteration, updateProgramFields, buildOpsList, buildDotPanel, buildPerformancePanel,
+} from './panels.js';
+import {
+  rasterize, RANK, R_NONE, R_MASK_O, R_OTHER, R_OOB_O, R_MASK_F, R_FOLLOW, R_MULTI, R_OOB_F,
   F_FOLLOW, F_OTHER, F_MASK_F, F_MASK_O, F_OOB_F, F_OOB_O, F_MULTI,
 } from './raster.js';
 import { makePalette, drawView, pxToCell, cellToPx, programColor } from './draw.js';
 import { accessesAt } from './query.js';
 import {
-  el, basename, fillSelect, gridLabel, linearPid, pidLabel, rangesLabel, buildProgramGrid,
+  el, basename, fillSelect, gridLabel, pidLabel, unlinearPid, rangesLabel, buildProgramGrid,
   updateProgramGrid, buildLegend, buildTensorCard, numberInput, Tooltip,
 } from './ui.js';
 
@@ -41,8 +50,26 @@ const dom = {
   legend: $('tl-legend'),
   maps: $('tl-maps'),
   message: $('tl-message'),
+  tools: $('tl-tools'),
+  dots: $('tl-dots'),
+  ops: $('tl-ops-panel'),
+  perf: $('tl-perf'),
 };
 const tooltip = new Tooltip(document.body);
+const tools = buildTools(dom.tools, {
+  onValues(v) {
+    state.values = v;
+    saveState();
+    if (state.launch) renderAll();
+  },
+  onIteration(i) {
+    stopPlaying();
+    state.iteration = i;
+    if (state.launch) renderAll();
+  },
+  onPlay() { togglePlay(); },
+  onProgramId(vals) { pickProgramAxes(vals); },
+});
 
 const state = {
   overview: null,
@@ -54,7 +81,14 @@ const state = {
   programs: null, // null = all, else Set of linear program ids
   views: {}, // tensor name -> {wrap, slice}
   pendingFollow: null,
+  values: 'off', // Values: off | after | before
+  iteration: null, // Iteration of the followed line's loop (null = all)
+  playing: null, // interval id while the iteration plays
+  gpu: 'h100', // Performance: the GPU of the roofline estimate
+  perf: null, // performance of the launch (host answer) or {error}
+  dots: null, // tl.dot executions of the launch or {error}
 };
+const PLAY_MS = 700;
 let loadSeq = 0;
 let busy = 0;
 let renderCount = 0;
@@ -75,6 +109,8 @@ function saveState() {
     follow: state.follow,
     programs: state.programs ? Array.from(state.programs) : null,
     views: state.views,
+    values: state.values,
+    gpu: state.gpu,
   });
 }
 
@@ -84,6 +120,8 @@ function restoreState() {
   if (s.follow && typeof s.follow.line === 'number') state.follow = { file: String(s.follow.file || ''), line: s.follow.line };
   if (Array.isArray(s.programs)) state.programs = new Set(s.programs.filter(Number.isInteger));
   if (s.views && typeof s.views === 'object') state.views = s.views;
+  if (['off', 'after', 'before'].includes(s.values)) state.values = s.values;
+  if (typeof s.gpu === 'string') state.gpu = s.gpu;
   return s;
 }
 
@@ -189,8 +227,11 @@ async function loadLaunch(li, seq = ++loadSeq) {
   busy++;
   try {
     state.launchInfo = li;
-    const maps = await fetchTensorMaps(li);
+    const extra = (method) => host.request(method, { launch: li.index }).catch((e) => ({ error: e.message }));
+    const [maps, perf, dots] = await Promise.all([fetchTensorMaps(li), extra('performance'), extra('dots')]);
     if (seq !== loadSeq) return;
+    state.perf = perf;
+    state.dots = dots;
     showMessage('');
     const grid = (li.grid || [1, 1, 1]).concat([1, 1, 1]).slice(0, 3);
     const nPrograms = li.programs || grid[0] * grid[1] * grid[2];
@@ -213,38 +254,8 @@ async function loadLaunch(li, seq = ++loadSeq) {
 }
 
 function buildTensorModel(m, i, grid) {
-  if (!m || m.error || !m.tensor) {
-    const t = (m && m.tensor) || { index: i, name: `tensor ${i}` };
-    return { index: t.index ?? i, name: String(t.name ?? `tensor ${i}`), meta: t, error: (m && m.error) || 'no data', accesses: [], sites: new Map() };
-  }
-  const sites = new Map();
-  for (const s of m.sites || []) {
-    sites.set(s.id, {
-      id: s.id, file: String(s.file || ''), line: Number(s.line) || 0, endLine: Number(s.end_line || s.line) || 0,
-      col: s.col, kind: String(s.kind || 'load'), op: String(s.op || `tl.${s.kind || 'load'}`),
-    });
-  }
-  const accesses = [];
-  for (const a of m.accesses || []) {
-    accesses.push({
-      site: a.site,
-      prog: linearPid(a.program || [0, 0, 0], grid),
-      touched: decodeEnc(a.touched),
-      masked: decodeEnc(a.masked),
-      oob: decodeEnc(a.oob),
-    });
-  }
-  const meta = m.tensor;
-  const tm = {
-    index: meta.index ?? i,
-    name: String(meta.name ?? `tensor ${i}`),
-    meta,
-    sites,
-    accesses,
-    extent: offsetExtent(accesses),
-    valueCache: new Map(),
-  };
-  tm.view = viewFor(tm);
+  const tm = modelOf(m, i, grid);
+  if (!tm.error) tm.view = viewFor(tm);
   return tm;
 }
 
@@ -256,26 +267,6 @@ function viewFor(tm) {
     wrap: shape.length === 1 ? (saved.wrap > 0 ? saved.wrap : defaultWrap(numel)) : undefined,
     slice: shape.length > 2 ? (saved.slice || 0) : 0,
   };
-}
-
-/** Every source line with an access in the launch: key -> {file, line, endLine, items}. */
-function collectLines(tensors) {
-  const lines = new Map();
-  for (const tm of tensors) {
-    for (const s of tm.sites.values()) {
-      if (!tm.accesses.some((a) => a.site === s.id)) continue;
-      const key = `${s.file}\n${s.line}`;
-      let L = lines.get(key);
-      if (!L) {
-        L = { key, file: s.file, line: s.line, endLine: s.endLine, items: [] };
-        lines.set(key, L);
-      }
-      L.endLine = Math.max(L.endLine, s.endLine);
-      L.items.push({ op: s.op, kind: s.kind, tensor: tm.name });
-    }
-  }
-  return new Map(Array.from(lines.entries()).sort((a, b) =>
-    (a[1].file === b[1].file ? 0 : a[1].file < b[1].file ? -1 : 1) || a[1].line - b[1].line));
 }
 
 function lineAt(file, line) {
@@ -320,6 +311,9 @@ function buildLaunchUI() {
   dom.maps.replaceChildren();
   for (const tm of L.tensors) {
     tm.ui = buildTensorCard({ index: tm.index, name: tm.name, dtype: tm.meta.dtype, shape: tm.meta.shape, strides: tm.meta.strides });
+    tm.ui.values = el('div', 'tl-values-box');
+    tm.ui.values.hidden = true;
+    tm.ui.card.append(tm.ui.values);
     dom.maps.append(tm.ui.card);
     if (tm.error) {
       tm.ui.status.textContent = `no access map: ${tm.error}`;
@@ -327,7 +321,8 @@ function buildLaunchUI() {
       continue;
     }
     buildViewControls(tm);
-    attachPointer(tm);
+    if ((tm.meta.shape || []).length > 2) buildSlices(tm);
+    else attachPointer(tm);
   }
   if (!L.tensors.length) dom.maps.append(el('p', 'tl-note', 'This launch has no tensor arguments with recorded accesses.'));
 }
@@ -350,34 +345,97 @@ function buildViewControls(tm) {
       saveState();
     }));
   } else if (shape.length > 2) {
-    const lead = shape.slice(0, -2);
-    const idx = unravelSlice(tm.view.slice, lead);
-    const label = el('span', 'tl-slice-label', 'slice');
-    tm.ui.controls.append(label);
-    lead.forEach((d, k) => {
-      tm.ui.controls.append(numberInput(`dim ${k}`, idx[k], 0, d - 1, (v) => {
-        idx[k] = v;
-        let s = 0;
-        for (let j = 0; j < lead.length; j++) s = s * lead[j] + idx[j];
-        tm.view.slice = s;
-        state.views[tm.name] = { ...(state.views[tm.name] || {}), slice: s };
-        tm.layout = null;
-        renderTensor(tm);
-        saveState();
-      }));
-    });
-    tm.ui.controls.append(el('span', 'tl-slice-rest', ', :, :]'));
+    buildSliceControls(tm);
   }
 }
 
-function unravelSlice(s, lead) {
-  const idx = new Array(lead.length);
-  for (let k = lead.length - 1; k >= 0; k--) {
-    idx[k] = s % lead[k];
-    s = Math.floor(s / lead[k]);
-  }
-  return idx;
+// ---------------------------------------------------------------- N-D tensors: a grid of 2-D slices
+
+const MAX_SLICES = 16;
+
+/** The slices shown: the last leading dimension's indices [first, first + 16), for the outer indices chosen. */
+function sliceSpec(tm) {
+  const shape = tm.meta.shape;
+  const lead = shape.slice(0, -2);
+  const inner = lead[lead.length - 1];
+  const saved = state.views[tm.name] || {};
+  const outer = lead.slice(0, -1).map((d, k) => Math.max(0, Math.min(d - 1, ((saved.outer || [])[k]) | 0)));
+  const first = Math.max(0, Math.min(Math.max(0, inner - 1), saved.first | 0));
+  let o = 0;
+  for (let k = 0; k < outer.length; k++) o = o * lead[k] + outer[k];
+  return { lead, inner, outer, first, count: Math.min(MAX_SLICES, inner - first), base: o * inner };
 }
+
+function saveSliceView(tm, patch) {
+  state.views[tm.name] = { ...(state.views[tm.name] || {}), ...patch };
+  saveState();
+}
+
+function buildSliceControls(tm) {
+  const sp = sliceSpec(tm);
+  const c = tm.ui.controls;
+  c.append(el('span', 'tl-slice-label', 'outer dims'));
+  sp.outer.forEach((v, k) => {
+    c.append(numberInput(`dim ${k}`, v, 0, sp.lead[k] - 1, (x) => {
+      const outer = sliceSpec(tm).outer.slice();
+      outer[k] = x;
+      saveSliceView(tm, { outer });
+      rebuildSlices(tm);
+    }));
+  });
+  if (sp.inner > MAX_SLICES) {
+    c.append(numberInput(`dim ${sp.lead.length - 1} from`, sp.first, 0, sp.inner - 1, (x) => {
+      saveSliceView(tm, { first: x });
+      rebuildSlices(tm);
+    }));
+  }
+}
+
+function sliceLabel(tm, idx) {
+  return `${tm.name}[${idx.join(', ')}, :, :]`;
+}
+
+/** One sub-model per shown slice: same accesses, its own view, canvas and hit-testing. */
+function buildSlices(tm) {
+  const sp = sliceSpec(tm);
+  tm.ui.wrap.hidden = true;
+  if (!tm.ui.slices) {
+    tm.ui.slices = el('div', 'tl-slices');
+    tm.ui.wrap.after(tm.ui.slices);
+  }
+  tm.ui.slices.replaceChildren();
+  tm.slices = [];
+  for (let h = sp.first; h < sp.first + sp.count; h++) {
+    const idx = sp.outer.concat([h]);
+    const card = el('div', 'tl-slice-card');
+    const title = el('div', 'tl-slice-title', sliceLabel(tm, idx));
+    const wrap = el('div', 'tl-canvas-wrap');
+    const canvas = el('canvas', 'tl-canvas');
+    wrap.append(canvas);
+    const status = el('div', 'tl-card-status');
+    const oob = el('div', 'tl-oob');
+    card.append(title, wrap, status, oob);
+    tm.ui.slices.append(card);
+    const sub = {
+      index: tm.index, name: tm.name, meta: tm.meta, sites: tm.sites, accesses: tm.accesses, extent: tm.extent,
+      valueCache: tm.valueCache, valueMaps: tm.valueMaps, parent: tm, sliceIndex: idx,
+      view: { slice: sp.base + h }, ui: { card, canvas, wrap, status, oob, values: null },
+    };
+    tm.slices.push(sub);
+    attachPointer(sub);
+  }
+  tm.ui.sliceNote = tm.ui.sliceNote || el('div', 'tl-card-status');
+  tm.ui.slices.after(tm.ui.sliceNote);
+  tm.ui.sliceNote.textContent = `${tm.meta.shape.length}-D: slices ${tm.name}[${sp.outer.concat([`${sp.first}:${sp.first + sp.count}`]).join(', ')}, :, :]` +
+    ` of ${sp.inner} along dim ${sp.lead.length - 1}` + (sp.count < sp.inner ? ` (${MAX_SLICES} at a time: pick where they start)` : '');
+}
+
+function rebuildSlices(tm) {
+  buildSlices(tm);
+  renderTensor(tm);
+  renderCount++;
+}
+
 
 // ---------------------------------------------------------------- rendering
 
@@ -423,10 +481,145 @@ function renderAll() {
   updateHeader();
   const sel = state.programs;
   updateProgramGrid(programGrid, sel, byProgram() ? (p) => cssColor(programColor(p, isDark())) : null);
+  clampIteration();
   for (const tm of state.launch.tensors) renderTensor(tm);
   updateLegend();
+  renderPanels();
   lastRenderMs = performance.now() - t0;
   renderCount++;
+}
+
+// ---------------------------------------------------------------- Values, Iteration, panels
+
+function followedIterations() {
+  return state.launch ? iterationCount(state.launch.tensors, isFollowedSite) : 0;
+}
+
+function clampIteration() {
+  const n = followedIterations();
+  if (state.iteration !== null && state.iteration >= n) state.iteration = n > 0 ? n - 1 : null;
+  if (n <= 1) { state.iteration = null; stopPlaying(); }
+  updateIteration(tools, n, state.iteration, state.playing !== null);
+}
+
+function stopPlaying() {
+  if (state.playing !== null) clearInterval(state.playing);
+  state.playing = null;
+}
+
+function togglePlay() {
+  if (state.playing !== null) { stopPlaying(); clampIteration(); return; }
+  const n = followedIterations();
+  if (n <= 1) return;
+  state.playing = setInterval(() => {
+    const m = followedIterations();
+    if (m <= 1 || !state.launch) { stopPlaying(); return; }
+    state.iteration = state.iteration === null ? 0 : (state.iteration + 1) % m;
+    renderAll();
+  }, PLAY_MS);
+  if (state.iteration === null) state.iteration = 0;
+  renderAll();
+}
+
+/** The one selected program (linear id), or null when none or several are selected. */
+function singleProgram() {
+  return state.programs && state.programs.size === 1 ? state.programs.values().next().value : null;
+}
+
+function renderPanels() {
+  const L = state.launch;
+  if (!L) return;
+  const one = singleProgram();
+  // the fields show the axes picked there (some may be "any"), else the one selected program's id
+  const fields = state.pidFields && state.programs ? state.pidFields : (one === null ? null : unlinearPid(one, L.grid));
+  updateProgramFields(tools, L.grid, fields);
+  const kfile = state.kernel ? state.kernel.file : '';
+  buildOpsList(dom.ops, one === null ? 'Memory operations of the selected program'
+    : `Memory operations of program ${pidLabel(one, L.grid)}, in order`,
+  one === null ? null : programOps(L.tensors, one), kfile, (o) => {
+    state.iteration = o.iterations > 1 ? o.iteration : null;
+    stopPlaying();
+    if (!setFollow(o.file, o.line)) renderAll();
+    host.reveal(o.file, o.line);
+  });
+  const prog = one === null ? 0 : one;
+  const dots = state.dots && !state.dots.error ? dotsOf(state.dots, prog, state.iteration) : [];
+  buildDotPanel(dom.dots, dots, pidLabel(prog, L.grid) + (one === null ? ' (pick a program to change it)' : ''),
+    state.iteration ?? 0, (operand) => {
+      stopPlaying();
+      state.iteration = operand.iteration;
+      if (!setFollow(operand.file, operand.line)) renderAll();
+    });
+  if (dom.perf.dataset.for !== perfKey()) {
+    dom.perf.dataset.for = perfKey();
+    buildPerformancePanel(dom.perf, state.perf, state.gpu, kfile, (g) => {
+      state.gpu = g;
+      saveState();
+      renderPanels();
+    }, (m) => { if (!setFollow(m.file, m.line)) renderAll(); });
+  }
+}
+
+function perfKey() {
+  return `${state.launchInfo ? state.launchInfo.index : ''}/${state.gpu}/${loadSeq}`;
+}
+
+/** The value map of a tensor for the Values mode (requested once, then cached), or undefined while loading. */
+function valueMapOf(tm) {
+  if (state.values === 'off') return null;
+  const key = state.values;
+  const got = tm.valueMaps.get(key);
+  if (got && got.ready) return got.vm;
+  if (!got) {
+    const entry = { ready: false, vm: null };
+    tm.valueMaps.set(key, entry);
+    busy++;
+    host.request('valueMap', { launch: state.launchInfo.index, tensor: tm.index, when: key })
+      .then((r) => { entry.vm = decodeValueMap(r); })
+      .catch((e) => { entry.vm = { none: e.message }; })
+      .finally(() => {
+        entry.ready = true;
+        busy--;
+        const top = tm.parent || tm;
+        if (state.launch && state.launch.tensors.includes(top)) { renderTensor(top); renderCount++; }
+      });
+  }
+  return undefined;
+}
+
+function renderValues(tm) {
+  const vm = valueMapOf(tm);
+  const box = tm.ui.values;
+  if (!box) return vm && !vm.none ? vm : null; // a slice of an N-D tensor: its card shows the values line
+  if (state.values === 'off') { box.hidden = true; return null; }
+  box.hidden = false;
+  const when = state.values === 'before' ? 'before the launch' : 'after the launch';
+  if (vm === undefined) { box.replaceChildren(el('div', 'tl-note', `values ${when}: loading…`)); return null; }
+  if (vm.none) { box.replaceChildren(el('div', 'tl-note', `values ${when}: not available (${vm.none})`)); return null; }
+  const parts = [el('div', 'tl-values-scale', `values ${when}: colour from ${fmtNum(vm.lo)} (dark) to ${fmtNum(vm.hi)} (bright); ` +
+    'cells the followed line did not touch are dimmed')];
+  if (vm.block > 1) {
+    parts.push(el('div', 'tl-note tl-downsampled', `downsampled: each colour is the mean of ${vm.block} neighbouring elements ` +
+      `(${vm.numel.toLocaleString()} elements, at most 131,072 colours are sent); the tooltip shows exact values`));
+  }
+  const h = histogramFor(vm, state.follow);
+  if (h) {
+    const cv = el('canvas', 'tl-histogram');
+    parts.push(el('div', 'tl-histogram-title', `histogram of the ${h.elements.toLocaleString()} elements line ${h.line} touched ` +
+      `(all programs): ${fmtNum(h.lo)} … ${fmtNum(h.hi)}${h.nonfinite ? `, ${h.nonfinite} NaN/inf` : ''}`), cv);
+    box.replaceChildren(...parts);
+    drawHistogram(cv, h, getComputedStyle(document.body).color || '#888');
+    tm.ui.histogram = { canvas: cv, hist: h };
+  } else {
+    parts.push(el('div', 'tl-note', 'histogram: the followed line does not access this tensor'));
+    box.replaceChildren(...parts);
+    tm.ui.histogram = null;
+  }
+  return vm;
+}
+
+function fmtNum(v) {
+  return typeof v === 'number' ? String(Number(v.toPrecision(4))) : String(v);
 }
 
 function cssColor(c) {
@@ -435,17 +628,30 @@ function cssColor(c) {
 
 function renderTensor(tm) {
   if (tm.error) return;
+  if (tm.slices) {
+    const t0 = performance.now();
+    renderValues(tm); // the card's values line and histogram (all slices share them)
+    for (const sub of tm.slices) renderTensor(sub);
+    tm.raster = tm.slices.length ? tm.slices[0].raster : null;
+    tm.followKind = tm.slices.length ? tm.slices[0].followKind : 'load';
+    tm.renderMs = performance.now() - t0;
+    tm.ui.status.textContent = '';
+    return;
+  }
   const t0 = performance.now();
   if (!tm.layout) tm.layout = makeLayout(tm.meta, tm.view, tm.extent);
   const sel = state.programs;
   const followed = new Uint8Array(Math.max(0, ...Array.from(tm.sites.keys()).map(Number).filter(Number.isFinite)) + 1);
   for (const s of tm.sites.values()) if (isFollowedSite(s) && s.id >= 0 && s.id < followed.length) followed[s.id] = 1;
-  tm.raster = rasterize(tm.layout, tm.accesses, (id) => followed[id] === 1, sel === null ? () => true : (p) => sel.has(p));
+  const accesses = accessesAtIteration(tm, state.iteration, isFollowedSite);
+  tm.raster = rasterize(tm.layout, accesses, (id) => followed[id] === 1, sel === null ? () => true : (p) => sel.has(p));
   tm.followKind = followKindOf(tm);
   const pal = paletteFor(tm.followKind);
   const wrapW = tm.ui.wrap.clientWidth || 800;
-  const maxH = Math.max(160, Math.min(900, Math.round(window.innerHeight * 0.7)));
-  tm.geom = drawView(tm.ui.canvas, tm.layout, tm.raster, pal, byProgram(), wrapW, maxH);
+  const maxH = tm.parent ? 280 : Math.max(160, Math.min(900, Math.round(window.innerHeight * 0.7)));
+  const vm = renderValues(tm);
+  const vcol = vm ? valueColors(tm.layout, vm, tm.raster.flags, pal.css.elem) : null;
+  tm.geom = drawView(tm.ui.canvas, tm.layout, tm.raster, pal, byProgram() && !vcol, wrapW, maxH, vcol);
   tm.renderMs = performance.now() - t0;
   updateCardText(tm);
 }
@@ -461,6 +667,7 @@ function updateCardText(tm) {
   } else {
     parts.push(`not accessed on ${fl}`);
   }
+  if (state.iteration !== null) parts.push(`iteration ${state.iteration}`);
   if (c.touchedO) parts.push(`other lines: ${c.touchedO.toLocaleString()} touched`);
   const shape = lay.shape;
   if (lay.is1D) parts.push(`${lay.R} row${lay.R === 1 ? '' : 's'} of ${lay.C}`);
@@ -534,7 +741,24 @@ function updateLegend() {
 
 // ---------------------------------------------------------------- interaction
 
+/** Program id fields: a value per axis or null (any): the programs whose id matches. */
+function pickProgramAxes(vals) {
+  const L = state.launch;
+  if (!L) return;
+  state.pidFields = vals.every((v) => v === null) ? null : vals;
+  if (!state.pidFields) { state.programs = null; renderAll(); saveState(); return; }
+  const s = new Set();
+  for (let p = 0; p < L.nPrograms; p++) {
+    const id = unlinearPid(p, L.grid);
+    if (vals.every((v, k) => v === null || v === id[k])) s.add(p);
+  }
+  state.programs = s.size ? s : null;
+  renderAll();
+  saveState();
+}
+
 function onPickProgram(p, additive) {
+  state.pidFields = null;
   if (p === null) state.programs = null;
   else if (additive) {
     const s = state.programs ? new Set(state.programs) : new Set();
@@ -791,6 +1015,22 @@ function tensorModel(t) {
   return state.launch.tensors.find((x) => x.name === t || x.index === t) || null;
 }
 
+/** The model that draws `where` (flat index, per-dim index or {offset}): an N-D tensor's slice. */
+function drawnBy(tm, where) {
+  if (!tm || !tm.slices) return tm;
+  const shape = tm.meta.shape;
+  const per = shape[shape.length - 1] * shape[shape.length - 2];
+  let i = where;
+  if (Array.isArray(where)) {
+    i = 0;
+    for (let k = 0; k < shape.length; k++) i = i * shape[k] + where[k];
+  } else if (where && typeof where === 'object') {
+    return tm.slices[0] || null;
+  }
+  const s = Math.floor(i / per);
+  return tm.slices.find((x) => x.layout && x.layout.slice === s) || null;
+}
+
 function cellOf(tm, where) {
   const lay = tm.layout;
   if (where && typeof where === 'object' && !Array.isArray(where) && 'offset' in where) {
@@ -822,7 +1062,8 @@ window.__viewer = {
   hostKind: host.kind,
   /** What the cell of `tensor` (name or index) at `index` (flat, per-dim array, or {offset}) is drawn as. */
   cellState(tensor, index) {
-    const tm = tensorModel(tensor);
+    const tm = drawnBy(tensorModel(tensor), index);
+    if (tensorModel(tensor) && !tm) return { drawn: 'hidden' };
     if (!tm || !tm.layout) return null;
     const cell = cellOf(tm, index);
     if (cell < 0) return { drawn: 'hidden' };
@@ -839,7 +1080,7 @@ window.__viewer = {
   },
   /** Viewport coordinates of the centre of a cell (for hover/click in tests). */
   cellPoint(tensor, index) {
-    const tm = tensorModel(tensor);
+    const tm = drawnBy(tensorModel(tensor), index);
     if (!tm || !tm.layout) return null;
     const cell = cellOf(tm, index);
     if (cell < 0) return null;
@@ -868,8 +1109,13 @@ window.__viewer = {
     const tm = tensorModel(tensor);
     return tm && tm.raster ? JSON.parse(JSON.stringify(tm.raster.counts)) : null;
   },
-  layout(tensor) {
+  /** An N-D tensor's shown slices: [{index: [outer..., h], slice}] (null for 1-D / 2-D). */
+  slices(tensor) {
     const tm = tensorModel(tensor);
+    return tm && tm.slices ? tm.slices.map((x) => ({ index: x.sliceIndex, slice: x.layout ? x.layout.slice : null })) : null;
+  },
+  layout(tensor) {
+    const tm = (() => { const t = tensorModel(tensor); return t && t.slices ? t.slices[0] : t; })();
     if (!tm || !tm.layout) return null;
     const l = tm.layout;
     return { R: l.R, C: l.C, Bt: l.Bt, Bb: l.Bb, Br: l.Br, nSlices: l.nSlices, slice: l.slice, geom: { x: tm.geom.x, y: tm.geom.y } };
@@ -882,7 +1128,22 @@ window.__viewer = {
       programs: state.programs ? Array.from(state.programs).sort((a, b) => a - b) : null,
       tensors: state.launch ? state.launch.tensors.map((t) => t.name) : [],
       header: dom.follow.textContent,
+      values: state.values,
+      iteration: state.iteration,
+      iterations: followedIterations(),
+      playing: state.playing !== null,
+      gpu: state.gpu,
     };
+  },
+  /** Values view of a tensor: the decoded map's summary and the histogram shown. */
+  values(tensor) {
+    const tm = tensorModel(tensor);
+    if (!tm || !tm.valueMaps) return null;
+    const e = tm.valueMaps.get(state.values);
+    const vm = e && e.ready ? e.vm : null;
+    const h = tm.ui && tm.ui.histogram ? tm.ui.histogram.hist : null;
+    return vm ? { none: vm.none || null, block: vm.block, lo: vm.lo, hi: vm.hi, cells: vm.q ? vm.q.length : 0,
+      histogram: h ? { line: h.line, elements: h.elements, counts: h.counts } : null } : null;
   },
   renderTimes() {
     return state.launch ? state.launch.tensors.map((t) => ({ name: t.name, ms: t.renderMs })) : [];
@@ -897,5 +1158,6 @@ host.onEvent((ev) => {
   onEvent(ev).catch((e) => showMessage(e.message, 'error')).finally(() => { busy--; eventCount++; });
 });
 const saved = restoreState();
+tools.vsel.value = state.values;
 host.ready();
 loadOverview(saved);

@@ -134,6 +134,9 @@ def test_hover_shows_the_same_numbers(analysis):
     col = [s for s in analysis.accesses if s.line == _line("column walk")]
     text = line_markdown([(s, facts[(s.file, s.line, s.arg, s.kind)]) for s in col], perf)
     assert "sector efficiency: **12.5%**" in text and "256 B apart" in text
+    one = [L for L in analysis.performance.launches if L.kernel == "column_walk_kernel"]
+    text = line_markdown([(s, facts[(s.file, s.line, s.arg, s.kind)]) for s in col], perf, one)
+    assert "launch roofline estimate: ≥ 9.8 ns on H100 SXM, **memory-bound** (32.0 KB DRAM at least" in text
     tile = [s for s in analysis.accesses if s.line == _line("broadcast")]
     text = line_markdown([(s, facts[(s.file, s.line, s.arg, s.kind)]) for s in tile], perf)
     assert "sector efficiency: **100.0%**" in text and "reuse: 8.00 lanes per unique element" in text
@@ -141,3 +144,17 @@ def test_hover_shows_the_same_numbers(analysis):
     md = dot_markdown(d, analysis.performance.launches)
     assert f"**{d.flops:,} FLOPs**" in md and "16×32 @ 32×16" in md
     assert md.count("| memory |") == 5 and "arithmetic intensity 8.00 FLOP/B" in md
+
+
+def test_scalar_accesses_get_no_coalescing_diagnostic(analysis):
+    # row_tile's store, broadcast's store and the dot's store are full tiles; the column walk's
+    # store writes 64 contiguous elements: only the column walk's load is flagged (checked above).
+    # A scalar per program (a reduction's result) is one element per execution: never flagged.
+    from triton_lens.analysis.performance import LineMetrics, Performance, sector_findings
+
+    scalar = LineMetrics("k.py", 9, "out_ptr", "store", "tl.store", "float32", 4, lanes=64, active=64,
+                         requested=256, sectors=64, unique=64, executions=64)
+    walk = LineMetrics("k.py", 8, "x_ptr", "load", "tl.load", "float32", 4, lanes=4096, active=4096,
+                       requested=16384, sectors=4096, unique=4096, executions=64, run_bytes=4, gap_bytes=256)
+    notes = sector_findings(Performance([scalar, walk], [], []))
+    assert [(f.line, f.arg) for f in notes] == [(8, "x_ptr")]

@@ -126,6 +126,7 @@ describe('Triton Lens in VS Code', () => {
     assert.match(text, /touched, all programs: x_ptr\[0:1000\]/, text);
     assert.match(text, /1000 unique elements of 1000/, text);
     assert.match(text, /out of bounds: 24 active lanes/, text);
+    assert.match(text, /sector efficiency: 100\.0%/, text); // issue 14: performance in the hover
     await page.mouse.move(5, 500);
     await page.keyboard.press('Escape');
   });
@@ -164,6 +165,24 @@ describe('Triton Lens in VS Code', () => {
     assert.equal(at13.x.followed, false, JSON.stringify(at13));
     assert.equal(at13.y.followed, true, JSON.stringify(at13));
     assert.notDeepEqual(at12.x.pixel, at13.x.pixel, 'x_ptr cell 5 is drawn differently once line 13 is followed');
+  });
+
+  step('shows Values with a histogram, a program\'s memory operations and Performance (issue 14)', async () => {
+    await frame.selectOption('#tl-values', 'after');
+    await waitViewer(frame, () => { const v = window.__viewer.values('x_ptr'); return v && v.histogram !== null && window.__viewer.idle; }, 'values of x_ptr');
+    const v = await frame.evaluate(() => window.__viewer.values('x_ptr'));
+    assert.equal(v.block, 1);
+    assert.equal(v.histogram.line, 12);
+    assert.equal(v.histogram.elements, 1000);
+    await frame.click('.tl-prog[data-pid="7"]');
+    await waitViewer(frame, () => window.__viewer.idle && document.querySelectorAll('#tl-ops-panel .tl-op').length === 3, 'program 7 operations');
+    const ops = await frame.$$eval('#tl-ops-panel .tl-op', (els) => els.map((e) => e.children[1].textContent + ' ' + e.children[2].textContent));
+    assert.deepEqual(ops, ['12 x_ptr', '13 y_ptr', '14 out_ptr']);
+    const roof = await frame.$eval('#tl-roofline', (e) => e.firstChild.textContent);
+    assert.match(roof, /^roofline estimate on H100 SXM: ≥ [\d.]+ ns — memory-bound$/);
+    await wb.shot('values-ops-performance');
+    await frame.selectOption('#tl-values', 'off');
+    await frame.click('.tl-prog-all');
   });
 
   step('reveals the source line when a cell is clicked', async () => {

@@ -202,6 +202,16 @@ async def test_viewer_requests_and_code_lenses(session: Session, workspace):
         await session.request("tritonLens/accessMap", {"uri": uri, "launch": 7, "tensor": 0})
     with pytest.raises(Exception):
         await session.request("tritonLens/accessMap", {"uri": "file:///nowhere.py", "launch": 0, "tensor": 0})
+    # issue 14: values as a colour map with histograms, tl.dot executions, performance
+    vm = await session.request("tritonLens/valueMap", {"uri": uri, "launch": 0, "tensor": x, "when": "before"})
+    assert vm.when == "before" and vm.block == 1 and vm.histograms[0].elements == vm.numel == 1000
+    perf = await session.request("tritonLens/performance", {"uri": uri, "launch": 0})
+    assert [g.name for g in perf.gpus] == ["H100 SXM", "H200", "A100", "MI300X", "RTX 4090"]
+    assert perf.launches[0].flops == 0 and perf.launches[0].roofline.h100.bound == "memory"
+    dots = await session.request("tritonLens/dots", {"uri": uri, "launch": 0})
+    assert list(dots.executions) == []
+    with pytest.raises(Exception):
+        await session.request("tritonLens/valueMap", {"uri": uri, "launch": 0, "tensor": 99})
 
     lenses = await session.lenses(uri)
     titles = [lens.command.title for lens in lenses]

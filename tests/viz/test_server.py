@@ -1,4 +1,5 @@
 """launch(): the viewer server. Binds 127.0.0.1 only, clear errors, share=True through cloudflared."""
+import base64
 import json
 import os
 import socket
@@ -206,6 +207,30 @@ def test_api_errors_are_json(viz, port):
     with pytest.raises(urllib.error.HTTPError) as info:
         get(url + "api/source", data=b'{"file": "/etc/passwd"}', headers={"Content-Type": "application/json"})
     assert info.value.code == 404  # only the run's own files are served
+
+
+def test_value_map_dots_and_performance_routes(viz, port):
+    k = viz.trace("tracer")(kernels.matmul_kernel)
+    a, b = torch.randn(32, 16), torch.randn(16, 32)
+    c = torch.empty(32, 32)
+    k[(2, 2)](a, b, c, 32, 32, 16, BM=16, BN=16, BK=16)
+    url = viz.launch(share=False, port=port, block=False)
+
+    def post(path, body):
+        return json.loads(get(url + "api/" + path, data=json.dumps(body).encode(),
+                              headers={"Content-Type": "application/json"})[2])
+
+    dots = post("dots", {"launch": 0})
+    assert len(dots["executions"]) == 4 and {d["m"] for d in dots["executions"]} == {16}
+    first = dots["executions"][0]
+    assert first["a"]["linked"] and first["a"]["name"] == "a_ptr" and first["b"]["name"] == "b_ptr"
+    perf = post("performance", {"launch": 0})
+    assert perf["launches"][0]["flops"] == 4 * 2 * 16 * 16 * 16
+    vm = post("valueMap", {"launch": 0, "tensor": 2, "when": "after"})
+    assert vm["numel"] == 32 * 32 and vm["block"] == 1 and len(base64.b64decode(vm["q"])) == 1024
+    with pytest.raises(urllib.error.HTTPError) as info:
+        post("valueMap", {"launch": 3, "tensor": 0})
+    assert info.value.code == 404
 
 
 def read_events(url, n, timeout=20):

@@ -57,6 +57,17 @@ def neg_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):  # shared/corpus/autotun
     tl.store(out_ptr + offs, -x, mask=offs < n)
 
 
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # row-major a [M, K], b [K, N], c [M, N]; K is one block: one tl.dot per program
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
+
+
 _NEEDLES = {
     "add.x": "x = tl.load(x_ptr + offsets", "add.y": "y = tl.load(y_ptr + offsets", "add.z": "tl.store(z_ptr + offsets",
     "oob.x": "x = tl.load(x_ptr + offs)", "oob.y": "y = tl.load(y_ptr + offs, mask=mask)",

@@ -9,6 +9,7 @@ import json
 import sys
 
 from triton_lens.analysis.access_map import access_map, kernels_overview, tensor_values
+from triton_lens.analysis.viewer_extras import METHODS
 from triton_lens.trace.runner import RunRequest, run
 
 
@@ -16,14 +17,21 @@ def main(path: str) -> None:
     result = run(RunRequest(path=path, timeout_s=120.0))
     overview = kernels_overview(result)
     maps, values = {}, {}
+    extra = {"valueMap": {}, "dots": {}, "performance": {}}
     for k in overview["kernels"]:
         for launch in k["launches"]:
+            for m in ("dots", "performance"):
+                extra[m][str(launch["index"])] = METHODS[m](result, {"launch": launch["index"]})
             for t in launch.get("tensors") or []:
                 key = f"{launch['index']}/{t['index']}"
                 maps[key] = access_map(result, launch=launch["index"], tensor=t["index"])
                 values[key] = tensor_values(result, launch=launch["index"], tensor=t["index"], start=0,
                                             count=int(t["numel"]))["values"]
-    json.dump({"about": f"engine result for {path}", "kernels": overview, "maps": maps, "values": values},
+                for when in ("after", "before"):
+                    extra["valueMap"][f"{key}/{when}"] = METHODS["valueMap"](
+                        result, {"launch": launch["index"], "tensor": t["index"], "when": when})
+    json.dump({"about": f"engine result for {path}", "kernels": overview, "maps": maps, "values": values,
+               "extra": extra},
               sys.stdout)
 
 

@@ -26,5 +26,12 @@ export function answer(fix, method, params) {
     }
     return { start, values };
   }
+  if (method === 'valueMap' || method === 'dots' || method === 'performance') {
+    // engine fixtures carry these per launch (dots, performance) or per launch/tensor/when (valueMap)
+    const table = (fix.extra || {})[method];
+    const k = method === 'valueMap' ? `${key}/${params.when === 'before' ? 'before' : 'after'}` : `${params.launch}`;
+    if (!table || !(k in table)) throw new Error(`no ${method} for ${k}`);
+    return table[k];
+  }
   throw new Error(`unknown method ${method}`);
 }

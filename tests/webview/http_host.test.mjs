@@ -22,8 +22,13 @@ test('HTTP host: requests over fetch, events over EventSource, reveal over POST,
   const page = await openPage(browser, server, { fixture: loadFixture('vector_add'), mode: 'http' });
   try {
     assert.equal(await page.evaluate(() => window.__viewer.hostKind), 'http');
-    assert.deepEqual(server.requests.slice(0, 5).map((r) => [r.method, r.params.tensor]),
-      [['kernels', undefined], ['accessMap', 0], ['accessMap', 1], ['accessMap', 2], ['accessMap', 3]]);
+    assert.deepEqual(server.requests.filter((r) => r.method === 'kernels' || r.method === 'accessMap').slice(0, 5)
+      .map((r) => [r.method, r.params.tensor]),
+    [['kernels', undefined], ['accessMap', 0], ['accessMap', 1], ['accessMap', 2], ['accessMap', 3]]);
+    // the Performance and tl.dot panels' data: POST api/performance and api/dots (a 404 here: no such data)
+    assert.deepEqual(server.requests.filter((r) => r.method === 'performance' || r.method === 'dots').map((r) => [r.method, r.params]),
+      [['performance', { launch: 0 }], ['dots', { launch: 0 }]]);
+    assert.match(await page.$eval('#tl-perf', (e) => e.textContent), /Performance.*not available: no performance for 0/);
     assert.equal((await cellState(page, 'x_ptr', 10)).drawn, 'followed');
 
     // an event pushed on api/events moves the followed line

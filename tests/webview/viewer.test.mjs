@@ -73,8 +73,11 @@ test('protocol: ready first, requests carry ids and methods, acquireVsCodeApi ca
     assert.equal(msgs[0].type, 'ready');
     const reqs = msgs.filter((m) => m.type === 'request');
     assert.equal(reqs[0].method, 'kernels');
-    assert.deepEqual(reqs.slice(1).map((m) => [m.method, m.params.launch, m.params.tensor]),
+    assert.deepEqual(reqs.slice(1).filter((m) => m.method === 'accessMap').map((m) => [m.method, m.params.launch, m.params.tensor]),
       [['accessMap', 0, 0], ['accessMap', 0, 1], ['accessMap', 0, 2], ['accessMap', 0, 3]]);
+    // with the maps, once per launch: the Performance panel's and the tl.dot panel's data
+    assert.deepEqual(reqs.slice(1).filter((m) => m.method !== 'accessMap').map((m) => [m.method, m.params]),
+      [['performance', { launch: 0 }], ['dots', { launch: 0 }]]);
     assert.equal(new Set(reqs.map((m) => m.id)).size, reqs.length, 'ids are unique');
     await noErrors(page);
   } finally {
@@ -316,22 +319,21 @@ test('2-D softmax: rows per program, masked tails, one program selected', async 
   }
 });
 
-test('3-D tensors: a slice selector for the leading dim; multi-line statements follow their first line', async () => {
+test('3-D tensors: every slice of the leading dim in a grid; multi-line statements follow their first line', async () => {
   const page = await open('softmax');
   try {
     await page.selectOption('#tl-kernel', '1');
     await page.waitForFunction(() => window.__viewer.state().kernel === 'batched_kernel' && window.__viewer.idle);
     const lay = await page.evaluate(() => window.__viewer.layout('a_ptr'));
     assert.deepEqual([lay.R, lay.C, lay.nSlices], [4, 8, 3]);
+    // [3, 4, 8]: three 4 x 8 slices side by side (no outer dims to pick), each drawn by its own canvas
+    assert.deepEqual((await page.evaluate(() => window.__viewer.slices('a_ptr'))).map((x) => x.index), [[0], [1], [2]]);
+    assert.equal(await page.$$eval('[data-tensor="0"] .tl-slice-card canvas', (e) => e.length), 3);
+    assert.equal(await page.$$eval('[data-tensor="0"] .tl-card-controls input', (e) => e.length), 0);
     assert.equal((await cellState(page, 'a_ptr', [0, 1, 1])).drawn, 'followed');
-    assert.equal((await cellState(page, 'a_ptr', [2, 1, 1])).drawn, 'hidden');
-    const input = page.locator('[data-tensor="0"] .tl-card-controls input');
-    await input.fill('2');
-    await input.dispatchEvent('change');
-    await page.waitForFunction(() => window.__viewer.layout('a_ptr').slice === 2);
     assert.equal((await cellState(page, 'a_ptr', [2, 1, 1])).drawn, 'followed');
     assert.equal((await cellState(page, 'a_ptr', [2, 1, 1])).program, 2);
-    assert.equal((await cellState(page, 'a_ptr', [0, 1, 1])).drawn, 'hidden');
+    assert.equal((await cellState(page, 'a_ptr', [0, 1, 1])).program, 0);
     // the load spans lines 40-41: a cursor on 41 follows line 40
     await sendEvent(page, { type: 'cursor', file: SM, line: 43 });
     assert.equal(await text(page, '#tl-follow'), 'following line 43: tl.store(b_ptr …)');

@@ -34,8 +34,13 @@ def _launch(result: RunResult, launch: int) -> LaunchTrace:
     raise KeyError(f"no launch {launch} in this run (it has {len(result.launches)})")
 
 
+STEP_LIMIT = 8192  # per-execution sets sent per map at most (loop steps); the rest is merged only
+
+
 def access_map(result: RunResult, launch: int, tensor: int, line: Optional[int] = None) -> dict:
-    """Every access of one tensor in one launch, per (site, program), merged over loop iterations.
+    """Every access of one tensor in one launch, per (site, program), merged over loop iterations,
+    with the launch-wide row (execution order) of each execution and, for accesses a program ran
+    more than once (loops), each execution's sets as `steps` (iteration i = steps[i]).
 
     `line` (optional) keeps only the sites on that source line.
     """
@@ -46,6 +51,7 @@ def access_map(result: RunResult, launch: int, tensor: int, line: Optional[int] 
     site_ids = [i for i, s in enumerate(L.sites) if s.arg == tensor and (line is None or s.line == line)]
     sites = [dict(L.sites[i].to_json(), id=n) for n, i in enumerate(site_ids)]
     accesses = []
+    budget = [STEP_LIMIT]
     for n, i in enumerate(site_ids):
         rows = np.flatnonzero(L.ex_site == i)
         if rows.size == 0:
@@ -67,9 +73,34 @@ def access_map(result: RunResult, launch: int, tensor: int, line: Optional[int] 
                 "touched": _enc_rows(L.touched, r),
                 "masked": _enc_rows(L.masked, r),
                 "oob": _enc_rows(L.oob, r),
+                **_steps(L, r, budget),
             })
     return {"launch": {"index": L.index, "kernel": L.kernel, "grid": list(L.grid), "file": L.file, "line": L.line},
-            "tensor": t.to_json(), "sites": sites, "accesses": accesses}
+            "tensor": t.to_json(), "sites": sites, "accesses": accesses, "steps_truncated": budget[0] < 0}
+
+
+def _steps(L: LaunchTrace, r: np.ndarray, budget: list) -> dict:
+    """`rows` (execution order in the launch) and, for a loop, one entry per execution."""
+    out: dict = {"rows": r.tolist()}
+    if r.size > 1:
+        if budget[0] < r.size:
+            budget[0] = -1
+            return out
+        budget[0] -= int(r.size)
+        cols = [(sets, sets.kind[r].tolist(), sets.lo[r].tolist(), sets.count[r].tolist())
+                for sets in (L.touched, L.masked, L.oob)]
+        lanes, active = L.ex_lanes[r].tolist(), L.ex_active[r].tolist()
+        steps = []
+        for j, x in enumerate(r.tolist()):
+            encs = []
+            for sets, kind, lo, count in cols:  # a tile or nothing needs no numpy (the common case)
+                k = kind[j]
+                encs.append(None if k == enc.EMPTY else {"runs": [lo[j], count[j]]} if k == enc.RANGE
+                            else enc.to_json(sets.get(x)))
+            steps.append({"lanes": lanes[j], "active": active[j], "touched": encs[0], "masked": encs[1],
+                          "oob": encs[2]})
+        out["steps"] = steps
+    return out
 
 
 def _enc_rows(sets, rows: np.ndarray):

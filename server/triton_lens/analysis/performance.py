@@ -137,6 +137,10 @@ class LineMetrics:
     run_bytes: float = 0.0
     gap_bytes: float = 0.0
     sampled: bool = False
+    executions: int = 0
+    col: int = -1  # the call's column range (the diagnostic's range)
+    end_line: int = 0
+    end_col: int = -1
 
     @property
     def mask_efficiency(self) -> Optional[float]:
@@ -234,13 +238,15 @@ def line_metrics(groups: dict) -> list[LineMetrics]:
     out = []
     for (file, line, arg, kind), g in groups.items():
         g: Group
-        m = LineMetrics(file=file, line=line, arg=arg, kind=kind, op=g.first.op)
+        m = LineMetrics(file=file, line=line, arg=arg, kind=kind, op=g.first.op, col=g.first.col,
+                        end_line=g.first.end_line, end_col=g.first.end_col)
         runs, gaps = [], []
         for part in g.parts:
             L, rows = part.launch, part.rows
             if rows.size == 0:
                 continue
             m.lanes += int(L.ex_lanes[rows].sum(dtype=np.int64))
+            m.executions += int(rows.size)
             m.active += int(L.ex_active[rows].sum(dtype=np.int64))
             t_index = L.sites[part.sites[0]].arg
             if t_index < 0:
@@ -284,6 +290,11 @@ def dot_metrics(launches: list[LaunchTrace]) -> list[DotMetrics]:
 
 def _sectors_of(t: TensorInfo, mask: np.ndarray) -> int:
     """Distinct 32-byte sectors holding the elements set in a mask over the tensor."""
+    if _contiguous(t) and SECTOR % t.itemsize == 0:
+        per = SECTOR // t.itemsize  # elements per sector: count the sectors with any element set
+        pad = (-mask.size) % per
+        m = np.concatenate((mask, np.zeros(pad, dtype=bool))) if pad else mask
+        return int(np.count_nonzero(m.reshape(-1, per).any(axis=1)))
     flat = np.flatnonzero(mask).astype(np.int64)
     if flat.size == 0:
         return 0
@@ -349,11 +360,15 @@ def explain_stride(m: LineMetrics) -> str:
 
 
 def sector_findings(perf: Performance) -> list[Finding]:
-    """An information diagnostic on each access whose sector efficiency is below 25%."""
+    """An information diagnostic on each access whose sector efficiency is below 25%, when its
+    executions touch at least a sector's worth of elements each (a scalar load or store per program
+    cannot do better, and there is nothing to fix)."""
     out = []
     for m in perf.lines:
         eff = m.sector_efficiency
-        if eff is None or eff >= LOW_SECTOR_EFFICIENCY:
+        if eff is None or eff >= LOW_SECTOR_EFFICIENCY or not m.itemsize or not m.executions:
+            continue
+        if m.requested / m.executions < SECTOR:
             continue
         verb = {"load": "reads", "store": "writes", "atomic": "updates"}.get(m.kind, m.kind)
         msg = (f"{m.op} {verb} `{m.arg}` with {eff * 100:.1f}% sector efficiency: each execution touches "
@@ -361,5 +376,5 @@ def sector_findings(perf: Performance) -> list[Finding]:
                f"neighbouring lanes walk along (index it with the tile's `tl.arange` over the last axis, or "
                f"pass a transposed/contiguous copy) so a 32-byte sector serves 32 bytes of lanes.")
         out.append(Finding(kind="uncoalesced", severity="information", file=m.file, line=m.line, message=msg,
-                           arg=m.arg, access=m.kind))
+                           col=m.col, end_line=m.end_line, end_col=m.end_col, arg=m.arg, access=m.kind))
     return out

@@ -93,7 +93,22 @@ def access_markdown(s: AccessStats, f: AccessFacts, perf: Optional[LineMetrics] 
     return "\n\n".join(out)
 
 
-def line_markdown(items: list[tuple[AccessStats, AccessFacts]], perf: Optional[dict] = None) -> str:
-    """`perf`: LineMetrics by (file, line, arg, kind), when the analysis computed them."""
+def roofline_line(L: LaunchMetrics) -> str:
+    """One line: the launch's estimate on the default GPU (the others: a tl.dot line's hover, the viewer)."""
+    from ..analysis.gpus import DEFAULT_GPU
+
+    r, g = L.roofline[DEFAULT_GPU], GPUS[DEFAULT_GPU]
+    ai = f", arithmetic intensity {L.intensity:.2f} FLOP/B" if L.flops and L.intensity is not None else ""
+    return (f"- launch roofline estimate: ≥ {format_seconds(r.seconds)} on {g.name}, **{r.bound}-bound** "
+            f"({format_bytes(L.dram_bytes)} DRAM at least{ai}; other GPUs in the viewer's Performance panel)")
+
+
+def line_markdown(items: list[tuple[AccessStats, AccessFacts]], perf: Optional[dict] = None,
+                  launches: Optional[list] = None) -> str:
+    """`perf`: LineMetrics by (file, line, arg, kind), when the analysis computed them; `launches`:
+    LaunchMetrics of the run (a run of one launch gets its roofline line)."""
     perf = perf or {}
-    return "\n\n---\n\n".join(access_markdown(s, f, perf.get((s.file, s.line, s.arg, s.kind))) for s, f in items)
+    text = "\n\n---\n\n".join(access_markdown(s, f, perf.get((s.file, s.line, s.arg, s.kind))) for s, f in items)
+    if launches and len(launches) == 1:
+        text += "\n" + roofline_line(launches[0])
+    return text

@@ -76,10 +76,10 @@ def build_view(version: int, text: str, result: RunResult, analysis: Analysis, p
         for (col, end_line, end_col), group in spots.items():
             if col >= 0 and end_col >= 0:
                 e0 = max((end_line or l0 + 1) - 1, l0)
-                spot = HoverSpot(l0, lines.utf16_col(l0, col), e0, lines.utf16_col(e0, end_col), line_markdown(group, perf))
+                spot = HoverSpot(l0, lines.utf16_col(l0, col), e0, lines.utf16_col(e0, end_col), line_markdown(group, perf, analysis.performance.launches))
             else:
                 e0 = l0
-                spot = HoverSpot(l0, -1, l0, -1, line_markdown(group, perf))
+                spot = HoverSpot(l0, -1, l0, -1, line_markdown(group, perf, analysis.performance.launches))
             for l in range(l0, e0 + 1):  # a call over several lines answers on each of them
                 view.hovers.setdefault(l, []).append(spot)
     for d in analysis.performance.dots:  # tl.dot lines: FLOPs and the launch's roofline

@@ -1,4 +1,5 @@
-"""Custom requests the viewer makes (`tritonLens/kernels`, `tritonLens/accessMap`, `tritonLens/values`):
+"""Custom requests the viewer makes (`tritonLens/kernels`, `tritonLens/accessMap`, `tritonLens/values`,
+`tritonLens/valueMap`, `tritonLens/dots`, `tritonLens/performance`):
 the engine's viewer data for the document's last finished run, as plain JSON dicts."""
 from __future__ import annotations
 
@@ -103,7 +104,26 @@ def values(server, params) -> dict:
         raise JsonRpcInvalidParams(str(e.args[0]) if e.args else str(e)) from None
 
 
+EXTRA = ("valueMap", "dots", "performance")  # analysis/viewer_extras.py, as tritonLens/<name>
+
+
+def extra(server, method: str, params) -> dict:
+    result = _result(server, params)
+    from ..analysis.viewer_extras import METHODS
+
+    plain = {k: param(params, k) for k in ("launch", "tensor", "when") if param(params, k) is not None}
+    for k in ("launch", "tensor"):
+        if k in plain:
+            plain[k] = _int(params, k)
+    try:
+        return _plain(METHODS[method](result, plain))
+    except KeyError as e:
+        raise JsonRpcInvalidParams(str(e.args[0]) if e.args else str(e)) from None
+
+
 def register(server) -> None:
+    for name in EXTRA:
+        server.feature(f"tritonLens/{name}")(lambda ls, params, name=name: extra(ls, name, params))
     server.feature(KERNELS)(lambda ls, params: kernels(ls, params))
     server.feature(ACCESS_MAP)(lambda ls, params: access_map(ls, params))
     server.feature(VALUES)(lambda ls, params: values(ls, params))

@@ -102,18 +102,19 @@ def _empty_i32() -> np.ndarray:
 @dataclass
 class DotTrace:
     """Every execution of a `tl.dot`, columnar: which site, which program, the product's M x N x K,
-    and how many memory-access executions the launch had recorded before it (`before`: the dot's
-    operands come from the loads just before that row, in the same program)."""
+    and the execution rows of the loads that produced its A and B operands (-1: the operand was
+    computed in the kernel, or converted after its load)."""
 
     sites: list[DotSite] = field(default_factory=list)
     site: np.ndarray = field(default_factory=_empty_i32)
     program: np.ndarray = field(default_factory=_empty_i32)
-    before: np.ndarray = field(default_factory=_empty_i32)
+    a_row: np.ndarray = field(default_factory=_empty_i32)
+    b_row: np.ndarray = field(default_factory=_empty_i32)
     m: np.ndarray = field(default_factory=_empty_i32)
     n: np.ndarray = field(default_factory=_empty_i32)
     k: np.ndarray = field(default_factory=_empty_i32)
 
-    COLUMNS = ("site", "program", "before", "m", "n", "k")
+    COLUMNS = ("site", "program", "a_row", "b_row", "m", "n", "k")
 
     def __len__(self) -> int:
         return int(self.site.size)

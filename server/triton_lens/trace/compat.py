@@ -106,7 +106,8 @@ class Hooks:
     def push_context(self, kind: str, op: str, operand) -> None: ...
     def pop_context(self) -> None: ...
     def benchmark(self, kernel_call: Callable[[], Any]) -> float: ...
-    def dot(self, builder, a_shape: tuple, b_shape: tuple, a_dtype: str, b_dtype: str, acc_dtype: str) -> None: ...
+    def dot(self, builder, a, b, a_dtype: str, b_dtype: str, acc_dtype: str) -> None: ...
+    def loaded(self, value) -> None: ...
 
 
 def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[[], None]:
@@ -342,16 +343,25 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
 
 
 def _patch_dot(patch, hooks: Hooks) -> None:
-    """tl.dot: the operands' shapes and dtypes, for the FLOP count and the viewer's A/B/C tiles
-    (the same signature in 3.2 - 3.9)."""
+    """tl.dot: the operands (shapes, dtypes, and which load produced each, when one did) for the FLOP
+    count and the viewer's A/B/C tiles. Loads are wrapped once more, on top of the access hook, to
+    hand the loaded value to the recorder (the same signatures in 3.2 - 3.9)."""
     def make_dot(orig):
         def create_dot(self, a, b, d, *rest, **kw):
-            hooks.dot(self, a.data.shape, b.data.shape, str(a.dtype.scalar), str(b.dtype.scalar), str(d.dtype.scalar))
+            hooks.dot(self, a, b, str(a.dtype.scalar), str(b.dtype.scalar), str(d.dtype.scalar))
             return orig(self, a, b, d, *rest, **kw)
         return create_dot
 
+    def make_loaded(orig):
+        def create_masked_load(self, *args, **kwargs):
+            out = orig(self, *args, **kwargs)
+            hooks.loaded(out)
+            return out
+        return create_masked_load
+
     if hasattr(InterpreterBuilder, "create_dot"):
         patch(InterpreterBuilder, "create_dot", make_dot)
+        patch(InterpreterBuilder, "create_masked_load", make_loaded)
 
 
 def operand_tag(operand) -> Optional[int]:

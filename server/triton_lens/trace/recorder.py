@@ -89,7 +89,7 @@ class _Launch:
         self.oob = ElementSetsBuilder()
         self.dot_sites: list[DotSite] = []
         self.dot_site_index: dict[tuple, int] = {}
-        self.dots: list[tuple[int, int, int, int, int, int]] = []  # site, program, before, m, n, k
+        self.dots: list[tuple[int, ...]] = []  # site, program, a_row, b_row, m, n, k
         self.values_before: dict[int, np.ndarray] = {}
         self.t0 = time.perf_counter()
         self.live: Optional[np.ndarray] = None  # (n, 2) storage [lo, hi) of the script's live tensors
@@ -117,8 +117,8 @@ class _Launch:
         )
 
     def _dot_trace(self) -> DotTrace:
-        cols = np.asarray(self.dots, dtype=np.int32).reshape(-1, 6)
-        return DotTrace(self.dot_sites, *(np.ascontiguousarray(cols[:, i]) for i in range(6)))
+        cols = np.asarray(self.dots, dtype=np.int32).reshape(-1, 7)
+        return DotTrace(self.dot_sites, *(np.ascontiguousarray(cols[:, i]) for i in range(7)))
 
 
 def _host_values(t) -> np.ndarray:
@@ -441,8 +441,18 @@ class Recorder(compat.Hooks):
             L.masked.add(v.elements(d[~m]))
         return new_mask
 
-    def dot(self, builder, a_shape, b_shape, a_dtype, b_dtype, acc_dtype) -> None:
+    def loaded(self, value) -> None:
+        """Mark a load's value with its execution row, so a tl.dot fed by it can name the load."""
         L = self._launch
+        if L is not None and L.ex_site:
+            try:
+                value._tl_row = (L.index, len(L.ex_site) - 1)
+            except AttributeError:
+                pass
+
+    def dot(self, builder, a, b, a_dtype, b_dtype, acc_dtype) -> None:
+        L = self._launch
+        a_shape, b_shape = a.data.shape, b.data.shape
         if L is None or len(a_shape) < 2 or len(b_shape) < 2:
             return
         f = _user_frame_fast(2)
@@ -468,7 +478,11 @@ class Recorder(compat.Hooks):
             batch *= int(s)
         gx, gy, _ = L.grid
         x, y, z = builder.grid_idx
-        L.dots.append((i, x + gx * (y + gy * z), len(L.ex_site), batch * int(a_shape[-2]), int(b_shape[-1]),
+        rows = []
+        for v in (a, b):
+            tag = getattr(v, "_tl_row", None)
+            rows.append(tag[1] if tag is not None and tag[0] == L.index else -1)
+        L.dots.append((i, x + gx * (y + gy * z), rows[0], rows[1], batch * int(a_shape[-2]), int(b_shape[-1]),
                        int(a_shape[-1])))
 
     def _unattributed(self, L: _Launch, flat: np.ndarray, m, shape) -> Optional[np.ndarray]:

@@ -8,6 +8,9 @@ Routes (the page's HTTP host, extension/webview/PROTOCOL.md):
     POST /api/kernels         {} -> kernels overview
     POST /api/accessMap       {launch, tensor} -> access map
     POST /api/values          {launch, tensor, start, count} -> tensor values
+    POST /api/valueMap        {launch, tensor, when} -> values as a colour map + histograms per line
+    POST /api/dots            {launch} -> tl.dot executions with their A/B tiles
+    POST /api/performance     {launch} -> performance metrics of the launch
     POST /api/source          {file} -> {file, text, lines: [{line, kinds}]}  (host page)
     POST /api/reveal          {file, line}: the page asks to show a source line -> "reveal" event
     POST /api/cursor          {file, line}: a source line was clicked -> "cursor" event to the page
@@ -175,6 +178,12 @@ def create_app(data: ViewerData, hub: Optional[EventHub] = None, webview_dir: Op
         p = params()
         return json_response(data.values(_int(p, "launch"), _int(p, "tensor"), _int(p, "start", 0),
                                          _int(p, "count", 64)))
+
+    @app.post("/api/valueMap")
+    @app.post("/api/dots")
+    @app.post("/api/performance")
+    def api_extra():
+        return json_response(data.extra(request.path.rsplit("/", 1)[-1], params()))
 
     @app.post("/api/source")
     def api_source():

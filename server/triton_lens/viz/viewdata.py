@@ -58,6 +58,7 @@ class ViewerData:
         self._get_result = get_result
         self._sources = sources if sources is not None else {}
         self._cache: dict[tuple, _Entry] = {}
+        self._extras: dict[tuple, tuple] = {}  # (launch ids, method, params) -> (launches, answer)
         self._lock = threading.Lock()
 
     @staticmethod
@@ -172,6 +173,31 @@ class ViewerData:
             raise RequestError(f"launch {L.index} has no tensor {t}", 404)
         count = max(0, min(count, 1 << 16))
         return tensor_values(result, launch=L.index, tensor=t, start=max(0, start), count=count)
+
+    def extra(self, method: str, params: dict) -> dict:
+        """valueMap / dots / performance (analysis/viewer_extras.py) for the page."""
+        from ..analysis.viewer_extras import METHODS
+
+        fn = METHODS.get(method)
+        if fn is None:
+            raise RequestError(f"unknown method {method}", 404)
+        result = self.result()
+        # launches never change once recorded: an answer holds while the same launch objects are there
+        launches = list(result.launches)
+        key = (tuple(map(id, launches)), method, tuple(sorted((str(k), str(v)) for k, v in params.items())))
+        hit = self._extras.get(key)
+        if hit is not None and len(hit[0]) == len(launches) and all(a is b for a, b in zip(hit[0], launches)):
+            return hit[1]
+        try:
+            out = fn(result, params)
+            if len(self._extras) > _CACHE_ENTRIES:
+                self._extras.clear()
+            self._extras[key] = (launches, out)
+            return out
+        except KeyError as e:
+            raise RequestError(str(e.args[0]) if e.args else str(e), 404)
+        except (TypeError, ValueError) as e:
+            raise RequestError(f"bad parameters for {method}: {e}")
 
     # -- source -----------------------------------------------------------------------------------
     def files(self, result: Optional[RunResult] = None) -> list[str]:

@@ -1,0 +1,100 @@
+// Values view: the host's quantised value map (analysis/viewer_extras.py value_map) -> per-cell
+// colours of a tensor view, and the histogram of the followed access's elements.
+// Pure functions over typed arrays (the canvas drawing of the histogram aside).
+
+import { packRGBA, mix } from './draw.js';
+import { F_FOLLOW } from './raster.js';
+
+// A perceptually ordered map (viridis anchors), 255 steps; index 255 is for NaN/inf.
+const ANCHORS = [
+  [68, 1, 84], [72, 40, 120], [62, 74, 137], [49, 104, 142], [38, 130, 142],
+  [31, 158, 137], [53, 183, 121], [109, 205, 89], [180, 222, 44], [253, 231, 37],
+];
+const NONFINITE = [255, 0, 255, 255];
+
+function buildMap(dimWith, t) {
+  const out = new Uint32Array(256);
+  for (let i = 0; i < 255; i++) {
+    const x = (i / 254) * (ANCHORS.length - 1);
+    const k = Math.min(ANCHORS.length - 2, Math.floor(x));
+    const f = x - k;
+    let c = [0, 1, 2].map((j) => Math.round(ANCHORS[k][j] * (1 - f) + ANCHORS[k + 1][j] * f)).concat([255]);
+    if (dimWith) c = mix(c, dimWith, t);
+    out[i] = packRGBA(c[0], c[1], c[2], 255);
+  }
+  const nf = dimWith ? mix(NONFINITE, dimWith, t) : NONFINITE;
+  out[255] = packRGBA(nf[0], nf[1], nf[2], 255);
+  return out;
+}
+
+/** The colour of quantised value q (0..254; 255 = not finite) as [r, g, b]. */
+export function valueColor(q) {
+  const c = buildMap(null, 0)[q];
+  return [c & 255, (c >>> 8) & 255, (c >>> 16) & 255];
+}
+
+/** Decode a valueMap answer: {q: Uint8Array, block, lo, hi, numel, histograms} or {none: reason}. */
+export function decodeValueMap(r) {
+  if (!r || r.values === null || typeof r.q !== 'string') return { none: (r && r.reason) || 'values not kept' };
+  const bin = atob(r.q);
+  const q = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) q[i] = bin.charCodeAt(i);
+  return { q, block: r.block | 0 || 1, lo: r.lo, hi: r.hi, numel: r.numel, when: r.when,
+    histograms: Array.isArray(r.histograms) ? r.histograms : [] };
+}
+
+/**
+ * Per-cell colours (packed, 0 = none) of the element cells of a layout: the value colour, dimmed
+ * into `bg` on cells the followed line did not touch so the followed access stands out.
+ */
+export function valueColors(layout, vm, flags, bg) {
+  const n = layout.Rt * layout.P;
+  const out = new Uint32Array(n);
+  const bright = buildMap(null, 0);
+  const dim = buildMap(bg, 0.6);
+  const { viewLo, viewHi, C, P, Bt } = layout;
+  const q = vm.q;
+  const block = vm.block;
+  for (let a = viewLo; a < viewHi; a++) {
+    const v = a - viewLo;
+    const r = Math.floor(v / C);
+    const cell = (r + Bt) * P + (v - r * C);
+    const qi = q[Math.floor(a / block)];
+    if (qi === undefined) continue;
+    out[cell] = (flags[cell] & F_FOLLOW) ? bright[qi] : dim[qi];
+  }
+  return out;
+}
+
+/** The histogram of the followed line's elements, or null. */
+export function histogramFor(vm, follow) {
+  if (!vm || vm.none || !follow) return null;
+  return vm.histograms.find((h) => h.line === follow.line && (!follow.file || h.file === follow.file)) || null;
+}
+
+/** Draw a histogram (counts over [lo, hi]) into a canvas, bars in the value colours. */
+export function drawHistogram(canvas, h, css) {
+  const dpr = Math.max(1, Math.min(3, globalThis.devicePixelRatio || 1));
+  const W = 320, H = 72;
+  canvas.width = W * dpr;
+  canvas.height = H * dpr;
+  canvas.style.width = `${W}px`;
+  canvas.style.height = `${H}px`;
+  const ctx = canvas.getContext('2d');
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, W, H);
+  const counts = h.counts || [];
+  const max = Math.max(1, ...counts);
+  const bw = W / Math.max(1, counts.length);
+  counts.forEach((c, i) => {
+    const [r, g, b] = valueColor(Math.round((i + 0.5) / counts.length * 254));
+    ctx.fillStyle = `rgb(${r}, ${g}, ${b})`;
+    const bh = c ? Math.max(1, (c / max) * (H - 4)) : 0;
+    ctx.fillRect(i * bw, H - bh, Math.max(1, bw - 1), bh);
+  });
+  ctx.strokeStyle = css;
+  ctx.beginPath();
+  ctx.moveTo(0, H - 0.5);
+  ctx.lineTo(W, H - 0.5);
+  ctx.stroke();
+}

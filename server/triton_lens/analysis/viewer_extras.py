@@ -1,0 +1,145 @@
+"""More viewer data (docs/architecture.md, "Viewer data"): tensor values as a colour map with
+histograms, tl.dot executions linked to the loads of their operands, and one launch's performance.
+Loop steps and execution order ride in the access map itself (`access_map.py`).
+
+Each function takes a RunResult and plain parameters and returns a JSON-ready dict; KeyError means
+"no such launch / tensor" (a 404 for the page).
+"""
+from __future__ import annotations
+
+import base64
+import math
+from typing import Optional
+
+import numpy as np
+
+from ..model import RunResult
+from .access_map import _launch
+from .groups import group_executions, program_label
+from .hover import format_ranges
+from .performance import performance as _performance
+
+# Colour cells sent per tensor at most (44 KB of base64): three 1M-element tensors with their maps stay
+# under 256 KB on the wire; beyond it, each cell is the mean of neighbouring elements (flat order).
+VALUE_CELLS = 1 << 15
+HIST_BINS = 32
+DOT_EXECUTIONS = 4096  # tl.dot executions listed at most per launch
+
+
+def _finite_range(v: np.ndarray) -> tuple[float, float]:
+    f = v[np.isfinite(v)]
+    if f.size == 0:
+        return 0.0, 0.0
+    return float(f.min()), float(f.max())
+
+
+def _histogram(v: np.ndarray) -> dict:
+    f = v[np.isfinite(v)]
+    lo, hi = _finite_range(v)
+    counts = np.histogram(f, bins=HIST_BINS, range=(lo, hi if hi > lo else lo + 1))[0] if f.size else np.zeros(HIST_BINS)
+    return {"lo": lo, "hi": hi, "counts": [int(c) for c in counts], "elements": int(v.size),
+            "nonfinite": int(v.size - f.size)}
+
+
+def value_map(result: RunResult, launch: int, tensor: int, when: str = "after") -> dict:
+    """The tensor's values (after the launch, or before it for inputs) quantised to 0..254 over
+    [lo, hi] (255: NaN/inf), one per `block` consecutive flat elements (their mean), plus per source
+    line that accessed the tensor the histogram of the values of the elements it touched."""
+    L = _launch(result, launch)
+    if not 0 <= tensor < len(L.tensors):
+        raise KeyError(f"launch {launch} has no tensor {tensor}")
+    store = L.values_before if when == "before" else L.values
+    v = store.get(tensor)
+    t = L.tensors[tensor]
+    if v is None:
+        why = ("values are kept for tensors up to 1M elements" if t.numel > 0 else "empty tensor")
+        return {"when": when, "values": None, "reason": why}
+    v = np.asarray(v).astype(np.float64, copy=False).reshape(-1)
+    n = v.size
+    block = max(1, math.ceil(n / VALUE_CELLS))
+    if block > 1:
+        pad = (-n) % block
+        vv = np.concatenate((v, np.full(pad, np.nan))) if pad else v
+        with np.errstate(invalid="ignore"):
+            cells = np.nanmean(np.where(np.isfinite(vv), vv, np.nan).reshape(-1, block), axis=1)
+    else:
+        cells = v
+    lo, hi = _finite_range(v)
+    span = hi - lo
+    q = np.full(cells.size, 255, dtype=np.uint8)
+    ok = np.isfinite(cells)
+    q[ok] = np.clip(np.round((cells[ok] - lo) / span * 254) if span > 0 else 127, 0, 254).astype(np.uint8)
+    hists = {}
+    for i, s in enumerate(L.sites):
+        if s.arg != tensor:
+            continue
+        key = f"{s.file}\n{s.line}"
+        rows = np.flatnonzero(L.ex_site == i)
+        hists.setdefault(key, []).append(rows)
+    histograms = []
+    for key, parts in hists.items():
+        mask = L.touched.cover(np.concatenate(parts), n)
+        file, line = key.split("\n")
+        histograms.append(dict(_histogram(v[mask]), file=file, line=int(line)))
+    return {"when": when, "dtype": t.dtype, "numel": n, "lo": lo, "hi": hi, "block": block, "cells": int(q.size),
+            "q": base64.b64encode(q.tobytes()).decode("ascii"), "histograms": histograms,
+            "before": tensor in L.values_before, "after": tensor in L.values}
+
+
+def _iterations(site: np.ndarray, program: np.ndarray) -> np.ndarray:
+    """Per row, how many rows with the same (site, program) came before it."""
+    key = site.astype(np.int64) * (1 << 32) + program.astype(np.int64)
+    order = np.argsort(key, kind="stable")
+    k = key[order]
+    heads = np.concatenate(([True], k[1:] != k[:-1]))
+    start = np.maximum.accumulate(np.where(heads, np.arange(k.size), 0))
+    out = np.empty(k.size, dtype=np.int64)
+    out[order] = np.arange(k.size) - start
+    return out
+
+
+def dots(result: RunResult, launch: int) -> dict:
+    """Every tl.dot execution: program, iteration (its count within the program), M x N x K, and
+    the A and B tiles: the loads whose values the dot took (the recorder tags each loaded value with
+    its execution), with the elements they touched; an operand computed in the kernel has none."""
+    L = _launch(result, launch)
+    d = L.dots
+    ex_iter = _iterations(L.ex_site, L.ex_program) if L.ex_site.size else np.empty(0, dtype=np.int64)
+    dot_iter = _iterations(d.site, d.program) if len(d) else np.empty(0, dtype=np.int64)
+    out = []
+    for r in range(min(len(d), DOT_EXECUTIONS)):
+        p = int(d.program[r])
+        m, n, k = int(d.m[r]), int(d.n[r]), int(d.k[r])
+        a, b = int(d.a_row[r]), int(d.b_row[r])
+        a, b = (None if a < 0 else a), (None if b < 0 else b)
+        out.append({"site": int(d.site[r]), "program": list(program_label(L, p)), "linear": p,
+                    "iteration": int(dot_iter[r]), "m": m, "n": n, "k": k,
+                    "a": _operand(L, a, ex_iter, (m, k)), "b": _operand(L, b, ex_iter, (k, n)), "c": [m, n]})
+    return {"launch": L.index, "sites": [dict(s.to_json(), id=i) for i, s in enumerate(d.sites)],
+            "executions": out, "truncated": len(d) > DOT_EXECUTIONS}
+
+
+def _operand(L, row: Optional[int], ex_iter: np.ndarray, shape) -> Optional[dict]:
+    if row is None:
+        return {"shape": list(shape), "linked": False, "why": "computed in the kernel (not the value of a load)"}
+    s = L.sites[int(L.ex_site[row])]
+    t = L.tensors[s.arg] if s.arg >= 0 else None
+    touched = L.touched.get(row)
+    return {"shape": list(shape), "linked": True, "file": s.file, "line": s.line, "op": s.op,
+            "tensor": s.arg, "name": t.name if t else "?", "iteration": int(ex_iter[row]),
+            "extent": format_ranges(t.name, t.shape, touched) if t else "", "elements": int(touched.size)}
+
+
+def launch_performance(result: RunResult, launch: int) -> dict:
+    """analysis.performance of one launch alone (lines, tl.dot lines, the launch, the GPU table)."""
+    L = _launch(result, launch)
+    one = RunResult(file=result.file, status=result.status, launches=[L])
+    return _performance(one, group_executions([L])).to_json()
+
+
+METHODS = {
+    "valueMap": lambda result, p: value_map(result, int(p.get("launch", 0)), int(p.get("tensor", 0)),
+                                            "before" if p.get("when") == "before" else "after"),
+    "dots": lambda result, p: dots(result, int(p.get("launch", 0))),
+    "performance": lambda result, p: launch_performance(result, int(p.get("launch", 0))),
+}
