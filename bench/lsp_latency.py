@@ -7,7 +7,7 @@
 On the shared corpus (every file the installed triton admits, except the one that hangs on purpose)
 and on tutorial-size kernels (bench/kernels/: softmax 1823×781, matmul 512³, layer norm 1151×8192).
 
-    python bench/lsp_latency.py [--edits 3] [--debounce 400] [--out bench/results/...txt] [--only NAME]
+    python bench/lsp_latency.py [--edits 3] [--debounce 400] [--workers N] [--out bench/results/...txt] [--only NAME]
 """
 from __future__ import annotations
 
@@ -220,7 +220,7 @@ async def main_async(args) -> int:
     if args.only:
         files = [f for f in files if args.only in f.name]
     tutorials = [t for t in TUTORIALS if not args.only or args.only in t.name]
-    settings = {"debounceMs": args.debounce, "timeLimit": 600}
+    settings = {"debounceMs": args.debounce, "timeLimit": 600, "workers": args.workers}
     cl = Client(settings)
     await cl.start()
     load_before = os.getloadavg()
@@ -239,7 +239,7 @@ async def main_async(args) -> int:
     out = [f"# LSP latency — {datetime.date.today().isoformat()}",
            f"machine: {machine()}",
            f"load average before/after: {load_before[0]:.2f} / {load_after[0]:.2f} (other work shares these cores)",
-           f"settings: debounceMs={args.debounce}; edits per file: corpus {args.edits}, tutorials {args.tutorial_edits}; "
+           f"settings: debounceMs={args.debounce}, workers={args.workers or 'default (cores, at most 16, less one)'}; edits per file: corpus {args.edits}, tutorials {args.tutorial_edits}; "
            f"{REQUESTS} hover and {REQUESTS} inlay-hint requests per file after its run",
            f"corpus: {len(files)} files (hangs_after_launch.py left out: it runs to the time limit by design"
            + (f"; not for this triton: {', '.join(excluded)}" if excluded else "") + ")",
@@ -291,6 +291,7 @@ def main() -> int:
     p.add_argument("--edits", type=int, default=3)
     p.add_argument("--tutorial-edits", type=int, default=1)
     p.add_argument("--debounce", type=int, default=400)
+    p.add_argument("--workers", type=int, default=0, help="tritonLens.workers (0: the default, the machine's cores less one)")
     p.add_argument("--only", default="")
     p.add_argument("--out", default="")
     args = p.parse_args()

@@ -105,7 +105,7 @@ def main() -> None:
                 one_wall = wall
             eff = f"{one_wall / wall / w:6.0%}" if one_wall else ""
             s = rows[("split", w)]
-            split = "-" if not s else (f"probe {s['probe']}, fork {s['fork_s'] * 1e3:.0f} ms, merge "
+            split = "-" if not s else (f"{s['workers']} children, probe {s['probe']}, fork {s['fork_s'] * 1e3:.0f} ms, merge "
                                        f"{s['merge_s'] * 1e3:.0f} ms" + ("" if s["merged"] else " (ran in one process)"))
             out.append(f"{'':38} {'':8} {f'tool w={w}':>8} {wall:8.2f} {cpu:8.2f} {bare_wall / wall:8.2f} {eff} "
                        f"{cpu / bare_cpu:8.2f} {str(all(rows[('same', w)])):>5} {split}")

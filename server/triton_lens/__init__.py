@@ -16,11 +16,11 @@ _VIZ_NAMES = ("launch", "stop", "clear", "launches", "Client", "Tracer", "Saniti
 # Triton-Viz decorator `trace(client)`: the package module is made callable. (The name cannot be a
 # plain function: importing any submodule of the package would rebind it to the package.)
 class _TracePackage(_types.ModuleType):
-    def __call__(self, client=None, backend="triton", *, clients=None):
+    def __call__(self, client=None, backend="triton", *, clients=None, workers=1):
         """@trace(client): see triton_lens.viz.tracing.trace."""
         from .viz.tracing import trace as _trace
 
-        return _trace(client, backend, clients=clients)
+        return _trace(client, backend, clients=clients, workers=workers)
 
 
 from . import trace as _trace_package  # noqa: E402  (the package's __init__ imports nothing)

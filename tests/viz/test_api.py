@@ -118,3 +118,29 @@ def test_triton_viz_clients_module_spelling():
     from triton_lens.viz import clients as real
 
     assert clients.Sanitizer is real.Sanitizer and clients.Client is real.Client and clients.Profiler is real.Profiler
+
+
+def test_workers_splits_a_launch_and_the_tracer_gets_the_one_process_trace(viz, monkeypatch, tmp_path):
+    import json
+
+    import numpy as np
+
+    report = tmp_path / "report.jsonl"
+    for k, v in {"MIN_PROGRAMS": "2", "MIN_SECONDS": "0", "PROBE_SECONDS": "0"}.items():
+        monkeypatch.setenv(f"TRITON_LENS_PARALLEL_{k}", v)
+    monkeypatch.setenv("TRITON_LENS_PARALLEL_REPORT", str(report))
+    x, y = torch.rand(1000), torch.rand(1000)
+    outs = []
+    for w in (1, 2):
+        out = torch.zeros(1000)
+        viz.trace("tracer", workers=w)(kernels.oob_add_kernel)[(8,)](x, y, out, 1000, BLOCK=128)
+        outs.append(out)
+    assert torch.equal(outs[0], x + y) and torch.equal(outs[1], outs[0])
+    one, two = viz.launches
+    assert one.sites == two.sites
+    for c in ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob"):
+        assert np.array_equal(getattr(one, c), getattr(two, c)), c
+    for s in ("touched", "masked", "oob"):
+        assert all(np.array_equal(a, b) for a, b in zip(getattr(one, s).arrays().values(), getattr(two, s).arrays().values()))
+    splits = [json.loads(line) for line in report.read_text().splitlines()]
+    assert len(splits) == 1 and splits[0]["merged"] and splits[0]["children"] == ["ok", "ok"]

@@ -4,7 +4,8 @@ The interpreter's grid loop calls `executor.fn(**args)` once per program, lookin
 each time. For the launch we put a dispatcher there (`_Dispatch`); the loop itself is untouched:
 
 - The parent runs the first programs itself (the probe) and times them. A launch of fewer than
-  `min_programs` programs, or one whose rest would take less than `min_seconds`, goes on in one process.
+  `min_programs` programs goes on in one process, and so does one whose rest would not give two
+  children `min_seconds` of work each.
 - Otherwise it forks one child per contiguous chunk of the remaining programs (in the interpreter's
   order: x outermost, z innermost). A fork has the launch's host tensors, the recorder's state and the
   rewritten kernel already; the child's dispatcher skips the programs before its chunk, runs its own,
@@ -44,10 +45,11 @@ from ..model.elements import ElementSetsBuilder
 from . import compat, stream
 from .recorder import Recorder
 
-# Launches smaller than this, or whose remaining programs the probe estimates at less than
-# MIN_SECONDS, stay in one process (forking and merging would cost more than they save).
+# Launches smaller than this stay in one process. Each child gets at least MIN_SECONDS of work (as the
+# probe estimates it; a fork costs a few ms), so a launch whose rest is under 2 * MIN_SECONDS (50 ms)
+# stays in one process too.
 MIN_PROGRAMS = 64
-MIN_SECONDS = 0.05
+MIN_SECONDS = 0.025
 # The parent runs programs itself for at least this long before it estimates the launch's time.
 PROBE_SECONDS = 0.01
 
@@ -238,10 +240,14 @@ class _Dispatch:
         elapsed = now - self.t0
         if elapsed < self.rec.probe_seconds:
             return
-        if elapsed / done * (self.n - done) < self.rec.min_seconds:
+        rest = elapsed / done * (self.n - done)
+        k = min(self.rec.workers, self.n - done)
+        if self.rec.min_seconds > 0:
+            k = min(k, int(rest / self.rec.min_seconds))
+        if k < 2:
             self.phase = ONE_PROCESS
         else:
-            self._split(done)
+            self._split(done, k)
 
     def child_call(self, **args) -> None:
         i = self.i - 1  # before_program is not called in a child: count here
@@ -258,10 +264,9 @@ class _Dispatch:
             self._child_exit("ok")
 
     # -- parent ---------------------------------------------------------------------------------
-    def _split(self, done: int) -> None:
+    def _split(self, done: int, k: int) -> None:
         rec, L = self.rec, self.L
         rest = self.n - done
-        k = max(1, min(rec.workers, rest))
         bounds = [done + rest * j // k for j in range(k + 1)]
         n0, s0 = len(L.ex_site), len(L.sites)
         t_fork = time.perf_counter()

@@ -29,9 +29,31 @@ def descendants(pid: int) -> list[int]:
             with open(f"/proc/{p}/task/{p}/children", "rb") as f:
                 kids = [int(x) for x in f.read().split()]
         except (OSError, ValueError):
+            if p == pid:  # a kernel without CONFIG_PROC_CHILDREN: the worker's process group instead
+                return _group_members(pid)
             continue
         out.extend(kids)
         todo.extend(kids)
+    return out
+
+
+def _group_members(pgid: int) -> list[int]:
+    """Processes of the process group pgid other than its leader (the runner starts the worker as one)."""
+    out = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in names:
+        if not name.isdigit() or int(name) == pgid:
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 3 and int(fields[3]) == pgid:  # fields after "(comm)": state ppid pgrp ...
+            out.append(int(name))
     return out
 
 

@@ -1,0 +1,301 @@
+"""A launch's programs over several processes (trace/parallel.py, issue 13): the `check --json` of every
+corpus file is the same with --workers 2 as with --workers 1 (apart from timings), every marker holds
+with 2 workers, and what cannot be split (atomics, an exception, a crash) runs as one process would.
+
+The tests lower the thresholds (TRITON_LENS_PARALLEL_*) so that even the corpus's small launches are
+split after their first program, and read the report the engine writes for each split launch.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import triton
+
+from markers import corpus_files
+from test_engine_corpus import HANG_LIMIT_S, check
+from triton_lens.analysis import analyze
+from triton_lens.trace.runner import RunRequest, run
+
+pytestmark = pytest.mark.engine
+
+FILES = [cf for cf in corpus_files() if cf.applies_to(triton.__version__)]
+
+
+def split_env(report) -> dict:
+    return dict(os.environ, TRITON_LENS_PARALLEL_MIN_PROGRAMS="2", TRITON_LENS_PARALLEL_MIN_SECONDS="0",
+                TRITON_LENS_PARALLEL_PROBE_SECONDS="0", TRITON_LENS_PARALLEL_REPORT=str(report))
+
+
+def splits(report) -> list[dict]:
+    if not os.path.exists(report):
+        return []
+    with open(report) as f:
+        return [json.loads(line) for line in f]
+
+
+def without_timings(o):
+    if isinstance(o, dict):
+        return {k: without_timings(v) for k, v in o.items() if k != "seconds"}
+    if isinstance(o, list):
+        return [without_timings(v) for v in o]
+    return o
+
+
+_runs: dict = {}
+
+
+def runs_of(cf, tmp_path_factory):
+    """(one-process analysis, two-worker analysis, the split report) of a corpus file, run once each."""
+    if cf.name not in _runs:
+        report = tmp_path_factory.mktemp("split") / "report.jsonl"
+        timeout = HANG_LIMIT_S if any(e.kind == "timeout" for e in cf.expects) else 120.0
+        env = split_env(report)
+        one = analyze(run(RunRequest(path=str(cf.path), timeout_s=timeout, workers=1, env=env)))
+        two = analyze(run(RunRequest(path=str(cf.path), timeout_s=timeout, workers=2, env=env)))
+        _runs[cf.name] = (one, two, splits(report))
+    return _runs[cf.name]
+
+
+@pytest.mark.parametrize("cf", FILES, ids=[cf.name for cf in FILES])
+def test_check_json_is_the_same_with_two_workers(cf, tmp_path_factory):
+    one, two, _ = runs_of(cf, tmp_path_factory)
+    assert without_timings(two.to_json()) == without_timings(one.to_json())
+    # (Tensor values are compared by the seeded scripts below: most corpus files draw unseeded inputs.)
+
+
+CASES = [pytest.param(cf, e, id=f"{cf.name}:{e.line}:{e.kind}:{'-'.join(e.words)}") for cf in FILES for e in cf.expects]
+
+
+@pytest.mark.parametrize("cf,e", CASES)
+def test_marker_holds_with_two_workers(cf, e, tmp_path_factory):
+    check(runs_of(cf, tmp_path_factory)[1], e)
+
+
+def test_the_corpus_was_really_split(tmp_path_factory):
+    """The comparisons above mean something: launches were split and merged, kernels with atomics were not."""
+    by_file = {cf.name: runs_of(cf, tmp_path_factory)[2] for cf in FILES
+               if cf.name in ("vector_add.py", "matmul.py", "atomic_histogram.py", "lock_critical_section.py")}
+    for name in ("vector_add.py", "matmul.py"):
+        assert by_file[name] and all(s["merged"] and s["children"] == ["ok", "ok"] for s in by_file[name]), by_file[name]
+    for name in ("atomic_histogram.py", "lock_critical_section.py"):
+        assert by_file[name] == [], f"{name} uses atomics: its launches must run in one process"
+
+
+def _script(tmp_path, body: str):
+    p = tmp_path / "k.py"
+    p.write_text(textwrap.dedent(body))
+    return p
+
+
+HEADER = """
+    import torch, triton, triton.language as tl
+    torch.manual_seed(0)
+"""
+
+
+def _both(path, tmp_path, **kw):
+    report = tmp_path / "report.jsonl"
+    env = split_env(report)
+    one = run(RunRequest(path=str(path), workers=1, env=env, **kw))
+    two = run(RunRequest(path=str(path), workers=2, env=env, **kw))
+    return one, two, splits(report)
+
+
+def test_a_split_launch_records_and_stores_exactly_what_one_process_does(tmp_path):
+    # Contiguous and scattered stores, a @jit helper first called in a child, out-of-bounds lanes.
+    path = _script(tmp_path, HEADER + """
+    @triton.jit
+    def add(x, y, o, n, B: tl.constexpr):
+        offs = tl.program_id(0) * B + tl.arange(0, B)
+        m = offs < n
+        tl.store(o + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)
+
+    @triton.jit
+    def helper(p, offs):
+        return tl.load(p + offs)
+
+    @triton.jit
+    def scatter(x, idx, o, B: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = pid * B + tl.arange(0, B)
+        i = tl.load(idx + offs)
+        v = tl.load(x + offs)
+        if pid > 10:
+            v = helper(x, i)
+        tl.store(o + i, v * 2)
+        if pid == 40:
+            tl.store(o + offs + 100000, v)  # out of bounds: never stored
+
+    n = 10000
+    x, y, o = torch.randn(n), torch.randn(n), torch.empty(n)
+    add[(triton.cdiv(n, 128),)](x, y, o, n, B=128)
+    idx = torch.randperm(4096).to(torch.int32)
+    g = torch.zeros(4096, dtype=torch.float16)
+    scatter[(64,)](x, idx, g, B=64)
+    """)
+    one, two, report = _both(path, tmp_path)
+    assert one.status == two.status == "ok", (one.error, two.error)
+    assert [s["kernel"] for s in report] == ["add", "scatter"] and all(s["merged"] for s in report)
+    for a, b in zip(one.launches, two.launches):
+        assert a.sites == b.sites
+        for c in ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob"):
+            assert np.array_equal(getattr(a, c), getattr(b, c)), c
+        for s in ("touched", "masked", "oob"):
+            for k, v in getattr(a, s).arrays().items():
+                assert np.array_equal(v, getattr(b, s).arrays()[k]), (s, k)
+        assert sorted(a.values) == sorted(b.values)
+        for i in a.values:
+            assert np.array_equal(a.values[i], b.values[i]), (a.kernel, a.tensors[i].name)
+    assert without_timings(analyze(two).to_json()) == without_timings(analyze(one).to_json())
+    assert any(f["kind"] == "oob" for f in analyze(two).to_json()["findings"])
+
+
+def test_an_exception_in_a_childs_program_is_the_one_process_exception(tmp_path):
+    path = _script(tmp_path, HEADER + """
+    @triton.jit
+    def k(x, o, B: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = pid * B + tl.arange(0, B)
+        v = tl.load(x + offs)
+        if pid == 70:
+            v = v + tl.load(x + offs + 2 * B, mask=offs > 0)[:2]   # a shape error, in program 70 only
+        tl.store(o + offs, v)
+
+    x = torch.randn(100 * 16); o = torch.zeros(100 * 16)
+    k[(100,)](x, o, B=16)
+    """)
+    one, two, report = _both(path, tmp_path)
+    assert one.status == two.status == "exception"
+    assert (two.error.type, two.error.message, two.error.line, two.error.traceback) == \
+        (one.error.type, one.error.message, one.error.line, one.error.traceback)
+    assert without_timings(analyze(two).to_json()) == without_timings(analyze(one).to_json())
+    assert report and report[0]["children"] == ["ok", "error"] and not report[0]["merged"]
+
+
+def test_an_atomic_the_kernel_code_hides_is_met_in_the_child_and_runs_in_one_process(tmp_path):
+    # The atomic is in a helper reached through a dict: the static check cannot see it.
+    path = _script(tmp_path, HEADER + """
+    @triton.jit
+    def bump(p, v):
+        tl.atomic_add(p, v)
+
+    HELPERS = {"bump": bump}
+
+    @triton.jit
+    def k(x, total, B: tl.constexpr):
+        pid = tl.program_id(0)
+        v = tl.sum(tl.load(x + pid * B + tl.arange(0, B)), axis=0)
+        HELPERS["bump"](total, v)
+
+    x = torch.arange(64 * 8, dtype=torch.float32); total = torch.zeros(1)
+    k[(64,)](x, total, B=8)
+    print(float(total[0]))
+    """)
+    one, two, report = _both(path, tmp_path)
+    assert one.status == two.status == "ok", (one.error, two.error)
+    assert one.stdout.strip() == two.stdout.strip() == str(float(sum(range(64 * 8))))
+    assert without_timings(analyze(two).to_json()) == without_timings(analyze(one).to_json())
+    assert report and "atomic" in report[0]["children"] and not report[0]["merged"]
+
+
+def test_a_crash_in_a_child_ends_the_run_as_in_one_process(tmp_path):
+    path = _script(tmp_path, HEADER + """
+    import os, signal
+
+    @triton.jit
+    def k(x, o, B: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = pid * B + tl.arange(0, B)
+        tl.store(o + offs, tl.load(x + offs))
+        if pid == 90:
+            os.kill(os.getpid(), signal.SIGSEGV)
+
+    @triton.jit
+    def first(x, o, B: tl.constexpr):
+        offs = tl.program_id(0) * B + tl.arange(0, B)
+        tl.store(o + offs, tl.load(x + offs) * 2)
+
+    x = torch.randn(100 * 16); o = torch.zeros(100 * 16)
+    first[(100,)](x, o, B=16)
+    k[(100,)](x, o, B=16)
+    """)
+    one, two, report = _both(path, tmp_path)
+    assert one.status == two.status == "crashed"
+    kill_line = path.read_text().splitlines().index("        os.kill(os.getpid(), signal.SIGSEGV)") + 1
+    assert (two.error.type, two.error.line) == (one.error.type, one.error.line) == ("SIGSEGV", kill_line)
+    assert len(one.launches) == len(two.launches) == 1  # the launch before the crash is kept
+    assert [s["kernel"] for s in report] == ["first", "k"] and report[1]["children"][-1] == "lost"
+
+
+def test_the_memory_limit_counts_the_children(tmp_path):
+    # Each program keeps 16 MB. The parent runs program 0 only (its 16 MB stay far below the limit);
+    # the two children keep 1 GB each: only counting them stops the run.
+    path = _script(tmp_path, HEADER + """
+    import time
+    import numpy as np
+    KEEP = []
+
+    @triton.jit
+    def k(x, B: tl.constexpr):
+        tl.load(x + tl.arange(0, B))
+        KEEP.append(np.ones(1 << 21))
+        time.sleep(0.02)
+
+    x = torch.zeros(16)
+    k[(129,)](x, B=16)
+    """)
+    report = tmp_path / "report.jsonl"
+    r = run(RunRequest(path=str(path), workers=2, memory_mb=900, env=split_env(report)))
+    assert r.status == "crashed" and r.error.type == "MemoryLimit", (r.status, r.error)
+    assert splits(report) == []  # stopped while the children ran: the parent never got their results
+
+
+def test_check_cli_takes_workers(tmp_path):
+    report = tmp_path / "report.jsonl"
+    vector_add = next(cf.path for cf in FILES if cf.name == "vector_add.py")
+    out = {}
+    for w in ("1", "2"):
+        p = subprocess.run([sys.executable, "-m", "triton_lens", "check", "--json", "--workers", w, str(vector_add)],
+                           capture_output=True, text=True, env=split_env(report), timeout=300)
+        assert p.returncode == 0, p.stderr
+        out[w] = without_timings(json.loads(p.stdout))
+    assert out["1"] == out["2"]
+    assert splits(report) and all(s["merged"] for s in splits(report))
+
+
+def test_workers_setting_and_default():
+    from triton_lens.lsp.settings import Settings
+    from triton_lens.trace.process_tree import default_workers, resolve_workers
+
+    assert Settings().workers == 0 and resolve_workers(0) == default_workers()
+    assert Settings().merged({"workers": 3}).workers == 3
+    assert Settings().merged({"workers": -1}).workers == 0  # a bad value is ignored
+    assert 1 <= default_workers() <= 15
+    assert resolve_workers(4) == 4
+
+
+def test_a_child_past_the_time_limit_says_where_it_was(tmp_path):
+    path = _script(tmp_path, HEADER + """
+    import time
+
+    @triton.jit
+    def k(x, o, B: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = pid * B + tl.arange(0, B)
+        tl.store(o + offs, tl.load(x + offs))
+        if pid == 90:
+            time.sleep(1000)
+
+    x = torch.randn(100 * 16); o = torch.zeros(100 * 16)
+    k[(100,)](x, o, B=16)
+    """)
+    one, two, _ = _both(path, tmp_path, timeout_s=30.0)  # the worker may take seconds to import torch here
+    sleep_line = path.read_text().splitlines().index("        time.sleep(1000)") + 1
+    assert one.status == two.status == "timeout"
+    assert one.error.line == two.error.line == sleep_line
