@@ -97,7 +97,9 @@ class Hooks:
     def launch_end(self, token, error: Optional[BaseException]) -> None: ...
     def grid(self, nx: int, ny: int, nz: int) -> None: ...
     def tag(self, host_value, converted) -> None: ...
-    def access(self, kind: str, op: str, builder, ptrs, mask: Optional[np.ndarray]) -> Optional[np.ndarray]: ...
+    # value: a plain store's values; order: an atomic's (sem, scope) as the builder got them.
+    def access(self, kind: str, op: str, builder, ptrs, mask: Optional[np.ndarray], value=None,
+               order=None) -> Optional[np.ndarray]: ...
     def push_context(self, kind: str, op: str, operand) -> None: ...
     def pop_context(self) -> None: ...
     def benchmark(self, kernel_call: Callable[[], Any]) -> float: ...
@@ -212,7 +214,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
 
     def make_store(orig):
         def create_masked_store(self, ptrs, value, mask, *a, **k):
-            new = access("store", "tl.store", self, ptrs, mask_array(mask))
+            new = access("store", "tl.store", self, ptrs, mask_array(mask), value=value)
             if new is not None:
                 mask = _with_mask(mask, new)
             return orig(self, ptrs, value, mask, *a, **k)
@@ -220,7 +222,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
 
     def make_rmw(orig):
         def create_atomic_rmw(self, rmwOp, ptr, val, mask, sem, scope):
-            new = access("atomic", _rmw_name(rmwOp), self, ptr, mask_array(mask))
+            new = access("atomic", _rmw_name(rmwOp), self, ptr, mask_array(mask), order=(sem, scope))
             if new is not None:
                 mask = _with_mask(mask, new)
             return orig(self, rmwOp, ptr, val, mask, sem, scope)
@@ -228,7 +230,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
 
     def make_cas(orig):
         def create_atomic_cas(self, ptr, cmp, val, sem, scope):
-            new = access("atomic", "tl.atomic_cas", self, ptr, None)
+            new = access("atomic", "tl.atomic_cas", self, ptr, None, order=(sem, scope))
             if new is not None:
                 # No mask operand: point the out-of-bounds lanes at a scratch buffer instead.
                 scratch = np.zeros(ptr.data.size, dtype=np.uint64)

@@ -63,6 +63,8 @@ class _Launch:
         self.ex_lanes: list[int] = []
         self.ex_active: list[int] = []
         self.ex_oob: list[int] = []
+        self.ex_vhash: list[int] = []
+        self.unwritten_before: dict[int, np.ndarray] = {}
         self.touched = ElementSetsBuilder()
         self.masked = ElementSetsBuilder()
         self.oob = ElementSetsBuilder()
@@ -87,10 +89,29 @@ class _Launch:
             sites=self.sites,
             ex_site=np.asarray(self.ex_site, dtype=np.int32), ex_program=np.asarray(self.ex_program, dtype=np.int32),
             ex_lanes=np.asarray(self.ex_lanes, dtype=np.int32), ex_active=np.asarray(self.ex_active, dtype=np.int32),
-            ex_oob=np.asarray(self.ex_oob, dtype=np.int32),
+            ex_oob=np.asarray(self.ex_oob, dtype=np.int32), ex_vhash=np.asarray(self.ex_vhash, dtype=np.int64),
+            unwritten_before=self.unwritten_before,
             touched=self.touched.finish(), masked=self.masked.finish(), oob=self.oob.finish(),
             values=values, seconds=time.perf_counter() - self.t0, complete=complete,
         )
+
+
+def _fingerprint(lo: int, elements, values: np.ndarray) -> int:
+    """A store's (elements, values) as one nonzero int: equal for executions that wrote the same values
+    to the same elements in the same lane order (compared within one run only)."""
+    head = (lo, elements) if lo >= 0 else (-1, np.ascontiguousarray(elements).tobytes())
+    h = hash((head, values.dtype.str, np.ascontiguousarray(values).tobytes()))
+    return h or 1
+
+
+def _order_names(order) -> tuple[str, str]:
+    """An atomic's (sem, scope) as the user writes them: ("acq_rel", "gpu")."""
+    if order is None:
+        return "", ""
+    sem, scope = (str(getattr(x, "name", x)).split(".")[-1].lower() for x in order)
+    sem = {"acquire_release": "acq_rel", "system": "sys"}.get(sem, sem)
+    scope = {"system": "sys"}.get(scope, scope)
+    return sem, scope
 
 
 def _skipped(code) -> bool:
@@ -139,8 +160,11 @@ def _user_frame_fast(depth: int):
 class Recorder(compat.Hooks):
     def __init__(self, on_launch: Optional[Callable[[LaunchTrace], None]] = None,
                  on_progress: Optional[Callable[[str, int, int, int], None]] = None,
-                 value_limit: int = DEFAULT_VALUE_LIMIT, skip_unused_overflow_checks: bool = True):
+                 value_limit: int = DEFAULT_VALUE_LIMIT, skip_unused_overflow_checks: bool = True,
+                 memory=None):
         self.on_launch = on_launch
+        # host_writes.HostWrites (the worker's), or None: which elements nothing has written yet.
+        self.memory = memory
         self.skip_unused_overflow_checks = skip_unused_overflow_checks
         self.on_progress = on_progress
         self.value_limit = value_limit
@@ -170,6 +194,8 @@ class Recorder(compat.Hooks):
         file, line = (f.f_code.co_filename, f.f_lineno) if f is not None else ("", 0)
         self._stack.append(self._launch)
         self._launch = _Launch(self._count, fn, file, line)
+        if self.memory is not None:
+            self.memory.paused += 1  # the interpreter's own copies in and out are not the script's writes
         return self._launch
 
     def launch_args(self, arg_names, args_dev, kwargs_dev, args_hst, kwargs_hst) -> None:
@@ -191,6 +217,10 @@ class Recorder(compat.Hooks):
                     extent = None
                 L.by_id[id(obj)] = info.index
                 L.views.append(TensorView(info, t.data_ptr(), t, extent))
+                if self.memory is not None:
+                    runs = self.memory.unwritten_runs(t)
+                    if runs is not None:
+                        L.unwritten_before[info.index] = runs
 
     def grid(self, nx, ny, nz) -> None:
         if self._launch is not None:
@@ -202,12 +232,27 @@ class Recorder(compat.Hooks):
         if L is None:
             return
         trace = L.finish(error is None, self.value_limit)
+        if self.memory is not None:
+            self.memory.paused -= 1
+            self._mark_stores(L, trace)
         if self._benchmarking:
             return  # a launch made only to compare autotune configs
         self._count += 1
         self.launches.append(trace)
         if self.on_launch is not None:
             self.on_launch(trace)
+
+    def _mark_stores(self, L: _Launch, trace: LaunchTrace) -> None:
+        """What the launch's stores and atomics wrote counts as written for later launches."""
+        for v in L.views:
+            if v.tensor is None or v.numel == 0:
+                continue
+            sites = [i for i, s in enumerate(trace.sites) if s.arg == v.info.index and s.kind != "load"]
+            if not sites:
+                continue
+            rows = np.flatnonzero(np.isin(trace.ex_site, sites))
+            if rows.size:
+                self.memory.mark(v.tensor, trace.touched.cover(rows, v.numel))
 
     def benchmark(self, kernel_call) -> float:
         self._benchmarking += 1
@@ -238,7 +283,7 @@ class Recorder(compat.Hooks):
         self._ctx.pop()
 
     # -- accesses (hot path) ----------------------------------------------------------------
-    def _site(self, L: _Launch, kind: str, op: str, tag: int) -> int:
+    def _site(self, L: _Launch, kind: str, op: str, tag: int, order=None) -> int:
         f = _user_frame_fast(3)
         if f is None:
             key = (None, 0, tag, kind, op)
@@ -265,7 +310,8 @@ class Recorder(compat.Hooks):
                        int(end_line or line), -1 if end_col is None else int(end_col))
             self._positions[pos_key] = pos
         i = len(L.sites)
-        L.sites.append(Site(pos[0], pos[1], pos[2], pos[3], pos[4], -1 if tag is None else tag, kind, op))
+        sem, scope = _order_names(order)
+        L.sites.append(Site(pos[0], pos[1], pos[2], pos[3], pos[4], -1 if tag is None else tag, kind, op, sem, scope))
         L.site_index[key] = i
         return i
 
@@ -285,7 +331,7 @@ class Recorder(compat.Hooks):
                 return v.info.index
         return None
 
-    def access(self, kind, op, builder, ptrs, mask):
+    def access(self, kind, op, builder, ptrs, mask, value=None, order=None):
         L = self._launch
         if L is None:
             return None
@@ -305,7 +351,7 @@ class Recorder(compat.Hooks):
             m = mask.reshape(-1)
         if tag is None or tag < 0:
             tag = self._view_by_address(L, flat, m)
-        site = self._site(L, kind, op, -1 if tag is None else tag)
+        site = self._site(L, kind, op, -1 if tag is None else tag, order)
         gx, gy, _ = L.grid
         x, y, z = builder.grid_idx
         L.ex_site.append(site)
@@ -322,6 +368,7 @@ class Recorder(compat.Hooks):
         self._maybe_progress(L, x, y, z)
 
         if tag is None:  # no tensor argument behind this pointer: nothing to check it against
+            L.ex_vhash.append(0)
             L.ex_oob.append(0)
             _add_empty(L.touched)
             _add_empty(L.masked)
@@ -343,6 +390,7 @@ class Recorder(compat.Hooks):
                     t.counts.append(active)
                     t.chunks.append(b"")
                     L.ex_oob.append(0)
+                    L.ex_vhash.append(0 if value is None else _fingerprint(lo, active, value.data.reshape(-1)[:active]))
                     _add_empty(L.oob)
                     if active == lanes:
                         _add_empty(L.masked)
@@ -357,6 +405,7 @@ class Recorder(compat.Hooks):
         d = flat.view(np.int64) - v.base
         new_mask = None
         if active == 0:
+            L.ex_vhash.append(0)
             L.ex_oob.append(0)
             _add_empty(L.touched)
             _add_empty(L.oob)
@@ -374,6 +423,8 @@ class Recorder(compat.Hooks):
                     t.counts.append(count)
                     t.chunks.append(payload)
                     L.ex_oob.append(0)
+                    L.ex_vhash.append(0 if value is None else _fingerprint(
+                        -1, e, value.data.reshape(-1) if m is None else value.data.reshape(-1)[m]))
                     _add_empty(L.oob)
                     done = True
             if not done:
@@ -382,6 +433,8 @@ class Recorder(compat.Hooks):
                 bad = ~inb if m is None else (m & ~inb)
                 n_bad = int(np.count_nonzero(bad))
                 L.touched.add(flat_idx if m is None else flat_idx[m[inb]])
+                L.ex_vhash.append(0 if value is None else _fingerprint(
+                    -1, flat_idx if m is None else flat_idx[m[inb]], value.data.reshape(-1)[good.reshape(-1)]))
                 L.ex_oob.append(n_bad)
                 if n_bad:
                     L.oob.add(v.elements(d[bad]))

@@ -66,20 +66,22 @@ def read_frame(inp: BinaryIO) -> Optional[tuple[str, dict, dict[str, np.ndarray]
 
 
 _SETS = ("touched", "masked", "oob")
-_COLUMNS = ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob")
+_COLUMNS = ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob", "ex_vhash")
 
 
 def launch_to_frame(t: LaunchTrace) -> tuple[dict, dict[str, np.ndarray]]:
     meta = {"index": t.index, "kernel": t.kernel, "def_file": t.def_file, "def_line": t.def_line,
             "file": t.file, "line": t.line, "grid": list(t.grid), "tensors": [x.to_json() for x in t.tensors],
             "sites": [s.to_json() for s in t.sites], "seconds": t.seconds, "complete": t.complete,
-            "values": sorted(t.values)}
+            "values": sorted(t.values), "unwritten_before": sorted(t.unwritten_before)}
     arrays: dict[str, np.ndarray] = {c: getattr(t, c) for c in _COLUMNS}
     for s in _SETS:
         for k, a in getattr(t, s).arrays().items():
             arrays[f"{s}.{k}"] = a
     for i, v in t.values.items():
         arrays[f"values.{i}"] = v
+    for i, runs in t.unwritten_before.items():
+        arrays[f"unwritten_before.{i}"] = runs
     return meta, arrays
 
 
@@ -92,5 +94,6 @@ def launch_from_frame(meta: dict, arrays: dict[str, np.ndarray]) -> LaunchTrace:
         tensors=[TensorInfo.from_json(x) for x in meta["tensors"]], sites=[Site.from_json(s) for s in meta["sites"]],
         **{c: arrays[c] for c in _COLUMNS}, **sets,
         values={int(i): arrays[f"values.{i}"] for i in meta["values"]},
+        unwritten_before={int(i): arrays[f"unwritten_before.{i}"] for i in meta.get("unwritten_before", [])},
         seconds=meta["seconds"], complete=meta["complete"],
     )

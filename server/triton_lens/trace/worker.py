@@ -197,7 +197,10 @@ def main(argv: list[str]) -> int:
         stream.write_frame(out, "progress", {"kernel": kernel, "launch": launch, "done": done, "total": total})
 
     status = 0
-    with Recorder(on_launch=on_launch, on_progress=on_progress, value_limit=int(job.get("value_limit", 1 << 20))):
+    from .host_writes import HostWrites
+    memory = HostWrites.start()  # which elements of torch.empty memory the script has written
+    with Recorder(on_launch=on_launch, on_progress=on_progress, value_limit=int(job.get("value_limit", 1 << 20)),
+                  memory=memory):
         try:
             _run_target(job)
         except SystemExit as e:
@@ -208,6 +211,8 @@ def main(argv: list[str]) -> int:
             meta = _error_meta(e, target)
             stream.write_frame(out, "error", meta)
             status = 1
+    if memory is not None:
+        memory.stop()
     sys.stdout.flush()
     sys.stderr.flush()
     stream.write_frame(out, "done", {"status": status})
