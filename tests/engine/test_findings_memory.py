@@ -53,3 +53,19 @@ def test_the_grid_too_small_bug_makes_check_exit_1():
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 1, p.stdout + p.stderr
     assert "warning: out_ptr: 104 of 1000 elements" in p.stdout
+
+
+def test_a_run_stopped_inside_a_launch_keeps_the_programs_that_finished():
+    from findings_script import SCRIPTS
+    from triton_lens.analysis import analyze
+    from triton_lens.trace.runner import RunRequest, run
+
+    r = run(RunRequest(path=str(SCRIPTS / "hangs_in_launch.py"), timeout_s=25.0))
+    assert r.status == "timeout", (r.status, r.error)
+    (L,) = r.launches
+    assert not L.complete
+    assert sorted(set(L.ex_program.tolist())) == [0, 1, 2]  # program 3 was still running
+    a = analyze(r)
+    (f,) = [f for f in a.findings if f.kind == "timeout"]
+    assert "launch it stopped in is shown with the programs that finished (partial)" in f.message
+    assert not [f for f in a.findings if f.kind == "unwritten"]  # a partial launch's outputs are not judged

@@ -8,11 +8,13 @@ import os
 
 import numpy as np
 
-from ..model import (CRASHED, EXCEPTION, NO_LAUNCH, TIMEOUT, Finding, RunResult, TensorInfo)
+from ..model import (CRASHED, EXCEPTION, NO_LAUNCH, TIMEOUT, Finding, LaunchTrace, RunResult, TensorInfo)
 from .groups import Group, format_program, program_label
 from .memory import uninit_findings, unwritten_findings
 from .races import race_findings
-from .text import EXAMPLES, plural as _plural
+from .text import EXAMPLES, plural
+
+_plural = plural
 
 _NOUN = {"load": "load", "store": "store", "atomic": "atomic"}
 
@@ -21,69 +23,105 @@ def _shape(t: TensorInfo) -> str:
     return "×".join(str(s) for s in t.shape) if t.shape else "scalar"
 
 
-def _where_oob(t: TensorInfo, offsets: np.ndarray) -> str:
-    if offsets.size == 0:
-        return "outside"
-    lo, hi = int(offsets.min()), int(offsets.max())
-    span = 1 + sum((s - 1) * st for s, st in zip(t.shape, t.strides))  # elements from first to last
+def _span(t: TensorInfo) -> int:
+    """Elements from the tensor's first element to its last, padding included."""
+    return 1 + sum((s - 1) * st for s, st in zip(t.shape, t.strides)) if t.numel else 0
+
+
+def _describe(t: TensorInfo) -> str:
+    """The tensor as its shape and strides make it: a broadcast view and padding between rows said so."""
+    broadcast = [k for k, (s, st) in enumerate(zip(t.shape, t.strides)) if s > 1 and st == 0]
+    if broadcast:
+        distinct = 1
+        for s, st in zip(t.shape, t.strides):
+            if st != 0:
+                distinct *= s
+        dims = ", ".join(str(k) for k in broadcast)
+        return (f"a broadcast view {_shape(t)} (stride 0 in dim{'s' if len(broadcast) > 1 else ''} {dims}: "
+                f"{plural(distinct, 'distinct element')} in memory)")
+    size = plural(t.numel, "element") if len(t.shape) <= 1 else f"{_shape(t)}, {plural(t.numel, 'element')}"
+    pad = _span(t) - t.numel
+    if pad > 0 and all(st > 0 for st in t.strides):
+        size += f", with {plural(pad, 'element')} of padding between its rows"
+    return size
+
+
+def _where_oob(t: TensorInfo, lo: int, hi: int) -> str:
+    span = _span(t)
     if lo >= span:
         return "past the end of"
     if hi < 0:
         return "before the start of"
     if lo >= 0 and hi < span:
-        return "in the gaps between the rows of"
+        return "in the padding between the rows of"
     return "outside"
 
 
+def _launch_name(L: LaunchTrace) -> str:
+    return f"launch {L.index + 1} (line {L.line})"
+
+
 def oob_findings(groups: dict[tuple, Group]) -> list[Finding]:
+    """Active lanes outside the tensor. Bounded by the compact sets: offsets are merged as runs,
+    never expanded per lane."""
     out = []
     for (file, line, arg, kind), g in groups.items():
         lanes = 0
-        progs: list[tuple[int, tuple]] = []
-        examples: list[int] = []
-        all_offsets = []
-        tensor = None
+        progs: list[tuple[LaunchTrace, tuple]] = []
+        shown = None  # (launch, tensor, starts, ends): the first launch with out-of-bounds lanes
+        elements = 0
+        launches = 0
         unmasked = True
         for part in g.parts:
             L, rows = part.launch, part.rows
             bad_rows = rows[L.ex_oob[rows] > 0]
             if bad_rows.size == 0:
                 continue
+            launches += 1
             lanes += int(L.ex_oob[bad_rows].sum(dtype=np.int64))
-            unmasked &= bool((L.ex_active[rows] == L.ex_lanes[rows]).all())
-            for p in np.unique(L.ex_program[bad_rows]):
-                progs.append((L.index, program_label(L, int(p))))
-            offsets = np.concatenate(L.oob.gather(bad_rows))
-            all_offsets.append(offsets)
-            if tensor is None and g.first.arg >= 0:
-                tensor = L.tensors[L.sites[part.sites[0]].arg]
+            unmasked &= all(L.sites[i].unmasked for i in np.unique(L.ex_site[bad_rows]).tolist())
+            progs.extend((L, program_label(L, int(p))) for p in np.unique(L.ex_program[bad_rows]))
+            st, en = L.oob.merged_runs(bad_rows)
+            elements += int((en - st).sum())
+            if shown is None:
+                a = L.sites[part.sites[0]].arg
+                shown = (L, L.tensors[a] if a >= 0 else None, st, en)
         if lanes == 0:
             continue
-        offsets = np.unique(np.concatenate(all_offsets)) if all_offsets else np.empty(0, np.int64)
-        examples = [int(v) for v in offsets[:EXAMPLES]]
+        L0, tensor, st, en = shown
+        examples = []
+        for lo, hi in zip(st.tolist(), en.tolist()):
+            examples.extend(range(lo, min(hi, lo + EXAMPLES - len(examples))))
+            if len(examples) >= EXAMPLES:
+                break
+        n_off = int((en - st).sum())
         n_prog = len(progs)
-        who = (f"program {format_program(progs[0][1])}" if n_prog == 1
-               else f"{n_prog} programs (e.g. {', '.join(format_program(p) for _, p in progs[:EXAMPLES])})")
-        if tensor is not None:
-            where = _where_oob(tensor, offsets)
-            size = f"{tensor.numel} elements" if len(tensor.shape) <= 1 else f"{_shape(tensor)}, {tensor.numel} elements"
-            what = f"{where} {arg}'s tensor ({size})"
+        if launches == 1:
+            who = (f"program {format_program(progs[0][1])}" if n_prog == 1
+                   else f"{n_prog} programs (e.g. {', '.join(format_program(p) for _, p in progs[:EXAMPLES])})")
         else:
-            what = "outside every tensor argument"
+            ex = ", ".join(f"{format_program(p)} of launch {L.index + 1}" for L, p in progs[:EXAMPLES])
+            who = f"{plural(n_prog, 'program')} in {launches} launches (e.g. {ex})"
+        if tensor is not None:
+            where = _where_oob(tensor, int(st[0]), int(en[-1]) - 1)
+            what = f"{where} {arg}'s tensor ({_describe(tensor)})"
+        else:
+            where, what = "outside", "outside every tensor argument"
         verb = {"load": "would read", "store": "would write", "atomic": "would update"}[kind]
         if unmasked:
             fix = f"add a mask to the {_NOUN[kind]} (e.g. mask=offs < n) so these lanes are switched off"
-        elif what.startswith("in the gaps"):
+        elif where.startswith("in the padding"):
             fix = "compute the address with the tensor's real strides (pass x.stride(0) rather than the row length)"
         else:
             fix = f"the {_NOUN[kind]}'s mask lets them through: tighten it, or clamp the offsets"
-        msg = (f"{arg}: {_plural(lanes, 'lane')} of {who} {verb} {what}, at element offsets "
-               f"{', '.join(str(e) for e in examples)}{'…' if offsets.size > EXAMPLES else ''} — {fix}. "
-               f"Triton Lens kept them off memory; on a GPU they are undefined behaviour.")
+        offsets = f"{', '.join(str(e) for e in examples)}{'…' if n_off > len(examples) else ''}"
+        of_launch = f" (in {_launch_name(L0)}; element offsets from its first element)" if launches > 1 else ""
+        msg = (f"{arg}: {plural(lanes, 'lane')} of {who} {verb} {what}, at element offsets {offsets}{of_launch} "
+               f"— {fix}. Triton Lens kept them off memory; on a GPU they are undefined behaviour.")
         s = g.first
         out.append(Finding(kind="oob", severity="error", file=file, line=line, col=s.col, end_line=s.end_line,
                            end_col=s.end_col, arg=arg, access=kind, lanes=lanes, programs=n_prog,
-                           elements=int(offsets.size), example_programs=[p for _, p in progs[:EXAMPLES]],
+                           elements=elements, example_programs=[p for _, p in progs[:EXAMPLES]],
                            example_elements=examples, message=msg))
     return out
 
@@ -114,8 +152,16 @@ def run_findings(result: RunResult) -> list[Finding]:
     if e is not None and result.status in (EXCEPTION, TIMEOUT, CRASHED):
         in_file = e.file is not None and e.line is not None and _same_file(e.file, result.file)
         line = e.line if in_file else 1
-        kept = (f" The {_plural(len(result.launches), 'launch')} that finished before are shown."
-                if result.launches else "")
+        done = [L for L in result.launches if L.complete]
+        cut = len(result.launches) - len(done)
+        kept = ""
+        if done:
+            kept = (" The launch that finished before is shown." if len(done) == 1
+                    else f" The {len(done)} launches that finished before are shown.")
+        if cut:
+            kept += (" The launch it stopped in is shown with the programs that finished"
+                     if cut == 1 else f" The {cut} launches it stopped in are shown with the programs that finished")
+            kept += " (partial)."
         if result.status == EXCEPTION:
             where = "" if in_file else f" (raised in {e.file}:{e.line})" if e.file else ""
             msg = f"{e.type}: {e.message}{where}.{kept}"

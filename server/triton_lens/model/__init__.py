@@ -63,16 +63,17 @@ class Site:
     op: str  # what the user wrote: "tl.load", "tl.atomic_add", "block_ptr load", "descriptor store", ...
     sem: str = ""  # an atomic's memory semantics: acq_rel | acquire | release | relaxed ("" for plain accesses)
     scope: str = ""  # an atomic's scope: gpu | cta | sys
+    unmasked: bool = False  # the call has no mask argument
 
     def to_json(self) -> dict:
         return {"file": self.file, "line": self.line, "col": self.col, "end_line": self.end_line,
                 "end_col": self.end_col, "arg": self.arg, "kind": self.kind, "op": self.op,
-                "sem": self.sem, "scope": self.scope}
+                "sem": self.sem, "scope": self.scope, "unmasked": self.unmasked}
 
     @staticmethod
     def from_json(d: dict) -> "Site":
         return Site(d["file"], d["line"], d["col"], d["end_line"], d["end_col"], d["arg"], d["kind"], d["op"],
-                    d.get("sem", ""), d.get("scope", ""))
+                    d.get("sem", ""), d.get("scope", ""), d.get("unmasked", False))
 
 
 @dataclass

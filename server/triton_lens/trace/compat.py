@@ -92,6 +92,8 @@ class Hooks:
     """What the wrappers call. The recorder implements it. `access` gets the interpreter's builder,
     whose `grid_idx` (the running program's (x, y, z)) is the same in every release."""
 
+    unmasked = 0  # > 0 while a load/store written without a mask runs
+
     def launch_begin(self, executor, fn) -> Any: ...
     def launch_args(self, arg_names, args_dev, kwargs_dev, args_hst, kwargs_hst) -> None: ...
     def launch_end(self, token, error: Optional[BaseException]) -> None: ...
@@ -242,6 +244,19 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
             return orig(self, ptr, cmp, val, sem, scope)
         return create_atomic_cas
 
+    # tl.load/tl.store without a mask reach create_masked_* through these: tell the hooks, so a
+    # message can say "add a mask" only to an access that has none.
+    def make_unmasked(orig):
+        def wrapper(self, *args, **kwargs):
+            hooks.unmasked += 1
+            try:
+                return orig(self, *args, **kwargs)
+            finally:
+                hooks.unmasked -= 1
+        return wrapper
+
+    patch(InterpreterBuilder, "create_load", make_unmasked)
+    patch(InterpreterBuilder, "create_store", make_unmasked)
     patch(InterpreterBuilder, "create_masked_load", make_load)
     patch(InterpreterBuilder, "create_masked_store", make_store)
     patch(InterpreterBuilder, "create_atomic_rmw", make_rmw)

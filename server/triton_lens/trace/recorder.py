@@ -17,7 +17,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..model import LaunchTrace, Site, TensorInfo
-from ..model.elements import RANGE, ElementSetsBuilder, encode
+from ..model.elements import RANGE, ElementSets, ElementSetsBuilder, encode
 from . import compat
 from .tensors import TensorView
 
@@ -69,6 +69,7 @@ class _Launch:
         self.masked = ElementSetsBuilder()
         self.oob = ElementSetsBuilder()
         self.t0 = time.perf_counter()
+        self.flushed = False  # sent already, cut short at the time limit
 
     def finish(self, complete: bool, value_limit: int) -> LaunchTrace:
         values = {}
@@ -94,6 +95,16 @@ class _Launch:
             touched=self.touched.finish(), masked=self.masked.finish(), oob=self.oob.finish(),
             values=values, seconds=time.perf_counter() - self.t0, complete=complete,
         )
+
+
+def _prefix(t: LaunchTrace, k: int) -> LaunchTrace:
+    """The trace of its first k executions."""
+    def sets(s: ElementSets) -> ElementSets:
+        return ElementSets(s.kind[:k], s.lo[:k], s.count[:k], s.start[:k + 1], s.data[:int(s.start[k])])
+    for c in ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob", "ex_vhash"):
+        setattr(t, c, getattr(t, c)[:k])
+    t.touched, t.masked, t.oob = sets(t.touched), sets(t.masked), sets(t.oob)
+    return t
 
 
 def _fingerprint(lo: int, elements, values: np.ndarray) -> int:
@@ -165,6 +176,8 @@ class Recorder(compat.Hooks):
         self.on_launch = on_launch
         # host_writes.HostWrites (the worker's), or None: which elements nothing has written yet.
         self.memory = memory
+        self.unmasked = 0  # compat.Hooks: > 0 inside a load/store written without a mask
+        self._flush = False  # set from a signal handler: send the launch in flight at the next access
         self.skip_unused_overflow_checks = skip_unused_overflow_checks
         self.on_progress = on_progress
         self.value_limit = value_limit
@@ -229,7 +242,7 @@ class Recorder(compat.Hooks):
     def launch_end(self, token, error) -> None:
         L = self._launch
         self._launch = self._stack.pop() if self._stack else None
-        if L is None:
+        if L is None or L.flushed:
             return
         trace = L.finish(error is None, self.value_limit)
         if self.memory is not None:
@@ -238,6 +251,25 @@ class Recorder(compat.Hooks):
         if self._benchmarking:
             return  # a launch made only to compare autotune configs
         self._count += 1
+        self.launches.append(trace)
+        if self.on_launch is not None:
+            self.on_launch(trace)
+
+    def request_flush(self) -> None:
+        """Safe from a signal handler: at its next access, the launch in flight is sent as it stands
+        (the programs that finished, complete=False), before the runner stops the worker."""
+        self._flush = self._launch is not None
+
+    def _flush_in_flight(self, L: _Launch, running: int) -> None:
+        self._flush = False
+        if L.flushed or self._benchmarking:
+            return
+        # Programs run one after another: the running program's executions are the last rows.
+        k = len(L.ex_program)
+        while k > 0 and L.ex_program[k - 1] == running:
+            k -= 1
+        trace = _prefix(L.finish(False, self.value_limit), k)
+        L.flushed = True
         self.launches.append(trace)
         if self.on_launch is not None:
             self.on_launch(trace)
@@ -311,7 +343,8 @@ class Recorder(compat.Hooks):
             self._positions[pos_key] = pos
         i = len(L.sites)
         sem, scope = _order_names(order)
-        L.sites.append(Site(pos[0], pos[1], pos[2], pos[3], pos[4], -1 if tag is None else tag, kind, op, sem, scope))
+        L.sites.append(Site(pos[0], pos[1], pos[2], pos[3], pos[4], -1 if tag is None else tag, kind, op, sem, scope,
+                            self.unmasked > 0 and kind in ("load", "store")))
         L.site_index[key] = i
         return i
 
@@ -354,6 +387,8 @@ class Recorder(compat.Hooks):
         site = self._site(L, kind, op, -1 if tag is None else tag, order)
         gx, gy, _ = L.grid
         x, y, z = builder.grid_idx
+        if self._flush:
+            self._flush_in_flight(L, x + gx * (y + gy * z))
         L.ex_site.append(site)
         L.ex_program.append(x + gx * (y + gy * z))
         L.ex_lanes.append(lanes)

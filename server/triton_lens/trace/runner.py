@@ -23,6 +23,7 @@ from .kernels import find_kernels
 
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _OUTPUT_TAIL = 64 * 1024
+FLUSH_GRACE_S = 0.5  # at the time limit, how long the worker gets to send the launch in flight
 
 
 @dataclass
@@ -229,6 +230,8 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
                 if kind == "launch":
                     trace = stream.launch_from_frame(meta, arrays)
                     result.launches.append(trace)
+                    if not trace.complete:
+                        state["partial"] = True
                     if on_launch is not None:
                         on_launch(trace)
                 elif kind == "progress" and on_progress is not None:
@@ -263,6 +266,14 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
             stopped = TIMEOUT
         elif limit_bytes and rss > limit_bytes:
             stopped = "memory"
+        if stopped == TIMEOUT:
+            try:  # ask for the launch in flight (the programs that finished), briefly
+                os.kill(proc.pid, signal.SIGUSR2)
+                grace = time.perf_counter() + FLUSH_GRACE_S
+                while not state.get("partial") and time.perf_counter() < grace and proc.poll() is None:
+                    time.sleep(0.02)
+            except OSError:
+                pass
         if stopped in (TIMEOUT, "memory"):
             try:  # ask faulthandler for the stack first: it says where the script was
                 os.kill(proc.pid, signal.SIGUSR1)

@@ -200,7 +200,9 @@ def main(argv: list[str]) -> int:
     from .host_writes import HostWrites
     memory = HostWrites.start()  # which elements of torch.empty memory the script has written
     with Recorder(on_launch=on_launch, on_progress=on_progress, value_limit=int(job.get("value_limit", 1 << 20)),
-                  memory=memory):
+                  memory=memory) as rec:
+        # The runner's last word before it stops the worker at the time limit: send the launch in flight.
+        signal.signal(signal.SIGUSR2, lambda *_: rec.request_flush())
         try:
             _run_target(job)
         except SystemExit as e:
