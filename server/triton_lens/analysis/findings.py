@@ -99,12 +99,16 @@ def oob_findings(groups: dict[tuple, Group]) -> list[Finding]:
         if launches == 1:
             who = (f"program {format_program(progs[0][1])}" if n_prog == 1
                    else f"{n_prog} programs (e.g. {', '.join(format_program(p) for _, p in progs[:EXAMPLES])})")
+        elif n_prog == launches and len({p for _, p in progs}) == 1:
+            who = f"program {format_program(progs[0][1])} in each of {launches} launches"
         else:
             ex = ", ".join(f"{format_program(p)} of launch {L.index + 1}" for L, p in progs[:EXAMPLES])
             who = f"{plural(n_prog, 'program')} in {launches} launches (e.g. {ex})"
         if tensor is not None:
             where = _where_oob(tensor, int(st[0]), int(en[-1]) - 1)
-            what = f"{where} {arg}'s tensor ({_describe(tensor)})"
+            desc = _describe(tensor)
+            what = (f"{where} {arg}'s tensor, {desc}," if desc.startswith("a broadcast")
+                    else f"{where} {arg}'s tensor ({desc})")
         else:
             where, what = "outside", "outside every tensor argument"
         verb = {"load": "would read", "store": "would write", "atomic": "would update"}[kind]
@@ -113,10 +117,12 @@ def oob_findings(groups: dict[tuple, Group]) -> list[Finding]:
         elif where.startswith("in the padding"):
             fix = "compute the address with the tensor's real strides (pass x.stride(0) rather than the row length)"
         else:
-            fix = f"the {_NOUN[kind]}'s mask lets them through: tighten it, or clamp the offsets"
+            fix = (f"the {_NOUN[kind]}'s mask lets {'them' if lanes > 1 else 'it'} through: tighten it, "
+                   "or clamp the offsets")
         offsets = f"{', '.join(str(e) for e in examples)}{'…' if n_off > len(examples) else ''}"
-        of_launch = f" (in {_launch_name(L0)}; element offsets from its first element)" if launches > 1 else ""
-        msg = (f"{arg}: {plural(lanes, 'lane')} of {who} {verb} {what}, at element offsets {offsets}{of_launch} "
+        of_launch = f" of the tensor of {_launch_name(L0)}" if launches > 1 else ""
+        word = "offset" if n_off == 1 else "offsets"
+        msg = (f"{arg}: {plural(lanes, 'lane')} of {who} {verb} {what} at element {word} {offsets}{of_launch} "
                f"— {fix}. Triton Lens kept them off memory; on a GPU they are undefined behaviour.")
         s = g.first
         out.append(Finding(kind="oob", severity="error", file=file, line=line, col=s.col, end_line=s.end_line,
