@@ -88,7 +88,7 @@ def check(cf: CorpusFile, e: Expect, diags: list[lsp.Diagnostic], hints: list[ls
         assert f"{e.keys['lanes']} lane" in d.message
         progs = e.keys["programs"]
         assert (f"{progs} programs" in d.message) if progs > 1 else ("of program (" in d.message), d.message
-        assert re.search(r"offsets -?\d+", d.message)  # example element indices
+        assert re.search(r"offsets? -?\d+", d.message)  # example element indices
         assert re.search(r"\(\d+(, \d+)*,?\)", d.message)  # example program ids
         # the range is the call itself, not the whole line
         src = lines[e.line - 1]

@@ -28,9 +28,10 @@ FULL, MOST, SOME, NONE = "█", "▓", "░", "·"
 # Index ranges
 
 
-def _dim_range(values: np.ndarray) -> str:
-    """One dimension's distinct indices as a half-open range: "0:64", "7", "0:64:2", or "3 of 0:64"."""
-    u = np.unique(values)
+def _dim_range(values: np.ndarray, distinct: bool = False) -> str:
+    """One dimension's distinct indices as a half-open range: "0:64", "7", "0:64:2", or "3 of 0:64".
+    distinct: the values are sorted and distinct already (no sort of millions of indices)."""
+    u = values if distinct else np.unique(values)
     lo, hi = int(u[0]), int(u[-1]) + 1
     if u.size == 1:
         return f"{lo}"
@@ -158,8 +159,18 @@ def mask_ranges(shape: tuple[int, ...], mask: np.ndarray) -> list[str]:
     for d in range(len(shape)):
         other = tuple(i for i in range(len(shape)) if i != d)
         present = arr.any(axis=other) if other else arr
-        out.append(_dim_range(np.flatnonzero(present)))
+        out.append(_present_range(present))
     return out
+
+
+def _present_range(present: np.ndarray) -> str:
+    """`_dim_range` of the true positions of a 1-D bool array; a solid stretch costs no index array."""
+    n = int(np.count_nonzero(present))
+    lo = int(np.argmax(present))
+    hi = present.size - int(np.argmax(present[::-1]))
+    if n == hi - lo:
+        return f"{lo}" if n == 1 else f"{lo}:{hi}"
+    return _dim_range(np.flatnonzero(present), distinct=True)
 
 
 def _box(parts: list[str]) -> int:

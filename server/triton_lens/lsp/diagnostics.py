@@ -13,7 +13,8 @@ from .text import Lines, uri_of
 
 SOURCE = "triton-lens"
 # Finding kinds -> diagnostic codes users can filter on.
-CODES = {"oob": "oob", "race": "race", "dead": "dead-mask", "unwritten": "unwritten", "exception": "exception",
+CODES = {"oob": "oob", "race": "race", "dead": "dead-mask", "unwritten": "unwritten", "uninit": "uninit",
+         "exception": "exception",
          "timeout": "timeout", "crashed": "crashed", "no-launch": "no-launch"}
 SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
             "information": lsp.DiagnosticSeverity.Information, "hint": lsp.DiagnosticSeverity.Hint}

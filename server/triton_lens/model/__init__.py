@@ -61,14 +61,19 @@ class Site:
     arg: int  # TensorInfo.index, or -1 when the pointer came from no tensor argument
     kind: str  # load | store | atomic
     op: str  # what the user wrote: "tl.load", "tl.atomic_add", "block_ptr load", "descriptor store", ...
+    sem: str = ""  # an atomic's memory semantics: acq_rel | acquire | release | relaxed ("" for plain accesses)
+    scope: str = ""  # an atomic's scope: gpu | cta | sys
+    unmasked: bool = False  # the call has no mask argument
 
     def to_json(self) -> dict:
         return {"file": self.file, "line": self.line, "col": self.col, "end_line": self.end_line,
-                "end_col": self.end_col, "arg": self.arg, "kind": self.kind, "op": self.op}
+                "end_col": self.end_col, "arg": self.arg, "kind": self.kind, "op": self.op,
+                "sem": self.sem, "scope": self.scope, "unmasked": self.unmasked}
 
     @staticmethod
     def from_json(d: dict) -> "Site":
-        return Site(d["file"], d["line"], d["col"], d["end_line"], d["end_col"], d["arg"], d["kind"], d["op"])
+        return Site(d["file"], d["line"], d["col"], d["end_line"], d["end_col"], d["arg"], d["kind"], d["op"],
+                    d.get("sem", ""), d.get("scope", ""), d.get("unmasked", False))
 
 
 @dataclass(frozen=True)
@@ -155,6 +160,13 @@ class LaunchTrace:
     masked: ElementSets
     oob: ElementSets
     values: dict[int, np.ndarray] = field(default_factory=dict)  # tensor index -> values after the launch
+    # int64[n]: per store execution a fingerprint of (elements, stored values) of its active in-bounds
+    # lanes, 0 for other executions; two executions with one fingerprint wrote the same values to the same
+    # elements. Empty when not recorded.
+    ex_vhash: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # tensor index -> [start, len, ...] runs of its flat elements that nothing had written before the
+    # launch (memory from torch.empty & co.); a tensor not listed was fully written, or is not tracked.
+    unwritten_before: dict[int, np.ndarray] = field(default_factory=dict)
     seconds: float = 0.0
     complete: bool = True  # False when the launch was cut short (exception, timeout, crash)
     dots: DotTrace = field(default_factory=DotTrace)
@@ -294,7 +306,7 @@ class Related:
 
 @dataclass
 class Finding:
-    kind: str  # oob | race | dead | unwritten | exception | timeout | crashed | no-launch
+    kind: str  # oob | race | dead | unwritten | uninit | exception | timeout | crashed | no-launch
     severity: str  # error | warning | information
     file: str
     line: int

@@ -201,19 +201,15 @@ class ElementSets:
             out.append(self.get(int(i)))
         return out
 
-    def cover(self, rows: np.ndarray | None, size: int) -> np.ndarray:
-        """Boolean mask over [0, size) of the union of the given sets (indices outside are ignored).
+    def merged_runs(self, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(starts, ends), sorted, disjoint, half-open: the union of the given sets as runs.
 
-        Ranges and runs are merged first and each merged run is marked as one slice, so a
-        million-element tile costs no index array.
+        Costs time by the sets' compact size (ranges and runs, a bitmap's bytes), never by lanes.
         """
-        out = np.zeros(size, dtype=bool)
         if rows is None:
             rows = np.arange(len(self))
         rows = np.asarray(rows, dtype=np.int64)
-        if rows.size == 0 or size == 0:
-            return out
-        kinds = self.kind[rows]
+        kinds = self.kind[rows] if rows.size else np.empty(0, np.uint8)
         starts, lens = [], []
         r = rows[kinds == RANGE]
         if r.size:
@@ -223,20 +219,38 @@ class ElementSets:
             pairs = np.frombuffer(self.data[self.start[i]:self.start[i + 1]].tobytes(), dtype=np.int64)
             starts.append(pairs[0::2])
             lens.append(pairs[1::2])
-        if starts:
-            st = np.concatenate(starts)
-            en = np.clip(st + np.concatenate(lens), 0, size)
-            st = np.clip(st, 0, size)
-            # Merge overlapping runs (a tile re-read in a loop, rows of neighbouring programs).
-            order = np.argsort(st, kind="stable")
-            st, en = st[order], np.maximum.accumulate(en[order])
-            heads = np.flatnonzero(np.concatenate(([True], st[1:] > en[:-1])))
-            tails = np.append(heads[1:] - 1, st.size - 1)
-            for lo, hi in zip(st[heads].tolist(), en[tails].tolist()):
-                out[lo:hi] = True
         for i in rows[kinds == BITMAP]:
-            idx = self.get(int(i))
-            out[idx[(idx >= 0) & (idx < size)]] = True
+            bits = np.unpackbits(np.frombuffer(self.data[self.start[i]:self.start[i + 1]].tobytes(), dtype=np.uint8),
+                                 bitorder="little").astype(np.int8)
+            edges = np.flatnonzero(np.diff(np.concatenate(([0], bits, [0]))))
+            starts.append(edges[0::2] + self.lo[i])
+            lens.append(edges[1::2] - edges[0::2])
+        if not starts:
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        st = np.concatenate(starts).astype(np.int64)
+        en = st + np.concatenate(lens).astype(np.int64)
+        keep = en > st
+        st, en = st[keep], en[keep]
+        if st.size == 0:
+            return st, en
+        order = np.argsort(st, kind="stable")
+        st, en = st[order], np.maximum.accumulate(en[order])
+        heads = np.flatnonzero(np.concatenate(([True], st[1:] > en[:-1])))
+        tails = np.append(heads[1:] - 1, st.size - 1)
+        return st[heads], en[tails]
+
+    def cover(self, rows: np.ndarray | None, size: int) -> np.ndarray:
+        """Boolean mask over [0, size) of the union of the given sets (indices outside are ignored).
+
+        Merged runs are marked as slices, so a million-element tile costs no index array.
+        """
+        out = np.zeros(size, dtype=bool)
+        if size == 0:
+            return out
+        st, en = self.merged_runs(rows)
+        st, en = np.clip(st, 0, size), np.clip(en, 0, size)
+        for lo, hi in zip(st.tolist(), en.tolist()):
+            out[lo:hi] = True
         return out
 
     def runs(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -95,6 +95,8 @@ class Hooks:
     """What the wrappers call. The recorder implements it. `access` gets the interpreter's builder,
     whose `grid_idx` (the running program's (x, y, z)) is the same in every release."""
 
+    unmasked = 0  # > 0 while a load/store written without a mask runs
+
     def launch_begin(self, executor, fn) -> Any: ...
     def launch_args(self, arg_names, args_dev, kwargs_dev, args_hst, kwargs_hst) -> None: ...
     def launch_end(self, token, error: Optional[BaseException]) -> None: ...
@@ -102,7 +104,9 @@ class Hooks:
     # Called before each program of a launch, in the grid loop's order (only where a subclass defines it).
     def program(self, x: int, y: int, z: int) -> None: ...
     def tag(self, host_value, converted) -> None: ...
-    def access(self, kind: str, op: str, builder, ptrs, mask: Optional[np.ndarray]) -> Optional[np.ndarray]: ...
+    # value: a plain store's values; order: an atomic's (sem, scope) as the builder got them.
+    def access(self, kind: str, op: str, builder, ptrs, mask: Optional[np.ndarray], value=None,
+               order=None) -> Optional[np.ndarray]: ...
     def push_context(self, kind: str, op: str, operand) -> None: ...
     def pop_context(self) -> None: ...
     def benchmark(self, kernel_call: Callable[[], Any]) -> float: ...
@@ -244,7 +248,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
 
     def make_store(orig):
         def create_masked_store(self, ptrs, value, mask, *a, **k):
-            new = access("store", "tl.store", self, ptrs, mask_array(mask))
+            new = access("store", "tl.store", self, ptrs, mask_array(mask), value=value)
             if new is not None:
                 mask = _with_mask(mask, new)
             return orig(self, ptrs, value, mask, *a, **k)
@@ -253,7 +257,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
     def make_rmw(orig):
         def create_atomic_rmw(self, rmwOp, ptr, val, mask, sem, scope):
             name = _rmw_name(rmwOp)
-            new = access("atomic", name, self, ptr, mask_array(mask))
+            new = access("atomic", name, self, ptr, mask_array(mask), order=(sem, scope))
             if new is not None:
                 mask = _with_mask(mask, new)
             return polled(name, self, ptr, orig(self, rmwOp, ptr, val, mask, sem, scope))
@@ -261,7 +265,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
 
     def make_cas(orig):
         def create_atomic_cas(self, ptr, cmp, val, sem, scope):
-            new = access("atomic", "tl.atomic_cas", self, ptr, None)
+            new = access("atomic", "tl.atomic_cas", self, ptr, None, order=(sem, scope))
             if new is not None:
                 # No mask operand: point the out-of-bounds lanes at a scratch buffer instead.
                 scratch = np.zeros(ptr.data.size, dtype=np.uint64)
@@ -273,6 +277,19 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
             return polled("tl.atomic_cas", self, ptr, orig(self, ptr, cmp, val, sem, scope))
         return create_atomic_cas
 
+    # tl.load/tl.store without a mask reach create_masked_* through these: tell the hooks, so a
+    # message can say "add a mask" only to an access that has none.
+    def make_unmasked(orig):
+        def wrapper(self, *args, **kwargs):
+            hooks.unmasked += 1
+            try:
+                return orig(self, *args, **kwargs)
+            finally:
+                hooks.unmasked -= 1
+        return wrapper
+
+    patch(InterpreterBuilder, "create_load", make_unmasked)
+    patch(InterpreterBuilder, "create_store", make_unmasked)
     patch(InterpreterBuilder, "create_masked_load", make_load)
     patch(InterpreterBuilder, "create_masked_store", make_store)
     patch(InterpreterBuilder, "create_atomic_rmw", make_rmw)

@@ -17,7 +17,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..model import DotSite, DotTrace, LaunchTrace, Site, TensorInfo
-from ..model.elements import RANGE, ElementSetsBuilder, encode
+from ..model.elements import RANGE, ElementSets, ElementSetsBuilder, encode
 from . import compat
 from .tensors import TensorView
 
@@ -84,6 +84,8 @@ class _Launch:
         self.ex_lanes: list[int] = []
         self.ex_active: list[int] = []
         self.ex_oob: list[int] = []
+        self.ex_vhash: list[int] = []
+        self.unwritten_before: dict[int, np.ndarray] = {}
         self.touched = ElementSetsBuilder()
         self.masked = ElementSetsBuilder()
         self.oob = ElementSetsBuilder()
@@ -93,6 +95,7 @@ class _Launch:
         self.values_before: dict[int, np.ndarray] = {}
         self.t0 = time.perf_counter()
         self.live: Optional[np.ndarray] = None  # (n, 2) storage [lo, hi) of the script's live tensors
+        self.flushed = False  # sent already, cut short at the time limit
 
     def finish(self, complete: bool, value_limit: int) -> LaunchTrace:
         values = {}
@@ -110,7 +113,8 @@ class _Launch:
             sites=self.sites,
             ex_site=np.asarray(self.ex_site, dtype=np.int32), ex_program=np.asarray(self.ex_program, dtype=np.int32),
             ex_lanes=np.asarray(self.ex_lanes, dtype=np.int32), ex_active=np.asarray(self.ex_active, dtype=np.int32),
-            ex_oob=np.asarray(self.ex_oob, dtype=np.int32),
+            ex_oob=np.asarray(self.ex_oob, dtype=np.int32), ex_vhash=np.asarray(self.ex_vhash, dtype=np.int64),
+            unwritten_before=self.unwritten_before,
             touched=self.touched.finish(), masked=self.masked.finish(), oob=self.oob.finish(),
             values=values, seconds=time.perf_counter() - self.t0, complete=complete,
             dots=self._dot_trace(), values_before=self.values_before,
@@ -135,6 +139,34 @@ def _keep_before(L: "_Launch", index: int, t, limit: int) -> None:
             L.values_before[index] = _host_values(t)
     except Exception:  # values are a convenience for the viewer; never fail a launch on them
         pass
+
+
+def _prefix(t: LaunchTrace, k: int) -> LaunchTrace:
+    """The trace of its first k executions."""
+    def sets(s: ElementSets) -> ElementSets:
+        return ElementSets(s.kind[:k], s.lo[:k], s.count[:k], s.start[:k + 1], s.data[:int(s.start[k])])
+    for c in ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob", "ex_vhash"):
+        setattr(t, c, getattr(t, c)[:k])
+    t.touched, t.masked, t.oob = sets(t.touched), sets(t.masked), sets(t.oob)
+    return t
+
+
+def _fingerprint(lo: int, elements, values: np.ndarray) -> int:
+    """A store's (elements, values) as one nonzero int: equal for executions that wrote the same values
+    to the same elements in the same lane order (compared within one run only)."""
+    head = (lo, elements) if lo >= 0 else (-1, np.ascontiguousarray(elements).tobytes())
+    h = hash((head, values.dtype.str, np.ascontiguousarray(values).tobytes()))
+    return h or 1
+
+
+def _order_names(order) -> tuple[str, str]:
+    """An atomic's (sem, scope) as the user writes them: ("acq_rel", "gpu")."""
+    if order is None:
+        return "", ""
+    sem, scope = (str(getattr(x, "name", x)).split(".")[-1].lower() for x in order)
+    sem = {"acquire_release": "acq_rel", "system": "sys"}.get(sem, sem)
+    scope = {"system": "sys"}.get(scope, scope)
+    return sem, scope
 
 
 def _skipped(code) -> bool:
@@ -183,8 +215,13 @@ def _user_frame_fast(depth: int):
 class Recorder(compat.Hooks):
     def __init__(self, on_launch: Optional[Callable[[LaunchTrace], None]] = None,
                  on_progress: Optional[Callable[[str, int, int, int], None]] = None,
-                 value_limit: int = DEFAULT_VALUE_LIMIT, skip_unused_overflow_checks: bool = True):
+                 value_limit: int = DEFAULT_VALUE_LIMIT, skip_unused_overflow_checks: bool = True,
+                 memory=None):
         self.on_launch = on_launch
+        # host_writes.HostWrites (the worker's), or None: which elements nothing has written yet.
+        self.memory = memory
+        self.unmasked = 0  # compat.Hooks: > 0 inside a load/store written without a mask
+        self._flush = False  # set from a signal handler: send the launch in flight at the next access
         self.skip_unused_overflow_checks = skip_unused_overflow_checks
         self.on_progress = on_progress
         self.value_limit = value_limit
@@ -214,6 +251,8 @@ class Recorder(compat.Hooks):
         file, line = (f.f_code.co_filename, f.f_lineno) if f is not None else ("", 0)
         self._stack.append(self._launch)
         self._launch = _Launch(self._count, fn, file, line)
+        if self.memory is not None:
+            self.memory.paused += 1  # the interpreter's own copies in and out are not the script's writes
         return self._launch
 
     def launch_args(self, arg_names, args_dev, kwargs_dev, args_hst, kwargs_hst) -> None:
@@ -236,6 +275,10 @@ class Recorder(compat.Hooks):
                 L.by_id[id(obj)] = info.index
                 L.views.append(TensorView(info, t.data_ptr(), t, extent))
                 _keep_before(L, info.index, t, self.value_limit)
+                if self.memory is not None:
+                    runs = self.memory.unwritten_runs(t)
+                    if runs is not None:
+                        L.unwritten_before[info.index] = runs
 
     def grid(self, nx, ny, nz) -> None:
         if self._launch is not None:
@@ -248,15 +291,49 @@ class Recorder(compat.Hooks):
     def launch_end(self, token, error) -> None:
         L = self._launch
         self._launch = self._stack.pop() if self._stack else None
-        if L is None:
+        if L is None or L.flushed:
             return
         trace = L.finish(error is None, self.value_limit)
+        if self.memory is not None:
+            self.memory.paused -= 1
+            self._mark_stores(L, trace)
         if self._benchmarking:
             return  # a launch made only to compare autotune configs
         self._count += 1
         self.launches.append(trace)
         if self.on_launch is not None:
             self.on_launch(trace)
+
+    def request_flush(self) -> None:
+        """Safe from a signal handler: at its next access, the launch in flight is sent as it stands
+        (the programs that finished, complete=False), before the runner stops the worker."""
+        self._flush = self._launch is not None
+
+    def _flush_in_flight(self, L: _Launch, running: int) -> None:
+        self._flush = False
+        if L.flushed or self._benchmarking:
+            return
+        # Programs run one after another: the running program's executions are the last rows.
+        k = len(L.ex_program)
+        while k > 0 and L.ex_program[k - 1] == running:
+            k -= 1
+        trace = _prefix(L.finish(False, self.value_limit), k)
+        L.flushed = True
+        self.launches.append(trace)
+        if self.on_launch is not None:
+            self.on_launch(trace)
+
+    def _mark_stores(self, L: _Launch, trace: LaunchTrace) -> None:
+        """What the launch's stores and atomics wrote counts as written for later launches."""
+        for v in L.views:
+            if v.tensor is None or v.numel == 0:
+                continue
+            sites = [i for i, s in enumerate(trace.sites) if s.arg == v.info.index and s.kind != "load"]
+            if not sites:
+                continue
+            rows = np.flatnonzero(np.isin(trace.ex_site, sites))
+            if rows.size:
+                self.memory.mark(v.tensor, trace.touched.cover(rows, v.numel))
 
     def benchmark(self, kernel_call) -> float:
         self._benchmarking += 1
@@ -287,7 +364,7 @@ class Recorder(compat.Hooks):
         self._ctx.pop()
 
     # -- accesses (hot path) ----------------------------------------------------------------
-    def _site(self, L: _Launch, kind: str, op: str, tag: int) -> int:
+    def _site(self, L: _Launch, kind: str, op: str, tag: int, order=None) -> int:
         f = _user_frame_fast(3)
         if f is None:
             key = (None, 0, tag, kind, op)
@@ -314,7 +391,9 @@ class Recorder(compat.Hooks):
                        int(end_line or line), -1 if end_col is None else int(end_col))
             self._positions[pos_key] = pos
         i = len(L.sites)
-        L.sites.append(Site(pos[0], pos[1], pos[2], pos[3], pos[4], -1 if tag is None else tag, kind, op))
+        sem, scope = _order_names(order)
+        L.sites.append(Site(pos[0], pos[1], pos[2], pos[3], pos[4], -1 if tag is None else tag, kind, op, sem, scope,
+                            self.unmasked > 0 and kind in ("load", "store")))
         L.site_index[key] = i
         return i
 
@@ -334,7 +413,7 @@ class Recorder(compat.Hooks):
                 return v.info.index
         return None
 
-    def access(self, kind, op, builder, ptrs, mask):
+    def access(self, kind, op, builder, ptrs, mask, value=None, order=None):
         L = self._launch
         if L is None:
             return None
@@ -354,9 +433,11 @@ class Recorder(compat.Hooks):
             m = mask.reshape(-1)
         if tag is None or tag < 0:
             tag = self._view_by_address(L, flat, m)
-        site = self._site(L, kind, op, -1 if tag is None else tag)
+        site = self._site(L, kind, op, -1 if tag is None else tag, order)
         gx, gy, _ = L.grid
         x, y, z = builder.grid_idx
+        if self._flush:
+            self._flush_in_flight(L, x + gx * (y + gy * z))
         L.ex_site.append(site)
         L.ex_program.append(x + gx * (y + gy * z))
         L.ex_lanes.append(lanes)
@@ -371,6 +452,7 @@ class Recorder(compat.Hooks):
         self._maybe_progress(L, x, y, z)
 
         if tag is None:  # a pointer made from an integer (int_to_ptr) that no argument holds
+            L.ex_vhash.append(0)
             _add_empty(L.touched)
             _add_empty(L.masked)
             return self._unattributed(L, flat, m, data.shape)
@@ -390,6 +472,7 @@ class Recorder(compat.Hooks):
                     t.counts.append(active)
                     t.chunks.append(b"")
                     L.ex_oob.append(0)
+                    L.ex_vhash.append(0 if value is None else _fingerprint(lo, active, value.data.reshape(-1)[:active]))
                     _add_empty(L.oob)
                     if active == lanes:
                         _add_empty(L.masked)
@@ -404,6 +487,7 @@ class Recorder(compat.Hooks):
         d = flat.view(np.int64) - v.base
         new_mask = None
         if active == 0:
+            L.ex_vhash.append(0)
             L.ex_oob.append(0)
             _add_empty(L.touched)
             _add_empty(L.oob)
@@ -421,6 +505,8 @@ class Recorder(compat.Hooks):
                     t.counts.append(count)
                     t.chunks.append(payload)
                     L.ex_oob.append(0)
+                    L.ex_vhash.append(0 if value is None else _fingerprint(
+                        -1, e, value.data.reshape(-1) if m is None else value.data.reshape(-1)[m]))
                     _add_empty(L.oob)
                     done = True
             if not done:
@@ -429,6 +515,8 @@ class Recorder(compat.Hooks):
                 bad = ~inb if m is None else (m & ~inb)
                 n_bad = int(np.count_nonzero(bad))
                 L.touched.add(flat_idx if m is None else flat_idx[m[inb]])
+                L.ex_vhash.append(0 if value is None else _fingerprint(
+                    -1, flat_idx if m is None else flat_idx[m[inb]], value.data.reshape(-1)[good.reshape(-1)]))
                 L.ex_oob.append(n_bad)
                 if n_bad:
                     L.oob.add(v.elements(d[bad]))

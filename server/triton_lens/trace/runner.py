@@ -27,6 +27,7 @@ from .supervisor import descendants
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _OUTPUT_TAIL = 64 * 1024
 STARTUP_ALLOWANCE_S = 120.0  # importing torch and triton, before the time limit starts
+FLUSH_GRACE_S = 0.5  # at the time limit, how long the worker gets to send the launch in flight
 
 
 @dataclass
@@ -259,6 +260,18 @@ def _decode_source(raw: bytes) -> tuple[str, Optional[tuple[int, str]]]:
                     "on line 1 or 2 (# -*- coding: latin-1 -*-).")
 
 
+def _ask_for_launch_in_flight(proc: subprocess.Popen, state: dict) -> None:
+    """At the time limit: ask the worker for the launch in flight (the programs that finished, marked
+    partial) and give it a moment to send it."""
+    try:
+        os.kill(proc.pid, signal.SIGUSR2)  # the supervisor passes it on to the worker
+    except OSError:
+        return
+    grace = time.perf_counter() + FLUSH_GRACE_S
+    while not state.get("partial") and time.perf_counter() < grace and proc.poll() is None:
+        time.sleep(0.02)
+
+
 def _ask_for_stack(proc: subprocess.Popen, crash_file: str, wait_s: float = 3.0) -> None:
     """Ask faulthandler for the script's stack (it says where the script was) and wait until the
     dump is written: its size stops changing, the worker exits, or wait_s passes."""
@@ -357,6 +370,8 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
                     trace = stream.launch_from_frame(meta, arrays)
                     result.launches.append(trace)
                     state["in_launch"] = None
+                    if not trace.complete:
+                        state["partial"] = True
                     if on_launch is not None:
                         on_launch(trace)
                 elif kind == "progress":
@@ -399,6 +414,8 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
                 stopped = TIMEOUT
             elif limit_bytes and worker.tree_resident_bytes() > limit_bytes:
                 stopped = "memory"
+            if stopped == TIMEOUT:
+                _ask_for_launch_in_flight(proc, state)
             if stopped in (TIMEOUT, "memory"):
                 _ask_for_stack(proc, crash_file)
             if stopped:

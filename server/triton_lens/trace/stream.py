@@ -66,7 +66,7 @@ def read_frame(inp: BinaryIO) -> Optional[tuple[str, dict, dict[str, np.ndarray]
 
 
 _SETS = ("touched", "masked", "oob")
-_COLUMNS = ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob")
+_COLUMNS = ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob", "ex_vhash")
 
 
 def launch_to_frame(t: LaunchTrace) -> tuple[dict, dict[str, np.ndarray]]:
@@ -74,7 +74,7 @@ def launch_to_frame(t: LaunchTrace) -> tuple[dict, dict[str, np.ndarray]]:
             "file": t.file, "line": t.line, "grid": list(t.grid), "tensors": [x.to_json() for x in t.tensors],
             "sites": [s.to_json() for s in t.sites], "seconds": t.seconds, "complete": t.complete,
             "values": sorted(t.values), "values_before": sorted(t.values_before),
-            "dot_sites": [d.to_json() for d in t.dots.sites]}
+            "dot_sites": [d.to_json() for d in t.dots.sites], "unwritten_before": sorted(t.unwritten_before)}
     arrays: dict[str, np.ndarray] = {c: getattr(t, c) for c in _COLUMNS}
     for s in _SETS:
         for k, a in getattr(t, s).arrays().items():
@@ -85,6 +85,8 @@ def launch_to_frame(t: LaunchTrace) -> tuple[dict, dict[str, np.ndarray]]:
         arrays[f"values_before.{i}"] = v
     for c in DotTrace.COLUMNS:
         arrays[f"dots.{c}"] = getattr(t.dots, c)
+    for i, runs in t.unwritten_before.items():
+        arrays[f"unwritten_before.{i}"] = runs
     return meta, arrays
 
 
@@ -97,6 +99,7 @@ def launch_from_frame(meta: dict, arrays: dict[str, np.ndarray]) -> LaunchTrace:
         tensors=[TensorInfo.from_json(x) for x in meta["tensors"]], sites=[Site.from_json(s) for s in meta["sites"]],
         **{c: arrays[c] for c in _COLUMNS}, **sets,
         values={int(i): arrays[f"values.{i}"] for i in meta["values"]},
+        unwritten_before={int(i): arrays[f"unwritten_before.{i}"] for i in meta.get("unwritten_before", [])},
         seconds=meta["seconds"], complete=meta["complete"],
         values_before={int(i): arrays[f"values_before.{i}"] for i in meta.get("values_before", [])},
         dots=DotTrace(sites=[DotSite.from_json(d) for d in meta.get("dot_sites", [])],

@@ -12,7 +12,8 @@ process can end all of them with the run.
 
 It ends everything below it and exits when the worker exits (with the worker's exit status, or
 by the worker's signal), on SIGTERM from the runner, and when the runner dies (PR_SET_PDEATHSIG).
-SIGUSR1 (the runner asking for the script's stack) is passed on to the worker.
+SIGUSR1 (the runner asking for the script's stack) and SIGUSR2 (for the launch in flight, at the time
+limit) are passed on to the worker.
 
 Only the standard library: `-I` keeps the user's environment and the current directory out of
 this process's imports.
@@ -127,13 +128,14 @@ def main(argv: list[str]) -> None:
         finally:
             os._exit(127)
 
-    def on_usr1(signum, frame):
+    def pass_on(signum, frame):
         try:
-            os.kill(worker, signal.SIGUSR1)
+            os.kill(worker, signum)
         except OSError:
             pass
 
-    signal.signal(signal.SIGUSR1, on_usr1)
+    signal.signal(signal.SIGUSR1, pass_on)
+    signal.signal(signal.SIGUSR2, pass_on)
     status = None
     try:
         while status is None:

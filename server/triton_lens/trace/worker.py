@@ -176,6 +176,9 @@ def main(argv: list[str]) -> int:
     """Import the heavy modules first, then wait for the job on stdin: the runner can keep one
     worker started ahead of time, so a run does not pay for importing torch and triton."""
     fd = int(argv[0])
+    # SIGUSR2 asks for the launch in flight at the time limit; until a recorder runs there is none, and
+    # the default action (ending the process) would lose the stack dump that follows.
+    signal.signal(signal.SIGUSR2, lambda *_: None)
     # The runner started us with PYTHONSAFEPATH (nothing of the start directory importable); the
     # script and the processes it starts get the environment the user has.
     if os.environ.pop("TRITON_LENS_SAFEPATH_ADDED", None):
@@ -231,15 +234,19 @@ def main(argv: list[str]) -> int:
     standin = cuda_standin.CudaStandIn(reason, job.get("gpu")) if reason else None
 
     status = 0
+    from .host_writes import HostWrites
+    memory = HostWrites.start()  # which elements of torch.empty memory the script has written
     workers = int(job.get("workers") or 1)
     recorder_options = {"on_launch": on_launch, "on_progress": on_progress,
-                        "value_limit": int(job.get("value_limit", 1 << 20))}
+                        "value_limit": int(job.get("value_limit", 1 << 20)), "memory": memory}
     if workers > 1:  # a launch's programs split over forked children (trace/parallel.py)
         from .parallel import ParallelRecorder
         recorder = ParallelRecorder(workers=workers, **recorder_options)
     else:
         recorder = Recorder(**recorder_options)
-    with recorder, (standin or contextlib.nullcontext()):
+    with recorder as rec, (standin or contextlib.nullcontext()):
+        # The runner's last word before it stops the worker at the time limit: send the launch in flight.
+        signal.signal(signal.SIGUSR2, lambda *_: rec.request_flush())
         try:
             _run_target(job)
         except SystemExit as e:
@@ -252,6 +259,8 @@ def main(argv: list[str]) -> int:
             status = 1
     if standin is not None and standin.report() is not None:
         stream.write_frame(out, "standin", standin.report())
+    if memory is not None:
+        memory.stop()
     sys.stdout.flush()
     sys.stderr.flush()
     stream.write_frame(out, "done", {"status": status})

@@ -46,10 +46,10 @@ class _ClientRecorder(ParallelRecorder):
         for c in self.clients:
             c.on_launch_start(info)
 
-    def access(self, kind, op, builder, ptrs, mask):
+    def access(self, kind, op, builder, ptrs, mask, value=None, order=None):
         L = self._launch
         n = len(L.ex_site) if L is not None else 0
-        new_mask = super().access(kind, op, builder, ptrs, mask)
+        new_mask = super().access(kind, op, builder, ptrs, mask, value, order)
         if self.access_clients and not self._benchmarking and L is not None and len(L.ex_site) > n:
             site = L.sites[L.ex_site[-1]]
             x, y, z = builder.grid_idx

@@ -1,0 +1,261 @@
+"""Races between programs of one launch, respecting locks, atomics and identical stores.
+
+Two touches of one element by different programs conflict when at least one writes it and they are
+not both atomics: plain store vs anything, atomic vs plain load or plain store. They are ordered
+(no race) when both ran inside critical sections of the same lock (see locks.py). Plain stores of
+identical values to an element by every program that stores it cannot change the result: that is
+reported as information, not as a race. See docs/findings.md.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..model import Finding, LaunchTrace, Related
+from ..model.elements import runs_to_indices
+from .groups import format_program, program_label
+from .locks import NO_LOCK, lock_sections
+from .text import EXAMPLES, plural
+
+LOAD, STORE, ATOMIC = 0, 1, 2
+_SAMPLES = 32  # racing touches per line whose other sides are looked up (for the message and related lines)
+_NOUN = {"load": "load", "store": "store", "atomic": "atomic"}
+_CLASS = {"load": LOAD, "store": STORE, "atomic": ATOMIC}
+
+
+@dataclass
+class _Touches:
+    """Every touch of an element that more than one program touched: one entry per (execution, element)."""
+
+    E: np.ndarray  # element (flat index of the tensor)
+    R: np.ndarray  # execution row
+    P: np.ndarray  # program
+    C: np.ndarray  # LOAD | STORE | ATOMIC
+    K: np.ndarray  # lock held, or NO_LOCK
+    H: np.ndarray  # a store's fingerprint of (elements, values), 0 when unknown
+    V: np.ndarray | None = None  # set by classify: every program storing the element stores the same values
+
+
+def _contended(L: LaunchTrace, rows: np.ndarray):
+    """(element, row) of every touch of elements more than one program touched.
+
+    Works on runs first: runs sorted by start fall into clusters of chained overlaps; only clusters
+    that hold two programs are expanded to elements, so disjoint tiles (the common case) cost
+    nothing per element.
+    """
+    r_row, start, length = L.touched.runs(rows)
+    if r_row.size < 2:
+        return None
+    prog = L.ex_program[r_row].astype(np.int64)
+    order = np.argsort(start, kind="stable")
+    r_row, start, length, prog = r_row[order], start[order], length[order], prog[order]
+    reach = np.maximum.accumulate(start + length)
+    new_cluster = np.concatenate(([True], start[1:] >= reach[:-1]))
+    cluster = np.cumsum(new_cluster) - 1
+    heads = np.flatnonzero(new_cluster)
+    shared = (np.minimum.reduceat(prog, heads) != np.maximum.reduceat(prog, heads))[cluster]
+    if not shared.any():
+        return None
+    r_row, start, length = r_row[shared], start[shared], length[shared]
+    return runs_to_indices(start, length), np.repeat(r_row, length)
+
+
+def _group_ids(*cols: np.ndarray) -> tuple[np.ndarray, int]:
+    """Id of each entry's tuple of column values (0..G-1), and G."""
+    order = np.lexsort(cols[::-1])
+    new = np.zeros(order.size, dtype=bool)
+    new[0] = True
+    for c in cols:
+        cs = c[order]
+        new[1:] |= cs[1:] != cs[:-1]
+    gid_sorted = np.cumsum(new) - 1
+    gid = np.empty(order.size, dtype=np.int64)
+    gid[order] = gid_sorted
+    return gid, int(gid_sorted[-1]) + 1
+
+
+def _counts(gid: np.ndarray, g: int, C: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
+    """[group, class] -> number of touches."""
+    w = None if weight is None else weight.astype(np.float64)
+    return np.bincount(gid * 3 + C, weights=w, minlength=3 * g).reshape(g, 3).astype(np.int64)
+
+
+def classify(T: _Touches) -> tuple[np.ndarray, np.ndarray]:
+    """(racing, identical) per touch.
+
+    racing: some touch of the element by another program conflicts with it and no common lock orders
+    them. identical: a store that conflicts only with other programs' stores of the same values.
+    Counts by inclusion-exclusion: touches of the element, minus the same program's, minus the same
+    lock's, plus the same program's under the same lock.
+    """
+    gE, nE = _group_ids(T.E)
+    gEP, nEP = _group_ids(T.E, T.P)
+    gEK, nEK = _group_ids(T.E, T.K)
+    gEPK, nEPK = _group_ids(T.E, T.P, T.K)
+    locked = (T.K != NO_LOCK)[:, None]
+    other = (_counts(gE, nE, T.C)[gE] - _counts(gEP, nEP, T.C)[gEP]
+             - locked * (_counts(gEK, nEK, T.C)[gEK] - _counts(gEPK, nEPK, T.C)[gEPK]))  # [touch, class]
+
+    # Elements every storing program stores the same values to (same fingerprint, known).
+    is_store = T.C == STORE
+    big = np.iinfo(np.int64).max
+    h = np.where(is_store, T.H, big)
+    hmin = np.full(nE, big, dtype=np.int64)
+    np.minimum.at(hmin, gE, h)
+    hmax = np.full(nE, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(hmax, gE, np.where(is_store, T.H, np.iinfo(np.int64).min))
+    unknown = np.zeros(nE, dtype=bool)
+    np.logical_or.at(unknown, gE, is_store & (T.H == 0))
+    same_values = ((hmin == hmax) & ~unknown)[gE]
+    T.V = same_values
+
+    vs_load, vs_store, vs_atomic = other[:, LOAD] > 0, other[:, STORE] > 0, other[:, ATOMIC] > 0
+    racing = np.where(T.C == LOAD, vs_store | vs_atomic,
+                      np.where(T.C == ATOMIC, vs_load | vs_store,
+                               vs_load | vs_atomic | (vs_store & ~same_values)))
+    identical = is_store & ~racing & vs_store & same_values
+    return racing, identical
+
+
+@dataclass
+class _Acc:
+    site: object
+    programs: set = field(default_factory=set)
+    examples_p: list = field(default_factory=list)
+    elements: int = 0
+    launches: set = field(default_factory=set)
+    examples_e: list = field(default_factory=list)
+    pair: tuple | None = None  # (element, this program, other site, other program, launch)
+    others: dict = field(default_factory=dict)
+
+
+def race_findings(launches: list[LaunchTrace]) -> list[Finding]:
+    races: dict[tuple, _Acc] = {}
+    same: dict[tuple, _Acc] = {}
+    for L in launches:
+        held = sync = None
+        for t in L.tensors:
+            site_ids = [i for i, s in enumerate(L.sites) if s.arg == t.index]
+            kinds = {L.sites[i].kind for i in site_ids}
+            if "store" not in kinds and not ({"atomic", "load"} <= kinds):
+                continue  # loads and atomics alone never conflict
+            rows = np.flatnonzero(np.isin(L.ex_site, site_ids))
+            if held is None:
+                held, sync = lock_sections(L)
+            rows = rows[~sync[rows]]
+            if rows.size < 2:
+                continue
+            got = _contended(L, rows)
+            if got is None:
+                continue
+            E, R = got
+            site_class = np.array([_CLASS[s.kind] for s in L.sites], dtype=np.int64)
+            H = L.ex_vhash[R] if L.ex_vhash.size == L.ex_site.size else np.zeros(R.size, dtype=np.int64)
+            T = _Touches(E=E, R=R, P=L.ex_program[R].astype(np.int64), C=site_class[L.ex_site[R]], K=held[R], H=H)
+            racing, identical = classify(T)
+            _collect(L, t.name, T, racing, races, want_pair=True)
+            _collect(L, t.name, T, identical & ~_racing_elements(T, racing), same, want_pair=False)
+    out = [_race_finding(k, a) for k, a in races.items()]
+    out += [_identical_finding(k, a) for k, a in same.items() if k not in races]
+    return out
+
+
+def _racing_elements(T: _Touches, racing: np.ndarray) -> np.ndarray:
+    bad = np.unique(T.E[racing])
+    return np.isin(T.E, bad)
+
+
+def _collect(L: LaunchTrace, arg: str, T: _Touches, sel: np.ndarray, acc: dict, want_pair: bool) -> None:
+    if not sel.any():
+        return
+    S = L.ex_site[T.R]
+    taking = sorted(set(S[sel].tolist()))
+    for i in taking:
+        s = L.sites[i]
+        key = (s.file, s.line, arg, s.kind)
+        a = acc.setdefault(key, _Acc(site=s))
+        mine = sel & (S == i)
+        progs = np.unique(T.P[mine])
+        a.programs.update((L.index, int(p)) for p in progs)
+        a.examples_p.extend(program_label(L, int(p)) for p in progs[:max(0, EXAMPLES - len(a.examples_p))])
+        a.launches.add(L.index)
+        els = np.unique(T.E[mine])
+        a.elements += int(els.size)
+        a.examples_e.extend(int(e) for e in els[:max(0, EXAMPLES - len(a.examples_e))])
+        if want_pair:
+            picks = np.flatnonzero(mine)
+            picks = picks[np.linspace(0, picks.size - 1, min(picks.size, _SAMPLES)).astype(np.int64)]
+            for j in picks.tolist():
+                for other in _partners(L, T, j):
+                    o = L.sites[int(L.ex_site[T.R[other]])]
+                    if a.pair is None:
+                        a.pair = (int(T.E[j]), program_label(L, int(T.P[j])), o, program_label(L, int(T.P[other])),
+                                  L.index)
+                    if (o.file, o.line, o.kind) != (s.file, s.line, s.kind):
+                        a.others[(o.file, o.line, o.kind)] = o
+        else:
+            for j in taking:
+                o = L.sites[j]
+                if (o.file, o.line, o.kind) != (s.file, s.line, s.kind):
+                    a.others[(o.file, o.line, o.kind)] = o
+
+
+def _partners(L: LaunchTrace, T: _Touches, i: int) -> list[int]:
+    """The other sides of touch i's race: conflicting touches of its element by other programs that no
+    common lock orders, one per site."""
+    at = np.flatnonzero((T.E == T.E[i]) & (T.P != T.P[i]))
+    ci = T.C[i]
+    out, seen = [], set()
+    for j in at.tolist():
+        cj = T.C[j]
+        conflict = (ci == STORE or cj == STORE or ci != cj) and not (ci == ATOMIC and cj == ATOMIC) \
+            and not (ci == STORE and cj == STORE and T.V is not None and T.V[i])
+        ordered = T.K[i] != NO_LOCK and T.K[i] == T.K[j]
+        site = int(L.ex_site[T.R[j]])
+        if conflict and not ordered and site not in seen:
+            seen.add(site)
+            out.append(j)
+    return out
+
+
+def _side(s, prog) -> str:
+    return f"the {s.kind} at line {s.line} in program {format_program(prog)}"
+
+
+def _race_finding(key: tuple, a: _Acc) -> Finding:
+    file, line, arg, kind = key
+    s = a.site
+    n_prog = len(a.programs)
+    launches = f" (in {plural(len(a.launches), 'launch')})" if len(a.launches) > 1 else ""
+    if a.pair is not None:
+        e, mine, other_site, other_prog, _ = a.pair
+        pair = f"{_side(s, mine)} and {_side(other_site, other_prog)} both touch element {e} and nothing orders them"
+    else:
+        pair = "programs touch the same elements and nothing orders them"
+    examples = ", ".join(str(x) for x in a.examples_e)
+    msg = (f"{arg}: {plural(n_prog, 'program')}{launches} at this {_NOUN[kind]} "
+           f"{'race' if n_prog > 1 else 'races'} with other programs on {plural(a.elements, 'element')} "
+           f"(e.g. {examples}): {pair}. Programs run in no fixed order on a GPU, so the result "
+           "depends on timing: give each program its own elements, use an atomic (tl.atomic_add), guard the "
+           "read-modify-write with a lock, or split the kernel in two launches.")
+    related = [Related(o.file, o.line, o.col, o.end_line, o.end_col, f"the other {o.kind} of {arg} in this race")
+               for o in a.others.values()]
+    return Finding(kind="race", severity="warning", file=file, line=line, col=s.col, end_line=s.end_line,
+                   end_col=s.end_col, arg=arg, access=kind, programs=n_prog, elements=a.elements,
+                   example_programs=list(a.examples_p), example_elements=list(a.examples_e), message=msg,
+                   related=related)
+
+
+def _identical_finding(key: tuple, a: _Acc) -> Finding:
+    file, line, arg, kind = key
+    s = a.site
+    n_prog = len(a.programs)
+    examples = ", ".join(str(x) for x in a.examples_e)
+    msg = (f"{arg}: {plural(n_prog, 'program')} store the same values to the same "
+           f"{plural(a.elements, 'element')} (e.g. {examples}), so the order they run in does not change the "
+           "result (information, not a race). Each copy still costs a store; a guard such as "
+           "`if tl.program_id(0) == 0` writes them once.")
+    return Finding(kind="race", severity="information", file=file, line=line, col=s.col, end_line=s.end_line,
+                   end_col=s.end_col, arg=arg, access=kind, programs=n_prog, elements=a.elements,
+                   example_programs=list(a.examples_p), example_elements=list(a.examples_e), message=msg)
