@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from ..model import (CRASHED, EXCEPTION, NO_LAUNCH, TIMEOUT, Finding, LaunchTrace, RunResult, TensorInfo)
+from ..model import (CRASHED, ERROR, EXCEPTION, NO_LAUNCH, TIMEOUT, Finding, LaunchTrace, RunResult, TensorInfo)
 from .groups import Group, format_program, program_label
 from .memory import uninit_findings, unwritten_findings
 from .races import race_findings
