@@ -13,7 +13,11 @@ import pytest
 
 from markers import CORPUS
 
-SCHEMA = json.loads((Path(__file__).parent.parent / "spec" / "sarif-2.1.0-rtm.5.json").read_text())
+# The SARIF 2.1.0 schema, from the npm package that ships it (installed with tests/viz's packages by
+# `make viz-deps`, which `make test-python` runs): not copied into this repository.
+SCHEMA_FILE = Path(__file__).parent.parent / "viz" / "node_modules" / "@microsoft" / "jest-sarif" / "lib" / "schemas" \
+    / "sarif-2.1.0-rtm.5.json"
+SCHEMA = json.loads(SCHEMA_FILE.read_text())
 HELPER = "import triton\n\n@triton.jit\ndef k(x):\n    pass\n"
 
 
