@@ -124,7 +124,7 @@ def test_a_syntax_error_is_reported_at_its_line(tmp_path):
 
 def test_a_kernel_that_hangs_inside_its_launch_says_so(tmp_path):
     from triton_lens.lsp.lenses import kernel_summaries, summary_title
-    from triton_lens.lsp.runplan import KernelInfo
+    from triton_lens.trace.kernels import outline
 
     script = tmp_path / "spins.py"
     script.write_text(
@@ -135,7 +135,7 @@ def test_a_kernel_that_hangs_inside_its_launch_says_so(tmp_path):
     assert r.status == "timeout" and not r.launches
     assert r.in_launch is not None and r.in_launch["kernel"] == "spin_kernel" and r.in_launch["total"] == 4
     assert "inside launch 1 of spin_kernel" in r.error.message
-    k = KernelInfo("spin_kernel", 7, 4, 6)
+    (k,) = outline(script.read_text())
     title = summary_title(k, kernel_summaries(r), r, running=False, stale=False)
     assert "hung inside launch 1" in title and "of 4 programs" in title, title
 

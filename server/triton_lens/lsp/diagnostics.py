@@ -8,7 +8,8 @@ from lsprotocol import types as lsp
 
 from ..analysis.hover import AccessFacts, param_location
 from ..model import ERROR, Finding, RunResult
-from .runplan import KernelInfo, Plan, SyntaxProblem
+from ..trace.kernels import KernelOutline
+from .runplan import Plan, SyntaxProblem
 from .text import Lines, uri_of
 
 SOURCE = "triton-lens"
@@ -109,7 +110,7 @@ def syntax_diagnostic(s: SyntaxProblem, lines: Lines) -> lsp.Diagnostic:
                           severity=lsp.DiagnosticSeverity.Error, code="syntax", source=SOURCE)
 
 
-def untrusted_diagnostic(lines: Lines, kernels: list[KernelInfo]) -> lsp.Diagnostic:
+def untrusted_diagnostic(lines: Lines, kernels: list[KernelOutline]) -> lsp.Diagnostic:
     line = kernels[0].line - 1 if kernels else 0
     return lsp.Diagnostic(range=lines.trimmed(line),
                           message="Triton Lens does not run code in an untrusted workspace, so it shows no memory "

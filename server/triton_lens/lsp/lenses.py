@@ -8,7 +8,7 @@ from typing import Optional
 from lsprotocol import types as lsp
 
 from ..model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, TIMEOUT, RunResult
-from .runplan import KernelInfo
+from ..trace.kernels import KernelOutline
 
 VISUALIZE = "tritonLens.visualize"
 DEBUG = "tritonLens.debugKernel"
@@ -58,7 +58,7 @@ def why_not_launched(result: Optional[RunResult]) -> str:
     return "not launched by this run"
 
 
-def summary_title(k: KernelInfo, summaries: dict[str, KernelSummary], result: Optional[RunResult], *,
+def summary_title(k: KernelOutline, summaries: dict[str, KernelSummary], result: Optional[RunResult], *,
                   running: bool, stale: bool, not_run: str = "") -> str:
     if not_run:
         return f"Triton Lens: {not_run}"
@@ -85,7 +85,7 @@ def summary_title(k: KernelInfo, summaries: dict[str, KernelSummary], result: Op
     return text
 
 
-def kernel_lenses(uri: str, kernels: list[KernelInfo], result: Optional[RunResult], *, running: bool,
+def kernel_lenses(uri: str, kernels: list[KernelOutline], result: Optional[RunResult], *, running: bool,
                   stale: bool, not_run: str = "") -> list[lsp.CodeLens]:
     summaries = kernel_summaries(result) if result is not None else {}
     out = []

@@ -2,7 +2,7 @@
 engine's plain mapping out."""
 from __future__ import annotations
 
-from ..trace.plan import KernelInfo, Plan, SyntaxProblem, in_library, workspace_root  # noqa: F401
+from ..trace.plan import Plan, SyntaxProblem, in_library, workspace_root  # noqa: F401
 from ..trace.plan import plan as _plan
 from .settings import Settings
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..model import KernelDef
+from ..model.lines import split_lines
 
 _JIT = {"jit"}
 
@@ -112,10 +113,10 @@ def _outline_node(node: ast.FunctionDef | ast.AsyncFunctionDef) -> KernelOutline
 _DEF = re.compile(r"^(?P<indent>[ \t]*)(async[ \t]+)?def[ \t]+(?P<name>\w+)[ \t]*\((?P<args>[^)]*)")
 
 
-def _outline_lenient(source: str) -> list[KernelOutline]:
-    """Kernels of a file that does not parse, from its lines: a `def` below a decorator naming `jit`."""
+def outline_lenient(source: str) -> list[KernelOutline]:
+    """Kernels of a file that does not parse, from its lines: a `def` below a decorator naming triton's `jit`."""
     out = []
-    lines = source.splitlines()
+    lines = split_lines(source)
     # The file's import statements that parse on their own say which names are triton's.
     imports = []
     for text in lines:
@@ -167,7 +168,12 @@ def outline(source: str, file: str = "<kernel>") -> list[KernelOutline]:
     try:
         tree = ast.parse(source, filename=file)
     except (SyntaxError, ValueError):
-        return _outline_lenient(source)
+        return outline_lenient(source)
+    return outline_tree(tree)
+
+
+def outline_tree(tree: ast.AST) -> list[KernelOutline]:
+    """Every @triton.jit kernel of a parsed module, in line order."""
     modules, jits = triton_names(tree)
     found = [_outline_node(n) for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
              and any(is_triton_jit(d, modules, jits) for d in n.decorator_list)]
@@ -179,7 +185,8 @@ def launched_on_line(source: str, line: int, names: set[str]) -> Optional[str]:
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        text = source.splitlines()[line - 1] if 0 < line <= len(source.splitlines()) else ""
+        lines = split_lines(source)
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
         return next((m.group(1) for m in re.finditer(r"([A-Za-z_]\w*)\s*\[", text) if m.group(1) in names), None)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript) \

@@ -19,18 +19,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
-from ..model.lines import split_lines
-from .kernels import is_triton_jit, triton_names
+from .kernels import KernelOutline, outline_lenient, outline_tree
 
 RUN_COMMENT = re.compile(r"^[ \t]*#[ \t]*triton-lens:[ \t]*run[ \t]+(?P<cmd>\S.*?)[ \t]*$", re.MULTILINE)
-
-
-@dataclass
-class KernelInfo:
-    name: str
-    line: int  # 1-based line of the `def`
-    col: int  # 0-based column of the name
-    first_line: int  # 1-based line of the first decorator
 
 
 @dataclass
@@ -51,22 +42,9 @@ class Plan:
     origin: str = "file"  # "file" | "comment" | "setting"
     origin_line: int = 0  # the comment's line, for "comment"
     cwd: Optional[str] = None
-    kernels: list[KernelInfo] = field(default_factory=list)
+    kernels: list[KernelOutline] = field(default_factory=list)
     imported_kernels: list[str] = field(default_factory=list)  # workspace files that define imported kernels
     launches: bool = False  # the file's own code launches a kernel it defines (`kernel[grid](...)`)
-
-
-def _kernels(tree: ast.AST) -> list[KernelInfo]:
-    modules, jits = triton_names(tree)
-    out = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                any(is_triton_jit(d, modules, jits) for d in node.decorator_list):
-            first = min([d.lineno for d in node.decorator_list] + [node.lineno])
-            out.append(KernelInfo(node.name, node.lineno, node.col_offset + (4 if isinstance(node, ast.FunctionDef)
-                                                                              else 10), first))
-    out.sort(key=lambda k: k.line)
-    return out
 
 
 def in_library(path: str) -> bool:
@@ -96,7 +74,7 @@ def _file_defines_kernels(path: str) -> bool:
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             text = f.read()
-        ok = "jit" in text and bool(_kernels(ast.parse(text)))
+        ok = "jit" in text and bool(outline_tree(ast.parse(text)))
     except (OSError, SyntaxError, ValueError):
         ok = False
     _kernel_file_cache[path] = (mtime, ok)
@@ -175,10 +153,10 @@ def plan(path: str, text: str, run_commands: Optional[Mapping[str, Any]] = None,
             end_line, end_col = line, col + 1
         return Plan(False, "the file does not parse",
                     syntax=SyntaxProblem(line, col, end_line, end_col, f"{type(e).__name__}: {e.msg}"),
-                    kernels=_kernels_lenient(text))
+                    kernels=outline_lenient(text))
     except ValueError as e:  # e.g. NUL bytes
         return Plan(False, f"the file does not parse: {e}", syntax=SyntaxProblem(1, 0, 1, 1, str(e)))
-    kernels = _kernels(tree)
+    kernels = outline_tree(tree)
     launches = _launches(tree, {k.name for k in kernels})
     imported = [] if kernels else _imported_kernel_files(tree, path, roots)
     if not kernels and not imported:
@@ -219,29 +197,6 @@ def worth_a_run(p: Plan) -> bool:
     """Whether a file found in a folder gets checked: it has its own run command (comment or setting),
     or it defines a kernel and launches it. A module that only defines kernels would only say "no launch"."""
     return p.runnable and (p.origin != "file" or p.launches)
-
-
-_DEF = re.compile(r"^(?P<indent>[ \t]*)(async[ \t]+)?def[ \t]+(?P<name>\w+)")
-
-
-def _kernels_lenient(text: str) -> list[KernelInfo]:
-    """Kernels of a file that does not parse, from its lines: a `def` below a `@...jit` decorator."""
-    out = []
-    lines = split_lines(text)
-    for i, line in enumerate(lines):
-        m = _DEF.match(line)
-        if not m:
-            continue
-        j = i - 1
-        first = i
-        jit = False
-        while j >= 0 and lines[j].strip().startswith("@"):
-            jit |= bool(re.search(r"\bjit\b", lines[j]))
-            first = j
-            j -= 1
-        if jit:
-            out.append(KernelInfo(m.group("name"), i + 1, m.start("name"), first + 1))
-    return out
 
 
 # -- the runCommands setting: globs -> commands --------------------------------------------------
