@@ -60,5 +60,4 @@ def program_label(launch: LaunchTrace, linear: int) -> tuple[int, ...]:
     return (x,)
 
 
-def format_program(p: tuple[int, ...]) -> str:
-    return "(" + ", ".join(str(v) for v in p) + ("," if len(p) == 1 else "") + ")"
+from .text import format_program  # noqa: E402,F401  (re-exported: the analysis modules import it from here)

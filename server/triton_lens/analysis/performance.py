@@ -334,28 +334,18 @@ def performance(result: RunResult, groups: dict) -> Performance:
                        [launch_metrics(L) for L in result.launches])
 
 
-def format_seconds(t: float) -> str:
-    """12.3 ns, 4.56 µs, 1.23 ms: roofline estimates."""
-    if t >= 1e-3:
-        return f"{t * 1e3:.2f} ms"
-    if t >= 1e-6:
-        return f"{t * 1e6:.2f} µs"
-    return f"{t * 1e9:.1f} ns"
-
-
-def _bytes(n: float) -> str:
-    return f"{n:.0f} B" if n < 1024 else f"{n / 1024:.1f} KB"
+from .text import format_bytes, format_seconds  # noqa: E402,F401  (format_seconds re-exported for the hover and the profiler)
 
 
 def explain_stride(m: LineMetrics) -> str:
     """Why the sectors are mostly wasted, in storage terms: run length and the distance between runs."""
-    run = f"contiguous runs of {_bytes(m.run_bytes)}"
+    run = f"contiguous runs of {format_bytes(m.run_bytes)}"
     if m.itemsize and m.run_bytes == m.itemsize:
         run = f"single {m.dtype} elements ({m.itemsize} B)"
     if m.gap_bytes and m.itemsize:
         stride = m.gap_bytes / m.itemsize
-        return (f"{run} {_bytes(m.gap_bytes)} apart (a stride of {stride:.0f} elements), so each 32-byte "
-                f"sector fetched carries {_bytes(m.run_bytes if m.run_bytes < SECTOR else SECTOR)} the program uses")
+        return (f"{run} {format_bytes(m.gap_bytes)} apart (a stride of {stride:.0f} elements), so each 32-byte "
+                f"sector fetched carries {format_bytes(m.run_bytes if m.run_bytes < SECTOR else SECTOR)} the program uses")
     return f"{run}, each in its own 32-byte sector"
 
 

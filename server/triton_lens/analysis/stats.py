@@ -8,13 +8,7 @@ from .groups import Group
 from .hover import format_mask
 
 
-def format_bytes(n: float) -> str:
-    """512 B, 3.9 KB, 25.0 MB: for hints, tables and hovers alike."""
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GB"
+from .text import format_bytes  # noqa: E402,F401  (re-exported for callers of stats)
 
 
 def access_stats(groups: dict) -> list[AccessStats]:

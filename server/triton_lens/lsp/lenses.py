@@ -8,6 +8,7 @@ from typing import Optional
 from lsprotocol import types as lsp
 
 from ..model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, TIMEOUT, RunResult
+from ..analysis.text import plural
 from ..trace.kernels import KernelOutline
 
 VISUALIZE = "tritonLens.visualize"
@@ -37,8 +38,6 @@ def kernel_summaries(result: RunResult) -> dict[str, KernelSummary]:
     return out
 
 
-def _plural(n: int, w: str) -> str:
-    return f"{n} {w}{'' if n == 1 else 'es' if w.endswith('h') else 's'}"
 
 
 def why_not_launched(result: Optional[RunResult]) -> str:
@@ -68,11 +67,11 @@ def summary_title(k: KernelOutline, summaries: dict[str, KernelSummary], result:
         text = (f"hung inside launch {hung['launch'] + 1} — stopped at the time limit with {hung['done']} of "
                 f"{hung['total']} programs done")
         if s is not None:
-            text = f"{_plural(s.launches, 'launch')} finished · " + text
+            text = f"{plural(s.launches, 'launch')} finished · " + text
     elif s is None:
         text = why_not_launched(result)
     else:
-        text = (f"{_plural(s.launches, 'launch')} · {s.programs} programs · {s.seconds * 1000:.0f} ms in the kernel"
+        text = (f"{plural(s.launches, 'launch')} · {s.programs} programs · {s.seconds * 1000:.0f} ms in the kernel"
                 f" · run {result.seconds:.1f} s" if result is not None else "")
         if result is not None and result.status not in ("ok",):
             text += f" · script {result.status}"

@@ -6,15 +6,13 @@ from __future__ import annotations
 import os
 from typing import TextIO
 
-from ..analysis.stats import format_bytes
+from ..analysis.text import format_bytes, plural
 from .paths import rel
 
 OUTPUT_LINES = 40  # of the script's stdout/stderr, shown when its run failed
 FAILED = ("exception", "crashed", "timeout", "error")
 
 
-def _plural(n: int, word: str, many: str = "") -> str:
-    return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
 def counts(findings) -> tuple[int, int]:
@@ -66,8 +64,8 @@ def status_line(c) -> str:
     r = c.result
     n_err, n_warn = counts(c.analysis.findings)
     how = f" ({' '.join(c.target.plan.command)})" if c.target.plan.command else ""
-    return (f"{rel(r.file)}{how}: {r.status}, {_plural(len(r.launches), 'launch', 'launches')}, "
-            f"{_plural(n_err, 'error')}, {_plural(n_warn, 'warning')} "
+    return (f"{rel(r.file)}{how}: {r.status}, {plural(len(r.launches), 'launch', 'launches')}, "
+            f"{plural(n_err, 'error')}, {plural(n_warn, 'warning')} "
             f"({r.seconds:.1f} s, triton {r.triton_version or '?'}"
             f"{', CPU stand-in for CUDA' if r.cuda_standin is not None else ''})")
 
@@ -97,10 +95,10 @@ def write_total(checked, out: TextIO) -> None:
     bad = sum(c.bad and not c.tool_error for c in checked)
     clean = len(checked) - tool - bad
     parts = [f"{clean} clean", f"{bad} with findings"] + ([f"{tool} not checked (tool error)"] if tool else [])
-    print(f"\ntriton-lens: {_plural(len(checked), 'file')} checked: {', '.join(parts)}; "
-          f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}", file=out)
+    print(f"\ntriton-lens: {plural(len(checked), 'file')} checked: {', '.join(parts)}; "
+          f"{plural(errors, 'error')}, {plural(warnings, 'warning')}", file=out)
     for c in checked:
         if c.bad or c.tool_error:
             n_err, n_warn = counts(c.analysis.findings)
-            print(f"  {rel(c.result.file)}: {c.result.status}, {_plural(n_err, 'error')}, "
-                  f"{_plural(n_warn, 'warning')}", file=out)
+            print(f"  {rel(c.result.file)}: {c.result.status}, {plural(n_err, 'error')}, "
+                  f"{plural(n_warn, 'warning')}", file=out)

@@ -40,7 +40,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..model import Site
+from ..model import DotSite, Site
 from ..model.elements import ElementSetsBuilder
 from . import compat, stream
 from .recorder import Recorder
@@ -181,6 +181,14 @@ def _stable_key(key: tuple) -> list:
     return [code.co_filename, code.co_name, code.co_firstlineno, lasti, tag, kind, op]
 
 
+def _stable_dot_key(key) -> list:
+    """A tl.dot site key (code object, bytecode offset) that another process can compare."""
+    if key is None:
+        return [None, None, 0, 0]
+    code, lasti = key
+    return [code.co_filename, code.co_name, code.co_firstlineno, lasti]
+
+
 def _set_arrays(prefix: str, b: ElementSetsBuilder, n0: int) -> dict[str, np.ndarray]:
     part = ElementSetsBuilder()
     part.kinds, part.los, part.counts, part.chunks = b.kinds[n0:], b.los[n0:], b.counts[n0:], b.chunks[n0:]
@@ -225,7 +233,7 @@ class _Dispatch:
         # Set in a child:
         self.lo = self.hi = 0
         self.out = None
-        self.n0 = self.s0 = 0
+        self.n0 = self.s0 = self.d0 = self.d0s = 0
         self.stores: Optional[_StoreLog] = None
 
     def before_program(self) -> None:
@@ -269,6 +277,7 @@ class _Dispatch:
         rest = self.n - done
         bounds = [done + rest * j // k for j in range(k + 1)]
         n0, s0 = len(L.ex_site), len(L.sites)
+        self.d0, self.d0s = len(L.dots), len(L.dot_sites)  # the children's tl.dot records start here
         t_fork = time.perf_counter()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -352,9 +361,21 @@ class _Dispatch:
                     idx = by_key[key] = len(L.sites)
                     L.sites.append(Site.from_json(s))
                 remap[s0 + j] = idx
+            row0 = len(L.ex_site) - meta["n0"]  # the child's row r is the parent's row r + row0
             L.ex_site.extend(remap[a["ex_site"]].tolist())
-            for c in ("ex_program", "ex_lanes", "ex_active", "ex_oob"):
+            for c in ("ex_program", "ex_lanes", "ex_active", "ex_oob", "ex_vhash"):
                 getattr(L, c).extend(a[c].tolist())
+            dot_remap = {}
+            for j, d in enumerate(meta["dot_sites"]):  # tl.dot sites, by source position
+                key = tuple(d["key"])
+                idx = by_key.get(key)
+                if idx is None:
+                    idx = by_key[key] = len(L.dot_sites)
+                    L.dot_sites.append(DotSite.from_json(d))
+                dot_remap[meta["d0s"] + j] = idx
+            for site, prog, ra, rb, m, n, k in a["dots"].reshape(-1, 7).tolist():
+                L.dots.append((dot_remap.get(site, site), prog, ra + row0 if ra >= 0 else -1,
+                               rb + row0 if rb >= 0 else -1, m, n, k))
             _extend_sets(L.touched, a, "touched")
             _extend_sets(L.masked, a, "masked")
             _extend_sets(L.oob, a, "oob")
@@ -395,11 +416,17 @@ class _Dispatch:
                 arrays = {"ex_site": np.asarray(L.ex_site[n0:], dtype=np.int32)}
                 for c in ("ex_program", "ex_lanes", "ex_active", "ex_oob"):
                     arrays[c] = np.asarray(getattr(L, c)[n0:], dtype=np.int32)
+                arrays["ex_vhash"] = np.asarray(L.ex_vhash[n0:], dtype=np.int64)
+                dot_keys = {i: k for k, i in L.dot_site_index.items() if i >= self.d0s}
+                dot_sites = [dict(L.dot_sites[i].to_json(), key=["dot", *_stable_dot_key(dot_keys[i])])
+                             for i in range(self.d0s, len(L.dot_sites))]
+                arrays["dots"] = np.asarray(L.dots[self.d0:], dtype=np.int64).reshape(-1, 7)
                 arrays.update(_set_arrays("touched", L.touched, n0))
                 arrays.update(_set_arrays("masked", L.masked, n0))
                 arrays.update(_set_arrays("oob", L.oob, n0))
                 arrays.update(self.stores.arrays())
-                stream.write_frame(self.out, "result", {"status": "ok", "sites": sites}, arrays)
+                stream.write_frame(self.out, "result", {"status": "ok", "sites": sites, "n0": n0,
+                                                        "dot_sites": dot_sites, "d0s": self.d0s}, arrays)
             else:
                 stream.write_frame(self.out, "result", {"status": status})
             self.out.close()
@@ -463,7 +490,7 @@ class ParallelRecorder(Recorder):
                 executor.fn = d.fn
         super().launch_end(token, error)
 
-    def access(self, kind, op, builder, ptrs, mask):
+    def access(self, kind, op, builder, ptrs, mask, value=None, order=None):
         if self.in_child and (kind == "atomic" or (self._ctx and self._ctx[-1].kind == "atomic")):
             raise _AtomicInChild()
-        return super().access(kind, op, builder, ptrs, mask)
+        return super().access(kind, op, builder, ptrs, mask, value=value, order=order)
