@@ -26,13 +26,8 @@ def _rel(path: str) -> str:
         return path
 
 
-def standin_notice(s) -> str:
-    """One line saying that no GPU ran this (model.CudaStandIn), for the top of the output."""
-    return (f"note: CPU stand-in for CUDA ({s.reason}): CUDA tensors were CPU tensors, the GPU reported was a "
-            f"stood-in {s.gpu}, kernels ran on Triton's CPU interpreter.")
-
-
 def _print_human(analysis, out) -> None:
+    from .analysis.standin import standin_notice
     from .analysis.stats import format_bytes
 
     r = analysis.result
