@@ -65,6 +65,7 @@ def test_modules_defaults_and_generators_follow_the_script(standin):
         assert torch.ones(2).is_cuda
     g = torch.Generator(device="cuda").manual_seed(1)
     assert torch.randn(2, generator=g, device="cuda").is_cuda
+    assert isinstance(torch.default_generator, torch.Generator) and isinstance(g, torch.Generator)
 
 
 def test_torch_cuda_and_the_triton_driver_answer_for_the_named_gpu():

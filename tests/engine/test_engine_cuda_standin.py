@@ -112,3 +112,15 @@ def test_cpu_flag_gives_its_reason_and_a_cpu_only_script_gets_no_notice():
 def test_an_unknown_gpu_name_is_a_usage_error_naming_the_choices():
     p = check(str(CORPUS / "cuda_script_without_gpu.py"), "--gpu", "V100")
     assert p.returncode == 2 and "H100" in p.stderr and "A100" in p.stderr
+
+
+def test_a_gpu_test_suite_skipped_without_cuda_runs_its_tests():
+    from triton_lens.trace.runner import RunRequest, run
+
+    path = SCRIPTS / "test_gpu_only.py"
+    r = run(RunRequest(path=str(path), command=["pytest", "-q", "-p", "no:cacheprovider", str(path)],
+                       cwd=str(SCRIPTS), timeout_s=300))
+    assert r.status == "ok", (r.error, r.stdout[-2000:])
+    assert "2 passed" in r.stdout
+    assert [L.grid for L in r.launches] == [(1, 1, 1), (3, 1, 1)]
+    assert r.cuda_standin is not None and "cuda tensors" in r.cuda_standin.used

@@ -2,7 +2,13 @@
 that timed the CPU interpreter says so at its line, so nobody reads its number as a GPU's."""
 from __future__ import annotations
 
-from ..model import Finding, RunResult
+from ..model import CudaStandIn, Finding, RunResult
+
+
+def standin_notice(s: CudaStandIn) -> str:
+    """One line saying that no GPU ran this, for the top of `check`'s output and `view`'s summary."""
+    return (f"note: CPU stand-in for CUDA ({s.reason}): CUDA tensors were CPU tensors, the GPU reported was a "
+            f"stood-in {s.gpu}, kernels ran on Triton's CPU interpreter.")
 
 
 def standin_findings(result: RunResult) -> list[Finding]:

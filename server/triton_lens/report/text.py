@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from typing import TextIO
 
+from ..analysis.standin import standin_notice
 from ..analysis.text import format_bytes, plural
 from .paths import rel
 
@@ -68,12 +69,6 @@ def status_line(c) -> str:
             f"{plural(n_err, 'error')}, {plural(n_warn, 'warning')} "
             f"({r.seconds:.1f} s, triton {r.triton_version or '?'}"
             f"{', CPU stand-in for CUDA' if r.cuda_standin is not None else ''})")
-
-
-def standin_notice(s) -> str:
-    """One line saying that no GPU ran this (model.CudaStandIn), for the top of a file's report."""
-    return (f"note: CPU stand-in for CUDA ({s.reason}): CUDA tensors were CPU tensors, the GPU reported was a "
-            f"stood-in {s.gpu}, kernels ran on Triton's CPU interpreter.")
 
 
 def write_file(c, out: TextIO, show_output_tail: bool = True) -> None:

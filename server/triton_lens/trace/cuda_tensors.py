@@ -214,7 +214,17 @@ def generator_class(used: Callable[[str], None]) -> type:
     """torch.Generator, taking device="cuda" as a CPU generator (random tensors on the stand-in are
     drawn on the CPU anyway)."""
 
-    class Generator(torch.Generator):
+    base = torch._C.Generator
+
+    class Meta(type(base)):
+        # Generators torch made itself (torch.default_generator) are still torch.Generator instances.
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, base)
+
+        def __subclasscheck__(cls, sub):
+            return issubclass(sub, base)
+
+    class Generator(base, metaclass=Meta):
         def __new__(cls, device="cpu"):
             if _cuda_device(device):
                 used("cuda tensors")

@@ -78,6 +78,9 @@ def summary(result) -> str:
     n = len(result.launches)
     lines = [f"{result.file}: {result.status}, {n} launch{'es' if n != 1 else ''}, {n_err} error"
              f"{'s' if n_err != 1 else ''}, {n_warn} warning{'s' if n_warn != 1 else ''} ({result.seconds:.1f} s)"]
+    if result.cuda_standin is not None:
+        from ..analysis.standin import standin_notice
+        lines.append("  " + standin_notice(result.cuda_standin))
     if result.error is not None:
         where = f" at line {result.error.line}" if result.error.line else ""
         lines.append(f"  the script stopped{where}: {result.error.type}: {result.error.message}")
