@@ -600,7 +600,7 @@ function renderValues(tm) {
     'cells the followed line did not touch are dimmed')];
   if (vm.block > 1) {
     parts.push(el('div', 'tl-note tl-downsampled', `downsampled: each colour is the mean of ${vm.block} neighbouring elements ` +
-      `(${vm.numel.toLocaleString()} elements, at most 131,072 colours are sent); the tooltip shows exact values`));
+      `(${vm.numel.toLocaleString()} elements, ${vm.q.length.toLocaleString()} colours sent); the tooltip shows exact values`));
   }
   const h = histogramFor(vm, state.follow);
   if (h) {

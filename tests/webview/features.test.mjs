@@ -253,3 +253,39 @@ for (const theme of THEMES) {
     }
   });
 }
+
+test('Values beyond the colour budget: downsampled, and the page says so', async () => {
+  // a value map as value_map sends it for a 100,000-element tensor: 25,000 colours, 4 elements each
+  const numel = 100000, block = 4, cells = numel / block;
+  const q = new Uint8Array(cells);
+  for (let i = 0; i < cells; i++) q[i] = Math.floor((i / cells) * 254);
+  const F = '/k.py';
+  const fix = {
+    kernels: { file: F, status: 'ok', kernels: [{ name: 'k', file: F, line: 1,
+      launches: [{ index: 0, grid: [1, 1, 1], file: F, line: 9, programs: 1, tensors: [{ index: 0, name: 'x_ptr' }] }] }] },
+    maps: { '0/0': { launch: { index: 0, kernel: 'k', grid: [1, 1, 1] },
+      tensor: { index: 0, name: 'x_ptr', shape: [numel], strides: [1], dtype: 'float32', itemsize: 4, numel },
+      sites: [{ id: 0, file: F, line: 3, col: 4, end_line: 3, end_col: 20, kind: 'load', op: 'tl.load' }],
+      accesses: [{ site: 0, program: [0, 0, 0], touched: { runs: [0, numel] }, masked: null, oob: null, rows: [0], executions: 1 }] } },
+    values: { '0/0': null },
+    extra: { valueMap: { '0/0/after': { when: 'after', dtype: 'float32', numel, lo: 0, hi: 1, block, cells,
+      q: Buffer.from(q).toString('base64'), before: false, after: true,
+      histograms: [{ file: F, line: 3, lo: 0, hi: 1, counts: Array(32).fill(numel / 32), elements: numel, nonfinite: 0 }] } } },
+  };
+  const page = await openPage(browser, server, { fixture: fix });
+  try {
+    await page.selectOption('#tl-values', 'after');
+    await page.waitForFunction(() => { const v = window.__viewer.values('x_ptr'); return v && v.histogram; });
+    assert.equal(await page.$eval('.tl-downsampled', (e) => e.textContent),
+      'downsampled: each colour is the mean of 4 neighbouring elements (100,000 elements, 25,000 colours sent); the tooltip shows exact values');
+    // values rise with the index: the first element is the darkest colour, later ones brighter
+    const lum = (p) => 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2];
+    const at = async (i) => lum((await cellState(page, 'x_ptr', i)).pixel);
+    assert.deepEqual((await cellState(page, 'x_ptr', 0)).pixel.slice(0, 3), [68, 1, 84]);
+    const [a, b, c] = [await at(0), await at(numel / 2), await at(numel - 4096)];
+    assert.ok(a < b && b < c, `${a} < ${b} < ${c}`);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await page.context().close();
+  }
+});

@@ -274,7 +274,8 @@ class Recorder(compat.Hooks):
                     extent = None
                 L.by_id[id(obj)] = info.index
                 L.views.append(TensorView(info, t.data_ptr(), t, extent))
-                _keep_before(L, info.index, t, self.value_limit)
+                if not self._benchmarking:  # autotune's timing launches are not kept
+                    _keep_before(L, info.index, t, self.value_limit)
                 if self.memory is not None:
                     runs = self.memory.unwritten_runs(t)
                     if runs is not None:
