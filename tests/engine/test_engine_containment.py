@@ -154,3 +154,34 @@ def test_the_memory_limit_counts_the_scripts_children(tmp_path):
     r = run(RunRequest(path=str(script), memory_mb=1200))
     assert r.status == "crashed" and r.error.type == "MemoryLimit", (r.status, r.error)
     assert len(r.launches) == 1
+
+
+def test_descendants_are_found_without_the_children_file_too(monkeypatch):
+    """Kernels built without CONFIG_PROC_CHILDREN have no /proc/PID/task/TID/children: the memory
+    limit and the clean-up must still see every process."""
+    import builtins
+
+    from triton_lens.trace import supervisor
+
+    child = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time\n"
+                              "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'])\n"
+                              "time.sleep(30)\n"])
+    try:
+        deadline = time.monotonic() + 30
+        while len(supervisor.descendants(os.getpid())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with_file = sorted(supervisor.descendants(os.getpid()))
+        real_open = builtins.open
+
+        def no_children_file(path, *a, **kw):
+            if str(path).endswith("/children"):
+                raise FileNotFoundError(path)
+            return real_open(path, *a, **kw)
+
+        monkeypatch.setattr(builtins, "open", no_children_file)
+        assert sorted(supervisor.descendants(os.getpid())) == with_file and len(with_file) >= 2
+    finally:
+        for p in supervisor.descendants(child.pid):
+            os.kill(p, signal.SIGKILL)
+        child.kill()
+        child.wait()

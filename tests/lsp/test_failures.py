@@ -125,6 +125,16 @@ async def test_sys_exit_and_os_exit(session: Session, workspace):
     assert done["status"] == "crashed" and done["launches"] == 1
     e = [d for d in diags if d.code == "crashed"]
     assert e and "status 4" in e[0].message
+    assert e[0].range.start.line == line_of(text, "os._exit(4)")  # at the call, not at the top
+    session.close(uri)
+
+
+async def test_a_script_that_kills_its_parent_does_not_kill_the_server(session: Session, workspace):
+    text = script("import os, signal, time\nos.kill(os.getppid(), signal.SIGKILL)\ntime.sleep(30)")
+    uri, done, diags = await run_file(session, workspace / "kills_parent.py", text)
+    assert server_alive(session.client)
+    assert done["status"] == "crashed" and done["launches"] == 1
+    assert [d for d in diags if d.code == "crashed" and "SIGKILL" in d.message]
     session.close(uri)
 
 

@@ -51,8 +51,28 @@ def children(pid: int) -> list[int]:
         try:
             with open(f"/proc/{pid}/task/{tid}/children") as f:
                 out.extend(int(c) for c in f.read().split())
+        except FileNotFoundError:  # a kernel without CONFIG_PROC_CHILDREN (or the thread just ended)
+            if not os.path.exists(f"/proc/{pid}/task/{tid}"):
+                continue
+            return _children_by_scan(pid)
         except (OSError, ValueError):
             pass
+    return out
+
+
+def _children_by_scan(pid: int) -> list[int]:
+    """Direct children of pid from every process's parent pid: slower, works on any Linux."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat", "rb") as f:
+                ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == pid:
+            out.append(int(d))
     return out
 
 
