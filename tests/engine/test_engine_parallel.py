@@ -18,7 +18,7 @@ import pytest
 import triton
 
 from markers import corpus_files
-from test_engine_corpus import HANG_LIMIT_S, check
+from test_engine_corpus import HANG_LIMIT_S, analysed, check
 from triton_lens.analysis import analyze
 from triton_lens.trace.runner import RunRequest, run
 
@@ -55,9 +55,8 @@ def runs_of(cf, tmp_path_factory):
     if cf.name not in _runs:
         report = tmp_path_factory.mktemp("split") / "report.jsonl"
         timeout = HANG_LIMIT_S if any(e.kind == "timeout" for e in cf.expects) else 120.0
-        env = split_env(report)
-        one = analyze(run(RunRequest(path=str(cf.path), timeout_s=timeout, workers=1, env=env)))
-        two = analyze(run(RunRequest(path=str(cf.path), timeout_s=timeout, workers=2, env=env)))
+        one = analysed(cf)  # the corpus test's one-process run (cached there: the full suite runs each file once)
+        two = analyze(run(RunRequest(path=str(cf.path), timeout_s=timeout, workers=2, env=split_env(report))))
         _runs[cf.name] = (one, two, splits(report))
     return _runs[cf.name]
 
