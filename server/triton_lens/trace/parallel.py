@@ -278,8 +278,12 @@ class _Dispatch:
         sys.stderr.flush()
         children = []  # (pid, read fd, lo, hi)
         for j in range(k):
-            r, w = os.pipe()
-            pid = os.fork()
+            try:
+                r, w = os.pipe()
+                pid = os.fork()
+            except OSError:  # out of processes or memory: the launch runs in one process
+                self._abandon(children)
+                return
             if pid == 0:
                 for _, rfd, _, _ in children:
                     os.close(rfd)
@@ -308,6 +312,16 @@ class _Dispatch:
         if report:  # tests and benchmarks: which launches were split, and how they ended
             with open(report, "a") as f:
                 f.write(json.dumps(rec.last_split) + "\n")
+
+    def _abandon(self, children) -> None:
+        for pid, fd, _, _ in children:
+            os.close(fd)
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+        self.phase = ONE_PROCESS
 
     def _collect(self, children, done_before: int) -> list:
         rec, L = self.rec, self.L
