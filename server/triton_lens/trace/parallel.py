@@ -1,20 +1,22 @@
 """A launch's programs across several processes: the engine's own grid loop, split over forked children.
 
-The interpreter's grid loop calls `executor.fn(**args)` once per program, looking the attribute up
-each time. For the launch we put a dispatcher there (`_Dispatch`); the loop itself is untouched:
+The interpreter's grid loop calls `set_grid_idx`, then `executor.fn(**args)`, once per program,
+looking the attribute up each time. The loop itself is untouched: a set_grid_idx hook (`_Dispatch.
+before_program`) decides, and `executor.fn` is swapped where a process must skip programs.
 
-- The parent runs the first programs itself (the probe) and times them. A launch of fewer than
+- The parent runs the first programs itself (the probe) and times them, with the kernel's own
+  function in place (an exception's traceback is the one-process run's). A launch of fewer than
   `min_programs` programs goes on in one process, and so does one whose rest would not give two
   children `min_seconds` of work each.
 - Otherwise it forks one child per contiguous chunk of the remaining programs (in the interpreter's
   order: x outermost, z innermost). A fork has the launch's host tensors, the recorder's state and the
-  rewritten kernel already; the child's dispatcher skips the programs before its chunk, runs its own,
+  rewritten kernel already; its `executor.fn` (`child_call`) skips the programs before its chunk, runs its own,
   and after the last one sends what it recorded and the bytes its programs stored, then exits
   (it never reaches the interpreter's copy back to the device: a CUDA tensor is only ever host memory
   to it).
 - The parent merges the children's executions in program order (site indices remapped by site key:
   the order of first appearance is the one-process order), writes their stores in program order, and
-  skips the remaining programs in its own loop. Memory and every recorded array are then exactly
+  skips the remaining programs in its own loop (`executor.fn` is `_skip`). Memory and every recorded array are then exactly
   those of a one-process run, as long as no program reads what another program of the launch writes
   (a race the analysis reports).
 - What cannot run split runs in one process: kernels using atomics (found in the kernel's code and its
@@ -22,8 +24,10 @@ each time. For the launch we put a dispatcher there (`_Dispatch`); the loop itse
   or was killed. Memory is untouched until the logs are applied, so the parent just runs the rest of
   the launch itself: the exception (or crash) is then the one-process run's, at the same program.
 
-Children are forked per launch (a fork of a worker with torch loaded costs about 10 ms; see
-bench/parallel.py). They stay in the worker's process group, so the runner's time and memory limits
+Children are forked per launch, one after another from the parent (a fork, exit and wait of a worker
+with torch loaded cost 12.6 ms on an idle 2-core VM; bench/parallel.py prints the time to fork all of a
+launch's children). Forked workers are not reused across launches: a fork is what gives a child the
+launch's tensors and the script's whole state without copying or pickling anything. They stay in the worker's process group, so the runner's time and memory limits
 reach them.
 """
 from __future__ import annotations
@@ -283,8 +287,12 @@ class _Dispatch:
         sys.stderr.flush()
         children = []  # (pid, read fd, lo, hi)
         for j in range(k):
-            r, w = os.pipe()
-            pid = os.fork()
+            try:
+                r, w = os.pipe()
+                pid = os.fork()
+            except OSError:  # out of processes or memory: the launch runs in one process
+                self._abandon(children)
+                return
             if pid == 0:
                 for _, rfd, _, _ in children:
                     os.close(rfd)
@@ -313,6 +321,16 @@ class _Dispatch:
         if report:  # tests and benchmarks: which launches were split, and how they ended
             with open(report, "a") as f:
                 f.write(json.dumps(rec.last_split) + "\n")
+
+    def _abandon(self, children) -> None:
+        for pid, fd, _, _ in children:
+            os.close(fd)
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+        self.phase = ONE_PROCESS
 
     def _collect(self, children, done_before: int) -> list:
         rec, L = self.rec, self.L
