@@ -42,8 +42,7 @@ def _location(file: str, line: int, col: int, end_line: int, end_col: int) -> di
 def _rule(kind: str) -> dict:
     r = rule_for(kind)
     return {"id": r.id, "name": r.name, "shortDescription": {"text": r.title},
-            "fullDescription": {"text": r.help}, "help": {"text": r.help, "markdown": r.help},
-            "helpUri": "https://pypi.org/project/triton-lens/"}
+            "fullDescription": {"text": r.help}, "help": {"text": r.help, "markdown": r.help}}
 
 
 def log(checked, problems: list[str]) -> dict:
@@ -76,7 +75,6 @@ def log(checked, problems: list[str]) -> dict:
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "Triton Lens", "version": __version__, "semanticVersion": __version__,
-                                "informationUri": "https://pypi.org/project/triton-lens/",
                                 "rules": [_rule(k) for k in kinds]}},
             "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + os.getcwd().replace(os.sep, "/").rstrip("/") + "/"}},
             "invocations": [invocation],
