@@ -44,5 +44,6 @@ if __name__ == "__main__":
     attention_kernel[(S // 16, B * H)](q, k, v, o, H, S, scale, q.stride(0), q.stride(1), q.stride(2),
                                        BLOCK_M=16, BLOCK_N=16, D=D)
     ref = torch.softmax(q @ k.transpose(-1, -2) * scale, dim=-1) @ v
-    assert torch.allclose(o, ref, atol=1e-4), (o - ref).abs().max()
+    # On an NVIDIA GPU tl.dot of fp32 tiles runs in TF32 (10-bit mantissa) by default: about 1e-3 from torch's fp32.
+    assert torch.allclose(o, ref, atol=1e-2), (o - ref).abs().max()
 # expect: clean

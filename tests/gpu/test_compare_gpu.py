@@ -46,3 +46,9 @@ def test_a_difference_next_to_a_finding_is_not_a_failure():
     c = compare_gpu.compare([_launch(torch.ones(4))], [_launch(torch.zeros(4))])
     assert compare_gpu.Row("x.py", "ok", "ok", ["oob@12"], c).verdict == "differs (finding)"
     assert compare_gpu.Row("x.py", "ok", "ok", [], c).verdict == "DIFFERENT"
+
+
+def test_a_file_that_launches_nothing_is_equal_to_its_plain_run():
+    nothing = compare_gpu.compare([], [])
+    assert compare_gpu.Row("no_launch.py", "ok", "no-launch", [], nothing).verdict == "equal"
+    assert compare_gpu.Row("x.py", "exception", "ok", [], nothing).verdict == "DIFFERENT"
