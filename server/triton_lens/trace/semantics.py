@@ -205,6 +205,27 @@ def _fp8_format(dtype):
     return None
 
 
+# ---- tensor descriptors ----------------------------------------------------------------------------
+def _validate_descriptor(self):
+    """The GPU's rule (TMA): base and every stride but the last 16-byte aligned *in bytes*. 3.4 and 3.5
+    check the strides in elements, rejecting e.g. fp32 rows of 72 (288 bytes, aligned)."""
+    assert int(self.base.data.reshape(-1)[0]) % 16 == 0, "base must be 16-byte aligned"
+    assert len(self.strides) == self.ndim
+    assert len(self.block_shape) == self.ndim
+    itemsize = self.base.dtype.element_ty.primitive_bitwidth // 8
+    for stride in self.strides[:-1]:
+        assert int(stride.data.reshape(-1)[0]) * itemsize % 16 == 0, "stride must be 16-byte aligned"
+    assert int(self.strides[-1].data.reshape(-1)[0]) == 1, "last dim must be contiguous"
+
+
+def _checks_strides_in_elements(cls) -> bool:
+    try:
+        src = inspect.getsource(cls.validate)
+    except (OSError, TypeError, AttributeError):
+        return False
+    return "stride must be 16-byte aligned" in src and "itemsize" not in src
+
+
 # ---- numpy 2.4+ ----------------------------------------------------------------------------------
 def _index(self):
     data = self.handle.data
@@ -305,6 +326,10 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
         return get_all_ones_value
 
     patch(builder_cls, "get_all_ones_value", make_all_ones)
+
+    desc = getattr(_interp, "TensorDescHandle", None)
+    if desc is not None and _checks_strides_in_elements(desc):
+        patch(desc, "validate", lambda orig: _validate_descriptor)
 
     # numpy 2.4+: int() of a 1-element array.
     def make_patch_tensor(orig):
