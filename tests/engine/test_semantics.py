@@ -162,3 +162,10 @@ def test_spin_watch_counts_only_identical_polls():
     with pytest.raises(ProgramsWaitOnEachOther, match=r"program \(1,\).*2 programs of this launch, up to \(3,\), have"):
         for _ in range(5):
             w.observe("tl.atomic_cas", (1, 0, 0), (4, 1, 1), b"a", b"1")
+
+
+def test_integer_division_shifts_umulhi_and_half_rounding_match_torch():
+    # the script asserts against torch: C truncation for // and % of negatives, shifts, umulhi,
+    # fp32 -> fp16 / bf16 round to nearest even (the bare interpreter truncates bf16)
+    a = _clean_run("integer_and_half_numerics.py")
+    assert "numerics ok" in a.result.stdout

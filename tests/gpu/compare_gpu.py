@@ -40,6 +40,15 @@ from triton.runtime.jit import KernelInterface
 
 if device != "cpu":
     torch.set_default_device(device)
+    # CPU generators stay on the CPU (seeded there, then moved), as a user would write it.
+    _randint, _randperm = torch.randint, torch.randperm
+
+    def randint(*a, generator=None, **k):
+        if generator is not None and generator.device.type == "cpu":
+            k.setdefault("device", "cpu")
+            return _randint(*a, generator=generator, **k).to(device)
+        return _randint(*a, **k)
+    torch.randint = randint
 torch.manual_seed(0)
 launches = []
 
@@ -151,6 +160,8 @@ class Row:
     tool_status: str
     findings: list[str]
     comparison: Optional[Comparison]
+    gpu_error: str = ""
+    tool_error: str = ""
 
     @property
     def verdict(self) -> str:
@@ -173,7 +184,7 @@ def write_wrapper(directory: Path) -> Path:
 
 
 def gpu_run(script: Path, wrapper: Path, out: Path, timeout: float, device: str = "cuda",
-            interpret: bool = False) -> str:
+            interpret: bool = False) -> tuple[str, str]:
     """The compiled run (`interpret`: the bare interpreter instead, for testing this script without a GPU)."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     if interpret:
@@ -182,8 +193,9 @@ def gpu_run(script: Path, wrapper: Path, out: Path, timeout: float, device: str 
         p = subprocess.run([sys.executable, str(wrapper), str(out), str(script), device], env=env,
                            capture_output=True, text=True, timeout=timeout, cwd=str(script.parent))
     except subprocess.TimeoutExpired:
-        return "timeout"
-    return "ok" if p.returncode == 0 else "exception"
+        return "timeout", ""
+    tail = (p.stderr.strip().splitlines() or [""])[-1][:160]
+    return ("ok", "") if p.returncode == 0 else ("exception", tail)
 
 
 def tool_run(script: Path, wrapper: Path, out: Path, timeout: float, device: str = "cuda"):
@@ -202,10 +214,14 @@ def load(out: Path) -> list[dict]:
 def run_one(script: Path, work: Path, timeout: float, device: str = "cuda", interpret: bool = False) -> Row:
     g_out, t_out = work / f"{script.stem}.gpu.pt", work / f"{script.stem}.tool.pt"
     wrapper = write_wrapper(work)
-    gpu_status = gpu_run(script, wrapper, g_out, timeout, device, interpret)
+    gpu_status, gpu_error = gpu_run(script, wrapper, g_out, timeout, device, interpret)
     a = tool_run(script, wrapper, t_out, timeout, device)
     findings = [f"{f.kind}@{f.line}" for f in a.findings if f.severity in ("warning", "error")]
-    return Row(script.name, gpu_status, a.result.status, findings, compare(load(g_out), load(t_out)))
+    # "no-launch" is the tool's word for a script that ran to the end without launching a kernel
+    tool_status = "ok" if a.result.status == "no-launch" else a.result.status
+    tool_error = f"{a.result.error.type}: {a.result.error.message}"[:160] if a.result.error else ""
+    return Row(script.name, gpu_status, tool_status, findings, compare(load(g_out), load(t_out)),
+               gpu_error, tool_error)
 
 
 def table(rows: list[Row]) -> str:
@@ -216,6 +232,10 @@ def table(rows: list[Row]) -> str:
         extra = (", ".join(r.findings[:4]) + ("..." if len(r.findings) > 4 else "")) if r.findings else ""
         lines.append(f"{r.name:30} {r.gpu_status:10} {r.tool_status:10} {launches:>9} {c.tensors if c else 0:>8} "
                      f"{(c.worst if c else 0):8.3g}  {r.verdict}{'  ' + extra if extra else ''}")
+        if r.gpu_error:
+            lines.append(f"{'':32}gpu: {r.gpu_error}")
+        if r.tool_error and r.tool_error != r.gpu_error:
+            lines.append(f"{'':32}tool: {r.tool_error}")
         if c and not c.equal:
             for d in c.differing[:3]:
                 lines.append(f"{'':32}{d}")

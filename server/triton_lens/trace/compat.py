@@ -60,6 +60,15 @@ _installed = 0  # how many recorders' hooks are in place (nested in-process reco
 _RMW_NAMES = {}
 
 
+def _tag_of(value) -> Optional[int]:
+    """The argument a handle was derived from. 3.3's tl.tuple answers a missing attribute with
+    ValueError (its __getattr__ looks the name up among its fields), not AttributeError."""
+    try:
+        return getattr(value, "_tl_arg", None)
+    except ValueError:
+        return None
+
+
 def _rmw_name(op) -> str:
     name = _RMW_NAMES.get(op)
     if name is None:
@@ -200,7 +209,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
             out = orig(self, *args, **kwargs)
             tag = None
             for a in args:
-                t = getattr(a, "_tl_arg", None)
+                t = _tag_of(a)
                 if t is not None:
                     if tag is None:
                         tag = t
@@ -385,7 +394,7 @@ def operand_tag(operand) -> Optional[int]:
     """The argument a block pointer / descriptor / pointer operand was derived from."""
     if operand is None:
         return None
-    return getattr(operand, "_tl_arg", None)
+    return _tag_of(operand)
 
 
 def kernel_def(fn) -> tuple[str, str, int]:

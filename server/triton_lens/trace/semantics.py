@@ -205,6 +205,37 @@ def _fp8_format(dtype):
     return None
 
 
+# ---- bf16 ----------------------------------------------------------------------------------------
+def _to_bf16_bits(data: np.ndarray) -> np.ndarray:
+    """fp32/fp64 -> bf16 bit patterns, rounding to nearest even (cvt.rn.bf16.f32; torch agrees); the bare
+    interpreter truncates. Overflow becomes inf, NaN stays a quiet NaN."""
+    bits = np.ascontiguousarray(data, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(np.asarray(data))
+    return np.where(nan, ((bits >> 16) | 0x40).astype(np.uint16), rounded)
+
+
+# ---- tensor descriptors ----------------------------------------------------------------------------
+def _validate_descriptor(self):
+    """The GPU's rule (TMA): base and every stride but the last 16-byte aligned *in bytes*. 3.4 and 3.5
+    check the strides in elements, rejecting e.g. fp32 rows of 72 (288 bytes, aligned)."""
+    assert int(self.base.data.reshape(-1)[0]) % 16 == 0, "base must be 16-byte aligned"
+    assert len(self.strides) == self.ndim
+    assert len(self.block_shape) == self.ndim
+    itemsize = self.base.dtype.element_ty.primitive_bitwidth // 8
+    for stride in self.strides[:-1]:
+        assert int(stride.data.reshape(-1)[0]) * itemsize % 16 == 0, "stride must be 16-byte aligned"
+    assert int(self.strides[-1].data.reshape(-1)[0]) == 1, "last dim must be contiguous"
+
+
+def _checks_strides_in_elements(cls) -> bool:
+    try:
+        src = inspect.getsource(cls.validate)
+    except (OSError, TypeError, AttributeError):
+        return False
+    return "stride must be 16-byte aligned" in src and "itemsize" not in src
+
+
 # ---- numpy 2.4+ ----------------------------------------------------------------------------------
 def _index(self):
     data = self.handle.data
@@ -305,6 +336,21 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
         return get_all_ones_value
 
     patch(builder_cls, "get_all_ones_value", make_all_ones)
+
+    # fp32 -> bf16 rounds to nearest even.
+    def make_cast(orig):
+        def cast_impl(self, src, dst_type, *args, **kwargs):
+            if dst_type.scalar == tl.bfloat16 and src.dtype.scalar in (tl.float32, tl.float64):
+                return _interp.TensorHandle(_to_bf16_bits(src.data), dst_type.scalar)
+            return orig(self, src, dst_type, *args, **kwargs)
+        return cast_impl
+
+    if hasattr(builder_cls, "cast_impl"):
+        patch(builder_cls, "cast_impl", make_cast)
+
+    desc = getattr(_interp, "TensorDescHandle", None)
+    if desc is not None and _checks_strides_in_elements(desc):
+        patch(desc, "validate", lambda orig: _validate_descriptor)
 
     # numpy 2.4+: int() of a 1-element array.
     def make_patch_tensor(orig):
