@@ -151,6 +151,14 @@ class HostWrites(TorchDispatchMode):
                                                strides=tuple(s // g for s in strides) + (1,))
 
     def mark_all(self, t) -> None:
+        st = self._storages.get(_storage_ptr(t))
+        if st is None:
+            return
+        isz = t.element_size()
+        if t.is_contiguous() and isz == st.granule:  # the common case: one slice, no strided view
+            lo = t.storage_offset()
+            st.written[lo:lo + t.numel()] = True
+            return
         v = self._view(t)
         if v is not None:
             v[...] = True
