@@ -90,6 +90,13 @@ class HostWrites(TorchDispatchMode):
         out = func(*args, **kwargs)
         if self.paused:
             return out
+        try:
+            self._note(func, args, kwargs, out)
+        except Exception:  # bookkeeping must never fail the script's own torch call
+            pass
+        return out
+
+    def _note(self, func, args, kwargs, out) -> None:
         info = self._ops.get(func)
         if info is None:
             info = self._ops[func] = self._classify(func)
@@ -99,9 +106,9 @@ class HostWrites(TorchDispatchMode):
                 st = out.untyped_storage()
                 if st.nbytes():
                     self._storages[st.data_ptr()] = _Storage(st.nbytes(), out.element_size())
-            return out
+            return
         if not self._storages:
-            return out
+            return
         if fresh:
             # A freshly allocated result is fully written; its memory may reuse a freed tracked storage.
             for t in (out if isinstance(out, (tuple, list)) else (out,)):
@@ -113,7 +120,6 @@ class HostWrites(TorchDispatchMode):
                 for t in (v if isinstance(v, (tuple, list)) else (v,)):
                     if isinstance(t, torch.Tensor):
                         self.mark_all(t)
-        return out
 
     @staticmethod
     def _classify(func):
