@@ -66,6 +66,12 @@ class _Storage:
 class HostWrites(TorchDispatchMode):
     """Install with `start()`, remove with `stop()`. The recorder pauses it during launches."""
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # torch wraps a mode's __torch_dispatch__ in torch._dynamo.disable unless this says False: that
+        # import costs ~2 s at the script's first torch op, and the wrapper a call per op.
+        return False
+
     def __init__(self):
         super().__init__()
         self._storages: dict[int, _Storage] = {}
