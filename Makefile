@@ -92,6 +92,8 @@ bench-all: setup setup32 bench-webview
 	$(VENV32)/bin/python bench/trace_overhead.py --out bench/results/trace_overhead.txt
 	$(VENV)/bin/python bench/viewer_payload.py --out bench/results/viewer_payload-$$(date +%F).txt
 	$(VENV)/bin/python bench/lsp_latency.py --out bench/results/lsp_latency_$$(date +%F).txt
+	$(VENV)/bin/python bench/analysis_bound.py --out bench/results/analysis_bound_$$(date +%F).txt
+	$(VENV)/bin/python bench/host_writes_overhead.py --out bench/results/host_writes_overhead_$$(date +%F).txt
 	$(VENV)/bin/python bench/parallel.py --scale $(PARALLEL_SCALE) --out bench/results/parallel_$$(date +%F)_$$(nproc)core.txt
 
 # bench/parallel.py's sizes: 1 is the issue's (minutes of bare interpreter on one core); 0.02 runs quickly.

@@ -171,10 +171,13 @@ def run_findings(result: RunResult) -> list[Finding]:
         if done:
             kept = (" The launch that finished before is shown." if len(done) == 1
                     else f" The {len(done)} launches that finished before are shown.")
-        if cut:
+        if cut and result.status == TIMEOUT:
             kept += (" The launch it stopped in is shown with the programs that finished"
                      if cut == 1 else f" The {cut} launches it stopped in are shown with the programs that finished")
             kept += " (partial)."
+        elif cut:
+            kept += (" The launch it was raised in is shown up to that point (partial)." if cut == 1
+                     else f" The {cut} launches it was raised in are shown up to that point (partial).")
         if result.status == EXCEPTION:
             where = "" if in_file else f" (raised in {e.file}:{e.line})" if e.file else ""
             msg = f"{e.type}: {e.message}{where}.{kept}"

@@ -45,7 +45,7 @@ def finding_diagnostic(f: Finding, lines: Lines, facts: dict, result: RunResult,
         rl = lines if os.path.abspath(r.file) == os.path.abspath(result.file) else Lines.of(read_lines(r.file) or [])
         related.append(lsp.DiagnosticRelatedInformation(
             lsp.Location(uri_of(r.file), _range(rl, r.line, r.col, r.end_line, r.end_col)), r.message))
-    if f.kind in ("oob", "dead", "unwritten", "race") and f.arg:
+    if f.kind in ("oob", "dead", "unwritten", "uninit", "race") and f.arg:
         fact: Optional[AccessFacts] = facts.get((f.file, f.line, f.arg, f.access))
         if fact is not None and fact.def_file:
             src = lines.text_lines if os.path.abspath(fact.def_file) == os.path.abspath(result.file) \

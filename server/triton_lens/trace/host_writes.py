@@ -66,6 +66,12 @@ class _Storage:
 class HostWrites(TorchDispatchMode):
     """Install with `start()`, remove with `stop()`. The recorder pauses it during launches."""
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # torch wraps a mode's __torch_dispatch__ in torch._dynamo.disable unless this says False: that
+        # import costs ~2 s at the script's first torch op, and the wrapper a call per op.
+        return False
+
     def __init__(self):
         super().__init__()
         self._storages: dict[int, _Storage] = {}
@@ -90,6 +96,13 @@ class HostWrites(TorchDispatchMode):
         out = func(*args, **kwargs)
         if self.paused:
             return out
+        try:
+            self._note(func, args, kwargs, out)
+        except Exception:  # bookkeeping must never fail the script's own torch call
+            pass
+        return out
+
+    def _note(self, func, args, kwargs, out) -> None:
         info = self._ops.get(func)
         if info is None:
             info = self._ops[func] = self._classify(func)
@@ -99,9 +112,9 @@ class HostWrites(TorchDispatchMode):
                 st = out.untyped_storage()
                 if st.nbytes():
                     self._storages[st.data_ptr()] = _Storage(st.nbytes(), out.element_size())
-            return out
+            return
         if not self._storages:
-            return out
+            return
         if fresh:
             # A freshly allocated result is fully written; its memory may reuse a freed tracked storage.
             for t in (out if isinstance(out, (tuple, list)) else (out,)):
@@ -113,7 +126,6 @@ class HostWrites(TorchDispatchMode):
                 for t in (v if isinstance(v, (tuple, list)) else (v,)):
                     if isinstance(t, torch.Tensor):
                         self.mark_all(t)
-        return out
 
     @staticmethod
     def _classify(func):
@@ -151,6 +163,14 @@ class HostWrites(TorchDispatchMode):
                                                strides=tuple(s // g for s in strides) + (1,))
 
     def mark_all(self, t) -> None:
+        st = self._storages.get(_storage_ptr(t))
+        if st is None:
+            return
+        isz = t.element_size()
+        if t.is_contiguous() and isz == st.granule:  # the common case: one slice, no strided view
+            lo = t.storage_offset()
+            st.written[lo:lo + t.numel()] = True
+            return
         v = self._view(t)
         if v is not None:
             v[...] = True

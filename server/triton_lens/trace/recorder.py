@@ -277,7 +277,10 @@ class Recorder(compat.Hooks):
                 if not self._benchmarking:  # autotune's timing launches are not kept
                     _keep_before(L, info.index, t, self.value_limit)
                 if self.memory is not None:
-                    runs = self.memory.unwritten_runs(t)
+                    try:
+                        runs = self.memory.unwritten_runs(t)
+                    except Exception:  # a finding's input, never a reason to fail the launch
+                        runs = None
                     if runs is not None:
                         L.unwritten_before[info.index] = runs
 
@@ -292,12 +295,18 @@ class Recorder(compat.Hooks):
     def launch_end(self, token, error) -> None:
         L = self._launch
         self._launch = self._stack.pop() if self._stack else None
-        if L is None or L.flushed:
+        if L is None:
             return
-        trace = L.finish(error is None, self.value_limit)
         if self.memory is not None:
             self.memory.paused -= 1
-            self._mark_stores(L, trace)
+        if L.flushed:
+            return  # sent already (the time limit)
+        trace = L.finish(error is None, self.value_limit)
+        if self.memory is not None:
+            try:
+                self._mark_stores(L, trace)
+            except Exception:  # a finding's input, never a reason to fail the launch
+                pass
         if self._benchmarking:
             return  # a launch made only to compare autotune configs
         self._count += 1
