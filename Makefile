@@ -8,7 +8,7 @@ TRITON ?= 3.9.0
 PIP_FLAGS := --disable-pip-version-check -q
 
 .SECONDEXPANSION:
-.PHONY: setup setup32 setup-releases test-releases test test-python test-engine32 test-node test-e2e test-package vsix demo bench bench-all viz-deps clean
+.PHONY: setup setup32 setup-releases test-releases test lint test-python test-engine32 test-node test-e2e test-package vsix demo bench bench-all viz-deps clean
 
 setup: $(VENV)/.done
 $(VENV)/.done: pyproject.toml
@@ -18,7 +18,7 @@ $(VENV)/.done: pyproject.toml
 	$(VENV)/bin/pip install $(PIP_FLAGS) torch==2.13.0 triton==$(TRITON) numpy \
 	    pygls==2.1.1 lsprotocol==2025.0.0 debugpy==1.8.22 flask==3.1.3 \
 	    pytest pytest-lsp==1.0.1 pytest-asyncio \
-	    pytest-xdist jsonschema build
+	    pytest-xdist jsonschema build ruff==0.17.5
 	# Real-world kernels for tests/realworld (imported, not copied). --no-deps: they must not pull another
 	# torch or triton; einops is fla's one other import.
 	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps liger-kernel==0.8.5 fla-core==0.6.0 conch-triton-kernels==1.3 einops
@@ -53,7 +53,16 @@ setup-releases: $(addsuffix /.done,$(RELEASE_VENVS))
 
 # Every test: engine (triton 3.9 and 3.2), language server, Triton-Viz API and viewer, webview page,
 # extension unit tests, and the extension in a real VS Code.
-test: test-python test-engine32 test-releases test-package test-webview test-node test-e2e
+test: lint test-python test-engine32 test-releases test-package test-webview test-node test-e2e
+
+# The quality gate, first: lint and format of the Python (ruff) and of the extension, the page and the
+# test scripts (eslint, prettier), and the extension's types (tsc).
+lint: setup $(NODE_STAMP)
+	$(VENV)/bin/ruff check server tests bench
+	$(VENV)/bin/ruff format --check server tests bench
+	npx eslint .
+	npx prettier --check extension tests/webview tests/e2e "tests/viz/*.mjs"
+	npx tsc -p . --noEmit
 
 # pytest: tests/engine, tests/lsp, tests/viz (the viz tests drive Chromium through tests/viz's playwright-core).
 test-python: setup viz-deps

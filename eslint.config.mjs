@@ -5,7 +5,17 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'out/**', 'node_modules/**', '**/node_modules/**', 'bundled/**', '.real-vscode/**', 'tests/**/artifacts/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'out/**',
+      'node_modules/**',
+      '**/node_modules/**',
+      'bundled/**',
+      '.real-vscode/**',
+      'tests/**/artifacts/**',
+    ],
+  },
   {
     files: ['extension/src/**/*.ts', 'extension/test/**/*.ts'],
     extends: [js.configs.recommended, ...tseslint.configs.recommended],

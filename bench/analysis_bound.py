@@ -7,6 +7,7 @@ the analysis did before: concatenate and sort them).
 
     python bench/analysis_bound.py [--out FILE]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,6 +47,7 @@ def main() -> int:
     per_lane_s = time.perf_counter() - t0
     oob = [f for f in a.findings if f.kind == "oob"]
     import triton
+
     lines = [
         f"# analysis_bound {date.today()} {platform.node()} python {platform.python_version()} triton {triton.__version__}",
         f"run: {len(result.launches)} launches, {oob_lanes:,} out-of-bounds lanes, {touched:,} touched elements "

@@ -5,6 +5,7 @@ ratio is bounded by the cores that are free.
 
     python bench/check_parallel.py [--files K] [--jobs N] [--rounds R] [--out FILE]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,14 +21,23 @@ from datetime import date
 from pathlib import Path
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "corpus"
-CLEAN = ["vector_add.py", "softmax.py", "layernorm.py", "matmul.py", "scalar_args.py", "multi_launch.py",
-         "block_ptr_copy.py", "strided_views.py"]
+CLEAN = [
+    "vector_add.py",
+    "softmax.py",
+    "layernorm.py",
+    "matmul.py",
+    "scalar_args.py",
+    "multi_launch.py",
+    "block_ptr_copy.py",
+    "strided_views.py",
+]
 
 
 def wall(folder: str, jobs: int) -> float:
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "triton_lens", "check", folder, "--jobs", str(jobs)],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "triton_lens", "check", folder, "--jobs", str(jobs)], capture_output=True, text=True
+    )
     dt = time.perf_counter() - t0
     if p.returncode not in (0, 1):
         raise SystemExit(f"check failed ({p.returncode}): {p.stderr}")
@@ -43,7 +53,7 @@ def main() -> None:
     a = ap.parse_args()
     folder = tempfile.mkdtemp(prefix="check-parallel-")
     try:
-        for name in CLEAN[:a.files]:
+        for name in CLEAN[: a.files]:
             shutil.copy(CORPUS / name, folder)
         ones, many = [], []
         for _ in range(a.rounds):
@@ -52,11 +62,13 @@ def main() -> None:
     finally:
         shutil.rmtree(folder)
     ratio = statistics.median(o / m for o, m in zip(ones, many))
-    lines = [f"# check_parallel {date.today()} {platform.node()} cpus={os.cpu_count()} "
-             f"load={os.getloadavg()[0]:.1f} python {platform.python_version()}",
-             f"files={a.files} rounds={a.rounds}",
-             f"--jobs 1: {statistics.median(ones):.1f} s   --jobs {a.jobs}: {statistics.median(many):.1f} s   "
-             f"speed-up (median of per-round ratios): {ratio:.2f}x"]
+    lines = [
+        f"# check_parallel {date.today()} {platform.node()} cpus={os.cpu_count()} "
+        f"load={os.getloadavg()[0]:.1f} python {platform.python_version()}",
+        f"files={a.files} rounds={a.rounds}",
+        f"--jobs 1: {statistics.median(ones):.1f} s   --jobs {a.jobs}: {statistics.median(many):.1f} s   "
+        f"speed-up (median of per-round ratios): {ratio:.2f}x",
+    ]
     text = "\n".join(lines) + "\n"
     print(text, end="")
     if a.out:

@@ -8,6 +8,7 @@ tensors under the stand-in (trace/cuda_standin.py), measured side by side in one
 
     python bench/cuda_standin_overhead.py [--rounds 5] [--out bench/results/cuda_standin_overhead_DATE.txt]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -70,9 +71,11 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    lines = [f"# CPU stand-in for CUDA: cost against plain CPU tensors ({datetime.date.today()}, "
-             f"{platform.node()}, {os.cpu_count()} CPUs, torch {torch.__version__}, triton {triton.__version__})",
-             "# median of interleaved rounds; ratio = stand-in / plain"]
+    lines = [
+        f"# CPU stand-in for CUDA: cost against plain CPU tensors ({datetime.date.today()}, "
+        f"{platform.node()}, {os.cpu_count()} CPUs, torch {torch.__version__}, triton {triton.__version__})",
+        "# median of interleaved rounds; ratio = stand-in / plain",
+    ]
     for name, fn in (("host ops (3000 torch calls)", host_ops), ("traced launch (98432 elements)", launch)):
         timed(fn, "cpu", False), timed(fn, "cuda", True)  # warm up both
         plain, stand = [], []

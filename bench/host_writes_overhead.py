@@ -5,6 +5,7 @@ and large ones (1 M elements: marking costs a strided bool write). Prints the me
 
     python bench/host_writes_overhead.py [--out FILE]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -14,7 +15,6 @@ import time
 from datetime import date
 
 import torch
-
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from triton_lens.trace.host_writes import HostWrites
@@ -66,8 +66,10 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
     lines = [f"# host_writes_overhead {date.today()} {platform.node()} torch {torch.__version__}"]
-    for name, fn in (("small ops (2000 x 5 ops on 64 elements)", small_ops),
-                     ("large ops (20 x 5 ops on 1 M elements)", large_ops)):
+    for name, fn in (
+        ("small ops (2000 x 5 ops on 64 elements)", small_ops),
+        ("large ops (20 x 5 ops on 1 M elements)", large_ops),
+    ):
         ratios, empty_ratios, bare_s, tracked_s = [], [], [], []
         for _ in range(args.rounds):
             b, e, t = timed(fn, "bare"), timed(fn, "empty"), timed(fn, "tracked")
@@ -75,9 +77,11 @@ def main() -> int:
             tracked_s.append(t)
             ratios.append(t / b)
             empty_ratios.append(e / b)
-        lines.append(f"{name:42s} bare {statistics.median(bare_s) * 1e3:7.1f} ms  tracked "
-                     f"{statistics.median(tracked_s) * 1e3:7.1f} ms  ratio {statistics.median(ratios):5.2f}  "
-                     f"(an empty dispatch mode alone: {statistics.median(empty_ratios):5.2f})")
+        lines.append(
+            f"{name:42s} bare {statistics.median(bare_s) * 1e3:7.1f} ms  tracked "
+            f"{statistics.median(tracked_s) * 1e3:7.1f} ms  ratio {statistics.median(ratios):5.2f}  "
+            f"(an empty dispatch mode alone: {statistics.median(empty_ratios):5.2f})"
+        )
     text = "\n".join(lines)
     print(text)
     if args.out:

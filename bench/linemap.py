@@ -3,6 +3,7 @@ the patience diff now used, side by side in one run, on one keystroke (a line ty
 
     .venv/bin/python bench/linemap.py [LINES ...]
 """
+
 import difflib
 import os
 import sys
@@ -32,8 +33,10 @@ def timed(f, *args):
 
 for n in [int(x) for x in sys.argv[1:]] or [2000, 5000, 20000]:
     a = lines(n)
-    b = a[: n // 2] + ["    y = 1  # typed"] + a[n // 2:]
+    b = a[: n // 2] + ["    y = 1  # typed"] + a[n // 2 :]
     t_new = min(timed(LineMap.of_lines, a, b) for _ in range(3))
     t_old = timed(old, a, b)
-    print(f"{n:6d} lines: difflib {t_old * 1e3:9.1f} ms   patience {t_new * 1e3:7.1f} ms   ratio {t_old / t_new:8.1f}x",
-          flush=True)
+    print(
+        f"{n:6d} lines: difflib {t_old * 1e3:9.1f} ms   patience {t_new * 1e3:7.1f} ms   ratio {t_old / t_new:8.1f}x",
+        flush=True,
+    )

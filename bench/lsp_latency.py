@@ -9,6 +9,7 @@ and on tutorial-size kernels (bench/kernels/: softmax 1823×781, matmul 512³, l
 
     python bench/lsp_latency.py [--edits 3] [--debounce 400] [--workers N] [--out bench/results/...txt] [--only NAME]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -95,13 +96,18 @@ class Client:
         await self.c.start_io(sys.executable, "-m", "triton_lens", "lsp")
         caps = lsp.ClientCapabilities(
             workspace=lsp.WorkspaceClientCapabilities(
-                configuration=True, inlay_hint=lsp.InlayHintWorkspaceClientCapabilities(refresh_support=True),
-                code_lens=lsp.CodeLensWorkspaceClientCapabilities(refresh_support=True)),
+                configuration=True,
+                inlay_hint=lsp.InlayHintWorkspaceClientCapabilities(refresh_support=True),
+                code_lens=lsp.CodeLensWorkspaceClientCapabilities(refresh_support=True),
+            ),
             window=lsp.WindowClientCapabilities(work_done_progress=True),
             text_document=lsp.TextDocumentClientCapabilities(
-                publish_diagnostics=lsp.PublishDiagnosticsClientCapabilities(version_support=True)))
-        await self.c.initialize_async(lsp.InitializeParams(capabilities=caps, process_id=os.getpid(),
-                                                           root_uri=ROOT.as_uri()))
+                publish_diagnostics=lsp.PublishDiagnosticsClientCapabilities(version_support=True)
+            ),
+        )
+        await self.c.initialize_async(
+            lsp.InitializeParams(capabilities=caps, process_id=os.getpid(), root_uri=ROOT.as_uri())
+        )
         self.c.initialized(lsp.InitializedParams())
 
     async def stop(self):
@@ -131,22 +137,37 @@ class Client:
         return None
 
     async def hints(self, uri: str):
-        return await self.c.text_document_inlay_hint_async(lsp.InlayHintParams(
-            text_document=lsp.TextDocumentIdentifier(uri), range=lsp.Range(lsp.Position(0, 0), lsp.Position(100000, 0))))
+        return await self.c.text_document_inlay_hint_async(
+            lsp.InlayHintParams(
+                text_document=lsp.TextDocumentIdentifier(uri),
+                range=lsp.Range(lsp.Position(0, 0), lsp.Position(100000, 0)),
+            )
+        )
 
     async def hover(self, uri: str, line: int, char: int):
-        return await self.c.text_document_hover_async(lsp.HoverParams(
-            text_document=lsp.TextDocumentIdentifier(uri), position=lsp.Position(line, char)))
+        return await self.c.text_document_hover_async(
+            lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri), position=lsp.Position(line, char))
+        )
 
 
 async def measure_file(cl: Client, path: Path, edits: int, timeout: float) -> dict:
     uri = path.resolve().as_uri()
     text = path.read_text()
-    out = {"file": path.name, "open_ms": None, "change_diag_ms": [], "change_hint_ms": [], "run_ms": [],
-           "hover_ms": [], "hint_ms": [], "status": None}
+    out = {
+        "file": path.name,
+        "open_ms": None,
+        "change_diag_ms": [],
+        "change_hint_ms": [],
+        "run_ms": [],
+        "hover_ms": [],
+        "hint_ms": [],
+        "status": None,
+    }
     since = len(cl.events)
     t0 = time.perf_counter()
-    cl.c.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+    cl.c.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+    )
     t_fin, fin = await cl.wait(lambda: cl.first(since, "finished", uri=uri, version=1), timeout)
     out["open_ms"] = (t_fin - t0) * 1000
     out["status"] = fin["status"]
@@ -157,11 +178,17 @@ async def measure_file(cl: Client, path: Path, edits: int, timeout: float) -> di
         since = len(cl.events)
         end = len(lines) - 1
         t0 = time.perf_counter()
-        cl.c.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            [lsp.TextDocumentContentChangePartial(range=lsp.Range(lsp.Position(end, len(lines[end])),
-                                                                  lsp.Position(end, len(lines[end]))),
-                                                  text=f"\n# bench edit {i}")]))
+        cl.c.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                [
+                    lsp.TextDocumentContentChangePartial(
+                        range=lsp.Range(lsp.Position(end, len(lines[end])), lsp.Position(end, len(lines[end]))),
+                        text=f"\n# bench edit {i}",
+                    )
+                ],
+            )
+        )
         lines.append(f"# bench edit {i}")
         t_fin, fin = await cl.wait(lambda: cl.first(since, "finished", uri=uri, version=version), timeout)
         # the diagnostics of this version's run: published just before runFinished
@@ -204,8 +231,11 @@ def machine() -> str:
     except OSError:
         pass
     import triton
-    return (f"{platform.node()}: {cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
-            f"Python {platform.python_version()}, triton {triton.__version__}")
+
+    return (
+        f"{platform.node()}: {cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}, triton {triton.__version__}"
+    )
 
 
 def summary(rows: list[dict], key: str) -> str:
@@ -214,8 +244,11 @@ def summary(rows: list[dict], key: str) -> str:
 
 
 async def main_async(args) -> int:
-    files = [cf.path for cf in corpus_files() if cf.applies_to(_triton())
-             and not any(e.kind == "timeout" for e in cf.expects)]
+    files = [
+        cf.path
+        for cf in corpus_files()
+        if cf.applies_to(_triton()) and not any(e.kind == "timeout" for e in cf.expects)
+    ]
     excluded = [cf.name for cf in corpus_files() if not cf.applies_to(_triton())]
     if args.only:
         files = [f for f in files if args.only in f.name]
@@ -227,52 +260,77 @@ async def main_async(args) -> int:
     corpus_rows, tut_rows = [], []
     for f in files:
         corpus_rows.append(await measure_file(cl, f, args.edits, 300))
-        print(json.dumps({k: (round(v, 1) if isinstance(v, float) else v) for k, v in corpus_rows[-1].items()
-                          if k not in ("hover_ms", "hint_ms")}), flush=True)
+        print(
+            json.dumps(
+                {
+                    k: (round(v, 1) if isinstance(v, float) else v)
+                    for k, v in corpus_rows[-1].items()
+                    if k not in ("hover_ms", "hint_ms")
+                }
+            ),
+            flush=True,
+        )
     for f in tutorials:
         tut_rows.append(await measure_file(cl, f, args.tutorial_edits, 900))
-        print(json.dumps({k: (round(v, 1) if isinstance(v, float) else v) for k, v in tut_rows[-1].items()
-                          if k not in ("hover_ms", "hint_ms")}), flush=True)
+        print(
+            json.dumps(
+                {
+                    k: (round(v, 1) if isinstance(v, float) else v)
+                    for k, v in tut_rows[-1].items()
+                    if k not in ("hover_ms", "hint_ms")
+                }
+            ),
+            flush=True,
+        )
     load_after = os.getloadavg()
     await cl.stop()
 
-    out = [f"# LSP latency — {datetime.date.today().isoformat()}",
-           f"machine: {machine()}",
-           f"load average before/after: {load_before[0]:.2f} / {load_after[0]:.2f} (other work shares these cores)",
-           f"settings: debounceMs={args.debounce}, workers={args.workers or 'default (cores, at most 16, less one)'}; edits per file: corpus {args.edits}, tutorials {args.tutorial_edits}; "
-           f"{REQUESTS} hover and {REQUESTS} inlay-hint requests per file after its run",
-           f"corpus: {len(files)} files (hangs_after_launch.py left out: it runs to the time limit by design"
-           + (f"; not for this triton: {', '.join(excluded)}" if excluded else "") + ")",
-           "",
-           "All times in ms, measured in the client (JSON-RPC over stdio included).",
-           "change->diagnostics: didChange sent -> publishDiagnostics of that version's run received (debounce included)",
-           "change->hints: didChange sent -> inlay-hint answer computed from that run received",
-           "run: the server's own time for the run (worker process start, script, analysis, view)",
-           ""]
+    out = [
+        f"# LSP latency — {datetime.date.today().isoformat()}",
+        f"machine: {machine()}",
+        f"load average before/after: {load_before[0]:.2f} / {load_after[0]:.2f} (other work shares these cores)",
+        f"settings: debounceMs={args.debounce}, workers={args.workers or 'default (cores, at most 16, less one)'}; edits per file: corpus {args.edits}, tutorials {args.tutorial_edits}; "
+        f"{REQUESTS} hover and {REQUESTS} inlay-hint requests per file after its run",
+        f"corpus: {len(files)} files (hangs_after_launch.py left out: it runs to the time limit by design"
+        + (f"; not for this triton: {', '.join(excluded)}" if excluded else "")
+        + ")",
+        "",
+        "All times in ms, measured in the client (JSON-RPC over stdio included).",
+        "change->diagnostics: didChange sent -> publishDiagnostics of that version's run received (debounce included)",
+        "change->hints: didChange sent -> inlay-hint answer computed from that run received",
+        "run: the server's own time for the run (worker process start, script, analysis, view)",
+        "",
+    ]
     if corpus_rows:
-        out += ["## corpus",
-                f"open->results          {summary(corpus_rows, 'open_ms')}",
-                f"change->diagnostics    {summary(corpus_rows, 'change_diag_ms')}",
-                f"change->hints          {summary(corpus_rows, 'change_hint_ms')}",
-                f"run (server side)      {summary(corpus_rows, 'run_ms')}",
-                f"hover                  {summary(corpus_rows, 'hover_ms')}",
-                f"inlay hints            {summary(corpus_rows, 'hint_ms')}",
-                ""]
+        out += [
+            "## corpus",
+            f"open->results          {summary(corpus_rows, 'open_ms')}",
+            f"change->diagnostics    {summary(corpus_rows, 'change_diag_ms')}",
+            f"change->hints          {summary(corpus_rows, 'change_hint_ms')}",
+            f"run (server side)      {summary(corpus_rows, 'run_ms')}",
+            f"hover                  {summary(corpus_rows, 'hover_ms')}",
+            f"inlay hints            {summary(corpus_rows, 'hint_ms')}",
+            "",
+        ]
     if tut_rows:
         out += ["## tutorial-size kernels"]
         for r in tut_rows:
-            out += [f"{r['file']}: status {r['status']}",
-                    f"  open->results        {r['open_ms']:9.1f}",
-                    f"  change->diagnostics  {summary([r], 'change_diag_ms')}",
-                    f"  change->hints        {summary([r], 'change_hint_ms')}",
-                    f"  run (server side)    {summary([r], 'run_ms')}",
-                    f"  hover                {summary([r], 'hover_ms')}",
-                    f"  inlay hints          {summary([r], 'hint_ms')}"]
+            out += [
+                f"{r['file']}: status {r['status']}",
+                f"  open->results        {r['open_ms']:9.1f}",
+                f"  change->diagnostics  {summary([r], 'change_diag_ms')}",
+                f"  change->hints        {summary([r], 'change_hint_ms')}",
+                f"  run (server side)    {summary([r], 'run_ms')}",
+                f"  hover                {summary([r], 'hover_ms')}",
+                f"  inlay hints          {summary([r], 'hint_ms')}",
+            ]
         out.append("")
     out += ["## per corpus file (change->diagnostics p50, run p50)"]
     for r in corpus_rows:
-        out.append(f"{r['file']:<28} {statistics.median(r['change_diag_ms']) if r['change_diag_ms'] else float('nan'):8.1f}"
-                   f" {statistics.median(r['run_ms']) if r['run_ms'] else float('nan'):8.1f}  {r['status']}")
+        out.append(
+            f"{r['file']:<28} {statistics.median(r['change_diag_ms']) if r['change_diag_ms'] else float('nan'):8.1f}"
+            f" {statistics.median(r['run_ms']) if r['run_ms'] else float('nan'):8.1f}  {r['status']}"
+        )
     text = "\n".join(out) + "\n"
     print(text)
     if args.out:
@@ -283,6 +341,7 @@ async def main_async(args) -> int:
 
 def _triton() -> str:
     import triton
+
     return triton.__version__
 
 
@@ -291,7 +350,9 @@ def main() -> int:
     p.add_argument("--edits", type=int, default=3)
     p.add_argument("--tutorial-edits", type=int, default=1)
     p.add_argument("--debounce", type=int, default=400)
-    p.add_argument("--workers", type=int, default=0, help="tritonLens.workers (0: the default, the machine's cores less one)")
+    p.add_argument(
+        "--workers", type=int, default=0, help="tritonLens.workers (0: the default, the machine's cores less one)"
+    )
     p.add_argument("--only", default="")
     p.add_argument("--out", default="")
     args = p.parse_args()

@@ -1,4 +1,5 @@
 """The four workloads of the trace-overhead benchmark, as a kernel author writes them."""
+
 import torch
 import triton
 import triton.language as tl
@@ -23,8 +24,9 @@ def softmax_kernel(x_ptr, out_ptr, n_cols, x_stride, out_stride, BLOCK: tl.const
 
 
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
-                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def matmul_kernel(
+    a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
+):
     pm = tl.program_id(0)
     pn = tl.program_id(1)
     rm = pm * BM + tl.arange(0, BM)
@@ -33,8 +35,12 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BK)):
         kk = k * BK + rk
-        a = tl.load(a_ptr + rm[:, None] * sam + kk[None, :] * sak, mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
-        b = tl.load(b_ptr + kk[:, None] * sbk + rn[None, :] * sbn, mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        a = tl.load(
+            a_ptr + rm[:, None] * sam + kk[None, :] * sak, mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0
+        )
+        b = tl.load(
+            b_ptr + kk[:, None] * sbk + rn[None, :] * sbn, mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0
+        )
         acc += tl.dot(a, b)
     tl.store(c_ptr + rm[:, None] * scm + rn[None, :] * scn, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
@@ -65,15 +71,34 @@ def workloads():
     return {
         "vector add 1M (B=1024)": (
             lambda: add_kernel[(n // 1024,)](x, y, z, n, BLOCK=1024),
-            lambda: torch.allclose(z, x + y)),
+            lambda: torch.allclose(z, x + y),
+        ),
         "softmax 512x1000": (
             lambda: softmax_kernel[(512,)](xs, outs, 1000, xs.stride(0), outs.stride(0), BLOCK=1024),
-            lambda: torch.allclose(outs, torch.softmax(xs, dim=1), atol=1e-5)),
+            lambda: torch.allclose(outs, torch.softmax(xs, dim=1), atol=1e-5),
+        ),
         "matmul 256^3 (32^3 blocks)": (
-            lambda: matmul_kernel[(8, 8)](a, b, c, 256, 256, 256, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                                          c.stride(0), c.stride(1), BM=32, BN=32, BK=32),
-            lambda: torch.allclose(c, a @ b, atol=1e-3)),
+            lambda: matmul_kernel[(8, 8)](
+                a,
+                b,
+                c,
+                256,
+                256,
+                256,
+                a.stride(0),
+                a.stride(1),
+                b.stride(0),
+                b.stride(1),
+                c.stride(0),
+                c.stride(1),
+                BM=32,
+                BN=32,
+                BK=32,
+            ),
+            lambda: torch.allclose(c, a @ b, atol=1e-3),
+        ),
         "layer norm 512x1000": (
             lambda: layernorm_kernel[(512,)](xl, yl, wl, bl, xl.stride(0), 1000, 1e-5, BLOCK=1024),
-            lambda: torch.allclose(yl, torch.nn.functional.layer_norm(xl, (1000,), wl, bl, 1e-5), atol=1e-4)),
+            lambda: torch.allclose(yl, torch.nn.functional.layer_norm(xl, (1000,), wl, bl, 1e-5), atol=1e-4),
+        ),
     }

@@ -11,6 +11,7 @@ streams it), `--reps` rounds, median of each. CPU time counts the forked childre
 --scale 1 is the issue's sizes (vector add 16M, softmax 4096x4096, matmul 1024^3, layer norm
 4096x8192, attention B*H=16 seq 1024 d 64); smaller scales shrink the large dimension.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
 import triton  # noqa: E402
-
 from parallel_kernels import workloads  # noqa: E402
+
 from triton_lens.trace import stream  # noqa: E402
 from triton_lens.trace.parallel import ParallelRecorder  # noqa: E402
 
@@ -59,13 +60,15 @@ def main() -> None:
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     counts = [int(w) for w in args.workers.split(",")]
-    lines = [f"# bench/parallel.py --scale {args.scale} --workers {args.workers} --reps {args.reps}  "
-             f"({date.today()}, {platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, "
-             f"triton {triton.__version__}, torch {torch.__version__})",
-             "# wall and CPU seconds of one launch (median of reps); speed-up = bare wall / wall; "
-             "efficiency = speed-up over workers-1 wall / workers; cpu/bare = CPU time over the bare interpreter's",
-             f"{'workload':38} {'programs':>8} {'run':>8} {'wall s':>8} {'cpu s':>8} {'speed-up':>8} {'eff':>6} "
-             f"{'cpu/bare':>8} {'same':>5} split"]
+    lines = [
+        f"# bench/parallel.py --scale {args.scale} --workers {args.workers} --reps {args.reps}  "
+        f"({date.today()}, {platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, "
+        f"triton {triton.__version__}, torch {torch.__version__})",
+        "# wall and CPU seconds of one launch (median of reps); speed-up = bare wall / wall; "
+        "efficiency = speed-up over workers-1 wall / workers; cpu/bare = CPU time over the bare interpreter's",
+        f"{'workload':38} {'programs':>8} {'run':>8} {'wall s':>8} {'cpu s':>8} {'speed-up':>8} {'eff':>6} "
+        f"{'cpu/bare':>8} {'same':>5} split",
+    ]
     print("\n".join(lines), flush=True)
     for name, (launch, outputs, check) in workloads(args.scale).items():
         if args.only and args.only not in name:
@@ -87,6 +90,7 @@ def main() -> None:
                 def launch_end(token, error, rec=rec, splits=splits, orig_end=orig_end):
                     orig_end(token, error)
                     splits.append(rec.last_split)
+
                 rec.launch_end = launch_end
                 with rec:
                     rows.setdefault(w, []).append(timed(launch))
@@ -105,10 +109,18 @@ def main() -> None:
                 one_wall = wall
             eff = f"{one_wall / wall / w:6.0%}" if one_wall else ""
             s = rows[("split", w)]
-            split = "-" if not s else (f"{s['workers']} children, probe {s['probe']}, fork {s['fork_s'] * 1e3:.0f} ms, merge "
-                                       f"{s['merge_s'] * 1e3:.0f} ms" + ("" if s["merged"] else " (ran in one process)"))
-            out.append(f"{'':38} {'':8} {f'tool w={w}':>8} {wall:8.2f} {cpu:8.2f} {bare_wall / wall:8.2f} {eff} "
-                       f"{cpu / bare_cpu:8.2f} {str(all(rows[('same', w)])):>5} {split}")
+            split = (
+                "-"
+                if not s
+                else (
+                    f"{s['workers']} children, probe {s['probe']}, fork {s['fork_s'] * 1e3:.0f} ms, merge "
+                    f"{s['merge_s'] * 1e3:.0f} ms" + ("" if s["merged"] else " (ran in one process)")
+                )
+            )
+            out.append(
+                f"{'':38} {'':8} {f'tool w={w}':>8} {wall:8.2f} {cpu:8.2f} {bare_wall / wall:8.2f} {eff} "
+                f"{cpu / bare_cpu:8.2f} {str(all(rows[('same', w)])):>5} {split}"
+            )
         print("\n".join(out), flush=True)
         lines += out
     if args.out:

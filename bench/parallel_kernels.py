@@ -1,5 +1,6 @@
 """The workloads of bench/parallel.py (issue 13), as a kernel author writes them. `scale` shrinks the
 large dimension (1.0: the issue's sizes) so the benchmark can also run quickly on a small machine."""
+
 import math
 
 import torch
@@ -26,8 +27,9 @@ def softmax_kernel(x_ptr, out_ptr, n_cols, x_stride, out_stride, BLOCK: tl.const
 
 
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
-                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def matmul_kernel(
+    a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
+):
     pm = tl.program_id(0)
     pn = tl.program_id(1)
     rm = pm * BM + tl.arange(0, BM)
@@ -36,8 +38,12 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BK)):
         kk = k * BK + rk
-        a = tl.load(a_ptr + rm[:, None] * sam + kk[None, :] * sak, mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
-        b = tl.load(b_ptr + kk[:, None] * sbk + rn[None, :] * sbn, mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        a = tl.load(
+            a_ptr + rm[:, None] * sam + kk[None, :] * sak, mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0
+        )
+        b = tl.load(
+            b_ptr + kk[:, None] * sbk + rn[None, :] * sbn, mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0
+        )
         acc += tl.dot(a, b)
     tl.store(c_ptr + rm[:, None] * scm + rn[None, :] * scn, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
@@ -51,14 +57,14 @@ def layernorm_kernel(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.cons
     _mean = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
     for off in range(0, N, BLOCK_SIZE):
         cols = off + tl.arange(0, BLOCK_SIZE)
-        a = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
+        a = tl.load(X + cols, mask=cols < N, other=0.0).to(tl.float32)
         _mean += a
     mean = tl.sum(_mean, axis=0) / N
     _var = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
     for off in range(0, N, BLOCK_SIZE):
         cols = off + tl.arange(0, BLOCK_SIZE)
-        x = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
-        x = tl.where(cols < N, x - mean, 0.)
+        x = tl.load(X + cols, mask=cols < N, other=0.0).to(tl.float32)
+        x = tl.where(cols < N, x - mean, 0.0)
         _var += x * x
     var = tl.sum(_var, axis=0) / N
     rstd = 1 / tl.sqrt(var + eps)
@@ -69,14 +75,15 @@ def layernorm_kernel(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.cons
         mask = cols < N
         w = tl.load(W + cols, mask=mask)
         b = tl.load(B + cols, mask=mask)
-        x = tl.load(X + cols, mask=mask, other=0.).to(tl.float32)
+        x = tl.load(X + cols, mask=mask, other=0.0).to(tl.float32)
         y = (x - mean) * rstd * w + b
         tl.store(Y + cols, y, mask=mask)
 
 
 @triton.jit
-def attention_fwd_kernel(Q, K, V, O, sm_scale, seq, stride_bh, stride_s,
-                         D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def attention_fwd_kernel(
+    Q, K, V, O, sm_scale, seq, stride_bh, stride_s, D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr
+):
     # Flash attention forward (non-causal), one program per (query block, batch*head).
     start_m = tl.program_id(0)
     bh = tl.program_id(1)
@@ -116,20 +123,42 @@ def workloads(scale: float = 1.0):
     n = _rows(1 << 24, scale, 1024)
     x, y, z = torch.rand(n), torch.rand(n), torch.empty(n)
     out[f"vector add {n} (B=1024)"] = (
-        lambda: add_kernel[(triton.cdiv(n, 1024),)](x, y, z, n, BLOCK=1024), [z], lambda: torch.allclose(z, x + y))
+        lambda: add_kernel[(triton.cdiv(n, 1024),)](x, y, z, n, BLOCK=1024),
+        [z],
+        lambda: torch.allclose(z, x + y),
+    )
 
     rows = _rows(4096, scale)
     xs, outs = torch.randn(rows, 4096), torch.empty(rows, 4096)
     out[f"softmax {rows}x4096"] = (
-        lambda: softmax_kernel[(rows,)](xs, outs, 4096, xs.stride(0), outs.stride(0), BLOCK=4096), [outs],
-        lambda: torch.allclose(outs, torch.softmax(xs, dim=1), atol=1e-5))
+        lambda: softmax_kernel[(rows,)](xs, outs, 4096, xs.stride(0), outs.stride(0), BLOCK=4096),
+        [outs],
+        lambda: torch.allclose(outs, torch.softmax(xs, dim=1), atol=1e-5),
+    )
 
     m = _rows(1024, scale, 32)
     a, b, c = torch.randn(m, 1024), torch.randn(1024, 1024), torch.empty(m, 1024)
     out[f"matmul {m}x1024x1024 (32^3 blocks)"] = (
-        lambda: matmul_kernel[(m // 32, 1024 // 32)](a, b, c, m, 1024, 1024, a.stride(0), a.stride(1), b.stride(0),
-                                                    b.stride(1), c.stride(0), c.stride(1), BM=32, BN=32, BK=32),
-        [c], lambda: torch.allclose(c, a @ b, atol=1e-2, rtol=1e-3))
+        lambda: matmul_kernel[(m // 32, 1024 // 32)](
+            a,
+            b,
+            c,
+            m,
+            1024,
+            1024,
+            a.stride(0),
+            a.stride(1),
+            b.stride(0),
+            b.stride(1),
+            c.stride(0),
+            c.stride(1),
+            BM=32,
+            BN=32,
+            BK=32,
+        ),
+        [c],
+        lambda: torch.allclose(c, a @ b, atol=1e-2, rtol=1e-3),
+    )
 
     rows = _rows(4096, scale)
     xl, yl = torch.randn(rows, 8192), torch.empty(rows, 8192)
@@ -138,7 +167,8 @@ def workloads(scale: float = 1.0):
     out[f"layer norm {rows}x8192"] = (
         lambda: layernorm_kernel[(rows,)](xl, yl, wl, bl, mean, rstd, xl.stride(0), 8192, 1e-5, BLOCK_SIZE=1024),
         [yl, mean, rstd],
-        lambda: torch.allclose(yl, torch.nn.functional.layer_norm(xl, (8192,), wl, bl, 1e-5), atol=1e-4))
+        lambda: torch.allclose(yl, torch.nn.functional.layer_norm(xl, (8192,), wl, bl, 1e-5), atol=1e-4),
+    )
 
     seq = _rows(1024, scale, 64)
     bh, d = 16, 64
@@ -146,7 +176,10 @@ def workloads(scale: float = 1.0):
     o = torch.empty(bh, seq, d)
     scale_qk = 1.0 / math.sqrt(d)
     out[f"attention fwd BH=16 seq={seq} d=64"] = (
-        lambda: attention_fwd_kernel[(seq // 64, bh)](q, k, v, o, scale_qk, seq, q.stride(0), q.stride(1),
-                                                      D=d, BLOCK_M=64, BLOCK_N=64),
-        [o], lambda: torch.allclose(o, torch.softmax(q @ k.transpose(1, 2) * scale_qk, -1) @ v, atol=1e-4))
+        lambda: attention_fwd_kernel[(seq // 64, bh)](
+            q, k, v, o, scale_qk, seq, q.stride(0), q.stride(1), D=d, BLOCK_M=64, BLOCK_N=64
+        ),
+        [o],
+        lambda: torch.allclose(o, torch.softmax(q @ k.transpose(1, 2) * scale_qk, -1) @ v, atol=1e-4),
+    )
     return out

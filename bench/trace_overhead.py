@@ -10,6 +10,7 @@ The trace's size is what the worker streams for each launch (access records, wit
 
     python bench/trace_overhead.py [--reps N] [--out FILE]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,8 +26,8 @@ os.environ["TRITON_INTERPRET"] = "1"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import triton  # noqa: E402
-
 from overhead_kernels import workloads  # noqa: E402
+
 from triton_lens.trace import stream  # noqa: E402
 from triton_lens.trace.recorder import Recorder  # noqa: E402
 
@@ -61,17 +62,21 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    lines = [f"# trace overhead, {date.today().isoformat()}, {platform.machine()} {os.cpu_count()} cores, "
-             f"Python {platform.python_version()}, triton {triton.__version__}, {args.reps} alternating pairs",
-             f"{'workload':<28} {'bare ms':>8} {'hooks only':>11} {'ratio':>7} {'as shipped':>11} {'ratio':>7}"
-             f" {'bytes/elem access':>18}"]
+    lines = [
+        f"# trace overhead, {date.today().isoformat()}, {platform.machine()} {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, triton {triton.__version__}, {args.reps} alternating pairs",
+        f"{'workload':<28} {'bare ms':>8} {'hooks only':>11} {'ratio':>7} {'as shipped':>11} {'ratio':>7}"
+        f" {'bytes/elem access':>18}",
+    ]
     print(lines[0])
     print(lines[1])
     for name, (fn, check) in workloads().items():
         med, ratio, bpe = measure(fn, args.reps)
         assert check(), f"{name}: wrong result"
-        line = (f"{name:<28} {med['bare'] * 1e3:>8.0f} {med['hooks'] * 1e3:>8.0f} ms {ratio['hooks']:>6.3f}x "
-                f"{med['shipped'] * 1e3:>8.0f} ms {ratio['shipped']:>6.3f}x {bpe:>18.3f}")
+        line = (
+            f"{name:<28} {med['bare'] * 1e3:>8.0f} {med['hooks'] * 1e3:>8.0f} ms {ratio['hooks']:>6.3f}x "
+            f"{med['shipped'] * 1e3:>8.0f} ms {ratio['shipped']:>6.3f}x {bpe:>18.3f}"
+        )
         print(line, flush=True)
         lines.append(line)
     if args.out:

@@ -5,6 +5,7 @@ exists, is checked too, so files that appear there are picked up (a file of the 
 it is the newer specification). Marker grammar: tests/corpus/README.md. A marker at the end of a code line applies to that
 statement; alone on a line, to the next code line; `clean`, `timeout`, `no-launch` to the file.
 """
+
 from __future__ import annotations
 
 import os

@@ -4,6 +4,7 @@ copy_unmasked: 1 M-lane tiles without a mask over a 12 M-element tensor: the las
 past its end (contiguous runs of offsets, as TritonBench's argmax did). gather_rows: a 2-D tile per
 program with a row stride larger than the row, so every row's tail lands in the padding (runs).
 """
+
 import torch
 import triton
 import triton.language as tl

@@ -1,12 +1,14 @@
 """Fused softmax, as in Triton's tutorial 02: one program per row of a 1823×781 matrix."""
+
 import torch
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_rows, n_cols,
-                   BLOCK_SIZE: tl.constexpr):
+def softmax_kernel(
+    output_ptr, input_ptr, input_row_stride, output_row_stride, n_rows, n_cols, BLOCK_SIZE: tl.constexpr
+):
     row_idx = tl.program_id(0)
     row_start_ptr = input_ptr + row_idx * input_row_stride
     col_offsets = tl.arange(0, BLOCK_SIZE)
@@ -25,8 +27,7 @@ def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n
 def softmax(x):
     n_rows, n_cols = x.shape
     y = torch.empty_like(x)
-    softmax_kernel[(n_rows,)](y, x, x.stride(0), y.stride(0), n_rows, n_cols,
-                              BLOCK_SIZE=triton.next_power_of_2(n_cols))
+    softmax_kernel[(n_rows,)](y, x, x.stride(0), y.stride(0), n_rows, n_cols, BLOCK_SIZE=triton.next_power_of_2(n_cols))
     return y
 
 

@@ -11,7 +11,12 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const out = path.resolve(repo, process.argv[2] ?? 'triton-lens.vsix');
 const stage = path.join(repo, 'build', 'vsix');
 
-const required = ['dist/extension.js', 'extension/webview/index.html', 'bundled/libs/pygls', 'server/triton_lens/__main__.py'];
+const required = [
+  'dist/extension.js',
+  'extension/webview/index.html',
+  'bundled/libs/pygls',
+  'server/triton_lens/__main__.py',
+];
 for (const f of required) {
   if (!fs.existsSync(path.join(repo, f))) {
     console.error(`package-vsix: ${f} is missing (run: make vsix)`);

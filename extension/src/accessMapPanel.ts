@@ -178,7 +178,8 @@ export function pageHtml(webview: vscode.Webview, extensionUri: vscode.Uri): str
 
 /** Opens `file` (an absolute path or a URI string) and puts the cursor on 1-based `line`. */
 export async function revealLine(file: string, line: number, col?: number): Promise<void> {
-  const uri = /^[a-z][\w+.-]+:/i.test(file) && !/^[a-z]:[\\/]/i.test(file) ? vscode.Uri.parse(file) : vscode.Uri.file(file);
+  const uri =
+    /^[a-z][\w+.-]+:/i.test(file) && !/^[a-z]:[\\/]/i.test(file) ? vscode.Uri.parse(file) : vscode.Uri.file(file);
   const l = Math.max(0, Math.floor(Number(line) || 1) - 1);
   const c = Math.max(0, Math.floor(Number(col) || 0));
   const pos = new vscode.Position(l, c);

@@ -26,7 +26,8 @@ export interface CommandDeps {
 /** Code lens arguments arrive as strings (JSON); accept a Uri too. */
 export function toUri(u: unknown): vscode.Uri | undefined {
   if (u instanceof vscode.Uri) return u;
-  if (typeof u === 'string' && u) return /^[a-z][\w+.-]+:/i.test(u) && !/^[a-z]:[\\/]/i.test(u) ? vscode.Uri.parse(u) : vscode.Uri.file(u);
+  if (typeof u === 'string' && u)
+    return /^[a-z][\w+.-]+:/i.test(u) && !/^[a-z]:[\\/]/i.test(u) ? vscode.Uri.parse(u) : vscode.Uri.file(u);
   if (u && typeof u === 'object' && 'fsPath' in u) return vscode.Uri.file(String((u as { fsPath: string }).fsPath));
   return undefined;
 }

@@ -36,7 +36,9 @@ export function normalizeStopProgram(v: unknown): string | undefined {
     parts = s.split(/[\s,]+/).filter(Boolean);
   } else throw new Error(`stopProgram must be "x", "x,y" or "x,y,z", not ${JSON.stringify(v)}`);
   if (parts.length < 1 || parts.length > 3 || !parts.every((p) => /^\d+$/.test(p))) {
-    throw new Error(`stopProgram must be up to three non-negative integers like "2" or "2,0,1", not ${JSON.stringify(v)}`);
+    throw new Error(
+      `stopProgram must be up to three non-negative integers like "2" or "2,0,1", not ${JSON.stringify(v)}`,
+    );
   }
   while (parts.length < 3) parts.push('0');
   return parts.map((p) => String(Number(p))).join(',');
@@ -112,7 +114,11 @@ export function kernelDebugConfig(
 }
 
 /** Turns our launch configuration into the one debugpy reads: the launcher runs the target with the env set. */
-export function toDebugpyConfig(cfg: TritonLensLaunch, python: string, launcherPath: string): vscode.DebugConfiguration {
+export function toDebugpyConfig(
+  cfg: TritonLensLaunch,
+  python: string,
+  launcherPath: string,
+): vscode.DebugConfiguration {
   const stop = normalizeStopProgram(cfg.stopProgram);
   const env: Record<string, string> = { ...(cfg.env ?? {}), TRITON_INTERPRET: '1' };
   if (stop) env.TRITON_LENS_STOP_PROGRAM = stop;
@@ -135,7 +141,9 @@ export function toDebugpyConfig(cfg: TritonLensLaunch, python: string, launcherP
   };
 }
 
-export class KernelDebugger implements vscode.DebugConfigurationProvider, vscode.DebugAdapterDescriptorFactory, vscode.Disposable {
+export class KernelDebugger
+  implements vscode.DebugConfigurationProvider, vscode.DebugAdapterDescriptorFactory, vscode.Disposable
+{
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -156,15 +164,31 @@ export class KernelDebugger implements vscode.DebugConfigurationProvider, vscode
   }
 
   provideDebugConfigurations(): vscode.DebugConfiguration[] {
-    return [{ type: DEBUG_TYPE, request: 'launch', name: 'Debug Triton kernel (current file)', program: '${file}', stopProgram: '' }];
+    return [
+      {
+        type: DEBUG_TYPE,
+        request: 'launch',
+        name: 'Debug Triton kernel (current file)',
+        program: '${file}',
+        stopProgram: '',
+      },
+    ];
   }
 
   /** F5 without a launch.json: debug the active file. */
-  resolveDebugConfiguration(_folder: vscode.WorkspaceFolder | undefined, cfg: vscode.DebugConfiguration): vscode.DebugConfiguration | undefined {
+  resolveDebugConfiguration(
+    _folder: vscode.WorkspaceFolder | undefined,
+    cfg: vscode.DebugConfiguration,
+  ): vscode.DebugConfiguration | undefined {
     if (!cfg.type && !cfg.request && !cfg.name) {
       const doc = vscode.window.activeTextEditor?.document;
       if (!doc || doc.languageId !== 'python') return undefined;
-      return { type: DEBUG_TYPE, request: 'launch', name: `Debug ${path.basename(doc.uri.fsPath)}`, program: doc.uri.fsPath };
+      return {
+        type: DEBUG_TYPE,
+        request: 'launch',
+        name: `Debug ${path.basename(doc.uri.fsPath)}`,
+        program: doc.uri.fsPath,
+      };
     }
     return cfg;
   }
@@ -184,7 +208,9 @@ export class KernelDebugger implements vscode.DebugConfigurationProvider, vscode
     c.cwd ??= folder?.uri.fsPath ?? (c.program ? path.dirname(c.program) : undefined);
     try {
       const out = toDebugpyConfig(c, python, this.launcherPath);
-      this.log.info(`Debugging ${c.module ? `-m ${c.module}` : c.program} with ${python}${out.env.TRITON_LENS_STOP_PROGRAM ? ` (stopping only in program ${out.env.TRITON_LENS_STOP_PROGRAM})` : ''}`);
+      this.log.info(
+        `Debugging ${c.module ? `-m ${c.module}` : c.program} with ${python}${out.env.TRITON_LENS_STOP_PROGRAM ? ` (stopping only in program ${out.env.TRITON_LENS_STOP_PROGRAM})` : ''}`,
+      );
       return out;
     } catch (e) {
       void vscode.window.showErrorMessage(`Triton Lens: ${(e as Error).message}`);
@@ -205,9 +231,10 @@ export class KernelDebugger implements vscode.DebugConfigurationProvider, vscode
       this.log.info(`Debug adapter: the Python extension's debugpy at ${bundled}`);
       return new vscode.DebugAdapterExecutable(python, [path.join(bundled, 'adapter')]);
     }
-    const msg = check.ok === false && check.reason === 'missing'
-      ? `Triton Lens needs debugpy in ${python} to debug kernels: run \`${shellQuote(python)} -m pip install debugpy\``
-      : check.message;
+    const msg =
+      check.ok === false && check.reason === 'missing'
+        ? `Triton Lens needs debugpy in ${python} to debug kernels: run \`${shellQuote(python)} -m pip install debugpy\``
+        : check.message;
     this.log.error(msg);
     throw new Error(msg);
   }
@@ -220,7 +247,8 @@ export class KernelDebugger implements vscode.DebugConfigurationProvider, vscode
     if (askStopProgram) {
       const answer = await vscode.window.showInputBox({
         title: `Debug ${kernelName ?? path.basename(uri.fsPath)}`,
-        prompt: 'Stop at breakpoints inside the kernel only in this program (tl.program_id x, y, z). Empty: every program.',
+        prompt:
+          'Stop at breakpoints inside the kernel only in this program (tl.program_id x, y, z). Empty: every program.',
         placeHolder: 'e.g. 0 or 3,1',
         validateInput: validateStopProgram,
         ignoreFocusOut: true,
@@ -233,7 +261,9 @@ export class KernelDebugger implements vscode.DebugConfigurationProvider, vscode
     let cfg: TritonLensLaunch;
     try {
       const plan = await this.runPlan(uri, doc.getText());
-      this.log.info(`Debug ${path.basename(uri.fsPath)}: ${plan.command ? plan.command.join(' ') : 'the file'} (from the ${plan.origin === 'comment' ? `run comment on line ${plan.originLine}` : plan.origin === 'setting' ? 'tritonLens.runCommands setting' : 'file itself'})`);
+      this.log.info(
+        `Debug ${path.basename(uri.fsPath)}: ${plan.command ? plan.command.join(' ') : 'the file'} (from the ${plan.origin === 'comment' ? `run comment on line ${plan.originLine}` : plan.origin === 'setting' ? 'tritonLens.runCommands setting' : 'file itself'})`,
+      );
       cfg = kernelDebugConfig(uri.fsPath, kernelName, plan, { stopProgram });
     } catch (e) {
       void vscode.window.showErrorMessage(`Triton Lens: ${(e as Error).message}`);

@@ -35,7 +35,12 @@ export function serverPaths(extensionPath: string): { libs: string; server: stri
 }
 
 /** `<python> -m triton_lens lsp`, bundled libraries first on PYTHONPATH, then the server package. */
-export function serverLaunch(python: string, extensionPath: string, baseEnv: NodeJS.ProcessEnv, cwd: string): LaunchSpec {
+export function serverLaunch(
+  python: string,
+  extensionPath: string,
+  baseEnv: NodeJS.ProcessEnv,
+  cwd: string,
+): LaunchSpec {
   const { libs, server } = serverPaths(extensionPath);
   const pythonPath = [libs, server, ...(baseEnv.PYTHONPATH ? [baseEnv.PYTHONPATH] : [])].join(path.delimiter);
   return {
@@ -142,7 +147,9 @@ export class ServerManager implements vscode.Disposable, ServerEvents {
     await this.queue;
     const client = this.client;
     if (!client || client.state !== State.Running) {
-      throw new Error(this.lastCheck && !this.lastCheck.ok ? this.lastCheck.message : 'The Triton Lens server is not running.');
+      throw new Error(
+        this.lastCheck && !this.lastCheck.ok ? this.lastCheck.message : 'The Triton Lens server is not running.',
+      );
     }
     // (no `undefined` token argument: vscode-jsonrpc would send [params, null] as positional params)
     return token ? client.sendRequest<R>(method, params, token) : client.sendRequest<R>(method, params);
@@ -152,7 +159,9 @@ export class ServerManager implements vscode.Disposable, ServerEvents {
     if (this.disposed) return;
     await this.stopClient();
     if (!vscode.workspace.isTrusted) {
-      this.log.info('Restricted Mode: the server is not started, so no user code runs. Trust the workspace to start it.');
+      this.log.info(
+        'Restricted Mode: the server is not started, so no user code runs. Trust the workspace to start it.',
+      );
       this.status.setGlobal({ kind: 'restricted' });
       return;
     }
@@ -175,7 +184,12 @@ export class ServerManager implements vscode.Disposable, ServerEvents {
 
     // cwd: `python -m` puts the cwd first on sys.path, so not the workspace (its own attr/, pygls … would shadow
     // the bundled ones); runs get their own cwd (the workspace folder or the file's folder) from the server.
-    const spec = serverLaunch(interpreter.path, this.extensionPath, process.env, serverPaths(this.extensionPath).server);
+    const spec = serverLaunch(
+      interpreter.path,
+      this.extensionPath,
+      process.env,
+      serverPaths(this.extensionPath).server,
+    );
     const client = (this.deps.createClient ?? defaultClientFactory)(spec, this.clientOptions(), this.log);
     this.client = client;
     this.clientSubs = [
@@ -213,7 +227,8 @@ export class ServerManager implements vscode.Disposable, ServerEvents {
     const now = Date.now();
     this.autoRestarts = this.autoRestarts.filter((t) => now - t < AUTO_RESTART_WINDOW_MS);
     if (this.autoRestarts.length >= MAX_AUTO_RESTARTS) {
-      const message = `The Triton Lens server stopped ${MAX_AUTO_RESTARTS + 1} times within a minute and is not restarted again. ` +
+      const message =
+        `The Triton Lens server stopped ${MAX_AUTO_RESTARTS + 1} times within a minute and is not restarted again. ` +
         'Run "Triton Lens: Restart Server" to start it; the log is in "Triton Lens: Show Output".';
       this.log.error(message);
       this.status.setGlobal({ kind: 'stopped', message });
@@ -223,7 +238,8 @@ export class ServerManager implements vscode.Disposable, ServerEvents {
       return;
     }
     this.autoRestarts.push(now);
-    const message = 'The Triton Lens server stopped unexpectedly and is being restarted; the log is in "Triton Lens: Show Output".';
+    const message =
+      'The Triton Lens server stopped unexpectedly and is being restarted; the log is in "Triton Lens: Show Output".';
     this.log.warn(message);
     this.status.setGlobal({ kind: 'stopped', message });
     void vscode.window.showWarningMessage(message);
@@ -255,7 +271,9 @@ export class ServerManager implements vscode.Disposable, ServerEvents {
             const result = await next(params, token);
             if (!Array.isArray(result)) return result;
             return result.map((item, i) =>
-              params.items[i]?.section === SECTION && item && typeof item === 'object' ? this.withInterpreter(item as TritonLensSettings) : item,
+              params.items[i]?.section === SECTION && item && typeof item === 'object'
+                ? this.withInterpreter(item as TritonLensSettings)
+                : item,
             );
           },
         },
@@ -272,8 +290,7 @@ export class ServerManager implements vscode.Disposable, ServerEvents {
 
   private refreshInlayHints(): void {
     const feature = this.client?.getFeature(InlayHintRequest.method) as
-      | { getAllProviders?: () => Iterable<{ onDidChangeInlayHints: vscode.EventEmitter<void> }> }
-      | undefined;
+      { getAllProviders?: () => Iterable<{ onDidChangeInlayHints: vscode.EventEmitter<void> }> } | undefined;
     for (const p of feature?.getAllProviders?.() ?? []) p.onDidChangeInlayHints.fire();
   }
 
@@ -288,7 +305,8 @@ export class ServerManager implements vscode.Disposable, ServerEvents {
     if (installCmd) actions.push(copy);
     const pick = await vscode.window.showErrorMessage(check.message, ...actions);
     if (pick === select) await vscode.commands.executeCommand('python.setInterpreter');
-    else if (pick === settings) await vscode.commands.executeCommand('workbench.action.openSettings', `${SECTION}.python`);
+    else if (pick === settings)
+      await vscode.commands.executeCommand('workbench.action.openSettings', `${SECTION}.python`);
     else if (pick === copy && installCmd) await vscode.env.clipboard.writeText(installCmd);
   }
 
@@ -318,5 +336,9 @@ export class ServerManager implements vscode.Disposable, ServerEvents {
 }
 
 function describeSource(s: Interpreter['source']): string {
-  return s === 'setting' ? 'the tritonLens.python setting' : s === 'python-extension' ? 'the Python extension' : 'python3 on PATH';
+  return s === 'setting'
+    ? 'the tritonLens.python setting'
+    : s === 'python-extension'
+      ? 'the Python extension'
+      : 'python3 on PATH';
 }

@@ -44,7 +44,13 @@ export interface Rendered {
   error: boolean;
 }
 
-const base = (uri: string) => decodeURIComponent(uri.replace(/[?#].*$/, '').split('/').pop() ?? uri);
+const base = (uri: string) =>
+  decodeURIComponent(
+    uri
+      .replace(/[?#].*$/, '')
+      .split('/')
+      .pop() ?? uri,
+  );
 
 export function launchCount(launches: RunFinishedParams['launches']): number {
   return Array.isArray(launches) ? launches.length : Number(launches) || 0;
@@ -63,9 +69,17 @@ export function render(s: LensState): Rendered {
     case 'starting':
       return { text: '$(loading~spin) Triton Lens', tooltip: 'Triton Lens: starting the server', error: false };
     case 'idle':
-      return { text: '$(pulse) Triton Lens', tooltip: 'Triton Lens: ready. Save or edit a file with a Triton kernel launch to trace it.', error: false };
+      return {
+        text: '$(pulse) Triton Lens',
+        tooltip: 'Triton Lens: ready. Save or edit a file with a Triton kernel launch to trace it.',
+        error: false,
+      };
     case 'running':
-      return { text: '$(sync~spin) Triton Lens: running', tooltip: `Triton Lens: running ${base(s.uri)} under the Triton interpreter`, error: false };
+      return {
+        text: '$(sync~spin) Triton Lens: running',
+        tooltip: `Triton Lens: running ${base(s.uri)} under the Triton interpreter`,
+        error: false,
+      };
     case 'done': {
       const n = s.launches === 1 ? '1 launch' : `${s.launches} launches`;
       return {
@@ -85,7 +99,8 @@ export function render(s: LensState): Rendered {
     case 'restricted':
       return {
         text: '$(shield) Triton Lens: restricted',
-        tooltip: 'Triton Lens runs the files you edit, so it runs nothing in Restricted Mode. Trust this workspace to trace kernels.',
+        tooltip:
+          'Triton Lens runs the files you edit, so it runs nothing in Restricted Mode. Trust this workspace to trace kernels.',
         error: false,
       };
     case 'stopped':
@@ -108,7 +123,10 @@ export class StatusBar implements vscode.Disposable {
     this.item = vscode.window.createStatusBarItem('tritonLens.status', vscode.StatusBarAlignment.Left, 50);
     this.item.name = 'Triton Lens';
     this.item.command = showOutputCommand;
-    this.disposables.push(this.item, vscode.window.onDidChangeActiveTextEditor(() => this.update()));
+    this.disposables.push(
+      this.item,
+      vscode.window.onDidChangeActiveTextEditor(() => this.update()),
+    );
     this.update();
   }
 

@@ -2,7 +2,12 @@
 import { randomBytes } from 'crypto';
 
 export function makeNonce(): string {
-  return randomBytes(18).toString('base64').replace(/[^A-Za-z0-9]/g, '').slice(0, 22) || 'n0nce';
+  return (
+    randomBytes(18)
+      .toString('base64')
+      .replace(/[^A-Za-z0-9]/g, '')
+      .slice(0, 22) || 'n0nce'
+  );
 }
 
 export function fillTemplate(template: string, values: { nonce: string; cspSource: string; base: string }): string {

@@ -22,12 +22,16 @@ function server() {
 
 function memento() {
   const m = new Map<string, unknown>();
-  return { get: vi.fn((k: string) => m.get(k)), update: vi.fn(async (k: string, v: unknown) => void m.set(k, v)), keys: () => [...m.keys()] };
+  return {
+    get: vi.fn((k: string) => m.get(k)),
+    update: vi.fn(async (k: string, v: unknown) => void m.set(k, v)),
+    keys: () => [...m.keys()],
+  };
 }
 
 const flush = () => new Promise((r) => setTimeout(r, 0));
 
-let disposables: { dispose(): void }[] = [];
+const disposables: { dispose(): void }[] = [];
 beforeEach(() => {
   mock.reset();
   vi.clearAllMocks();
@@ -75,7 +79,11 @@ describe('AccessMapPanel', () => {
     const { s, panel } = open();
     panel.webview.receive({ type: 'request', id: 7, method: 'accessMap', params: { launch: 0, tensor: 1 } });
     await flush();
-    expect(s.link.request).toHaveBeenCalledWith('tritonLens/accessMap', { launch: 0, tensor: 1, uri: 'file:///w/k.py' });
+    expect(s.link.request).toHaveBeenCalledWith('tritonLens/accessMap', {
+      launch: 0,
+      tensor: 1,
+      uri: 'file:///w/k.py',
+    });
     expect(panel.webview.postMessage).toHaveBeenCalledWith({
       type: 'response',
       id: 7,
@@ -104,8 +112,16 @@ describe('AccessMapPanel', () => {
     panel.webview.receive({ type: 'request', id: 1, method: 'kernels', params: {} });
     panel.webview.receive({ type: 'request', id: 2, method: 'rm -rf', params: {} });
     await flush();
-    expect(panel.webview.postMessage).toHaveBeenCalledWith({ type: 'response', id: 1, error: { message: 'The Triton Lens server is not running.' } });
-    expect(panel.webview.postMessage).toHaveBeenCalledWith({ type: 'response', id: 2, error: { message: 'unknown method rm -rf' } });
+    expect(panel.webview.postMessage).toHaveBeenCalledWith({
+      type: 'response',
+      id: 1,
+      error: { message: 'The Triton Lens server is not running.' },
+    });
+    expect(panel.webview.postMessage).toHaveBeenCalledWith({
+      type: 'response',
+      id: 2,
+      error: { message: 'unknown method rm -rf' },
+    });
   });
 
   it('holds events until the page is ready, keeping the last of each kind', () => {
@@ -138,7 +154,10 @@ describe('AccessMapPanel', () => {
     const { panel } = open();
     panel.webview.receive({ type: 'reveal', file: '/w/k.py', line: 3 });
     await vi.waitFor(() => expect(window.showTextDocument).toHaveBeenCalled());
-    const [shown, opts] = window.showTextDocument.mock.calls[0] as [unknown, { selection: { start: { line: number } } }];
+    const [shown, opts] = window.showTextDocument.mock.calls[0] as [
+      unknown,
+      { selection: { start: { line: number } } },
+    ];
     expect(shown).toBe(doc);
     expect(opts.selection.start.line).toBe(2);
     const ed = window.activeTextEditor!;
@@ -163,7 +182,11 @@ describe('AccessMapManager', () => {
   it('registers the serializer, opens one panel beside the editor and selects the kernel', () => {
     const s = server();
     const ws = memento();
-    const mgr = new AccessMapManager({ extensionUri: extUri, workspaceState: ws } as never, s.link as never, makeLog() as never);
+    const mgr = new AccessMapManager(
+      { extensionUri: extUri, workspaceState: ws } as never,
+      s.link as never,
+      makeLog() as never,
+    );
     disposables.push(mgr);
     expect(window.registerWebviewPanelSerializer).toHaveBeenCalledWith(VIEW_TYPE, mgr);
     const p1 = mgr.show(Uri.file('/w/k.py') as never, 'add_kernel', 8);
@@ -173,7 +196,12 @@ describe('AccessMapManager', () => {
     expect(options).toMatchObject({ enableScripts: true, retainContextWhenHidden: true });
     const panel = window.createWebviewPanel.mock.results[0].value;
     panel.webview.receive({ type: 'ready' });
-    expect(panel.webview.postMessage).toHaveBeenCalledWith({ type: 'select', kernel: 'add_kernel', file: '/w/k.py', line: 8 });
+    expect(panel.webview.postMessage).toHaveBeenCalledWith({
+      type: 'select',
+      kernel: 'add_kernel',
+      file: '/w/k.py',
+      line: 8,
+    });
     const p2 = mgr.show(Uri.file('/w/k.py') as never, 'mul_kernel');
     expect(p2).toBe(p1);
     expect(window.createWebviewPanel).toHaveBeenCalledTimes(1);
@@ -184,7 +212,11 @@ describe('AccessMapManager', () => {
     const s = server();
     const ws = memento();
     await ws.update('tritonLens.accessMap.uri', 'file:///w/k.py');
-    const mgr = new AccessMapManager({ extensionUri: extUri, workspaceState: ws } as never, s.link as never, makeLog() as never);
+    const mgr = new AccessMapManager(
+      { extensionUri: extUri, workspaceState: ws } as never,
+      s.link as never,
+      makeLog() as never,
+    );
     disposables.push(mgr);
     const panel = makeWebviewPanel();
     await mgr.deserializeWebviewPanel(panel as never, { kernel: 'add_kernel', kernelFile: '/w/k.py' });
@@ -196,7 +228,11 @@ describe('AccessMapManager', () => {
   });
 
   it("falls back to the page state's kernel file, and closes a panel it cannot place", async () => {
-    const mgr = new AccessMapManager({ extensionUri: extUri, workspaceState: memento() } as never, server().link as never, makeLog() as never);
+    const mgr = new AccessMapManager(
+      { extensionUri: extUri, workspaceState: memento() } as never,
+      server().link as never,
+      makeLog() as never,
+    );
     disposables.push(mgr);
     const a = makeWebviewPanel();
     await mgr.deserializeWebviewPanel(a as never, { kernelFile: '/w/from_state.py' });

@@ -49,7 +49,9 @@ beforeEach(() => {
 describe('commands', () => {
   it('registers every command the manifest declares', async () => {
     setup();
-    const pkg = (await import('../../package.json', { with: { type: 'json' } })).default as { contributes: { commands: { command: string }[] } };
+    const pkg = (await import('../../package.json', { with: { type: 'json' } })).default as {
+      contributes: { commands: { command: string }[] };
+    };
     const declared = pkg.contributes.commands.map((c) => c.command).sort();
     expect(commands.registerCommand.mock.calls.map((c) => c[0]).sort()).toEqual(declared);
     expect(Object.values(COMMANDS).sort()).toEqual(declared);
@@ -79,14 +81,18 @@ describe('commands', () => {
     expect(deps.accessMap.show.mock.calls[0][1]).toBe('b_kernel');
   });
 
-  it('sends the editor\'s text and cursor line to the server\'s kernel finder', async () => {
+  it("sends the editor's text and cursor line to the server's kernel finder", async () => {
     const { deps, run } = setup();
     window.activeTextEditor = makeEditor(makeDocument('/w/k.py', TEXT), 6) as never;
     await run(COMMANDS.visualizeAtCursor);
-    expect(deps.server.request).toHaveBeenCalledWith('tritonLens/kernelOutline', { uri: 'file:///w/k.py', text: TEXT, line: 6 });
+    expect(deps.server.request).toHaveBeenCalledWith('tritonLens/kernelOutline', {
+      uri: 'file:///w/k.py',
+      text: TEXT,
+      line: 6,
+    });
   });
 
-  it('shows the server\'s error when it cannot answer', async () => {
+  it("shows the server's error when it cannot answer", async () => {
     const { deps, run } = setup();
     deps.server.request.mockRejectedValueOnce(new Error('The Triton Lens server is not running.'));
     window.activeTextEditor = makeEditor(makeDocument('/w/k.py', TEXT), 6) as never;

@@ -2,7 +2,17 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { DebugAdapterExecutable, debug, makeDocument, makeEditor, makeLog, mock, SourceBreakpoint, Uri, window } from 'vscode';
+import {
+  DebugAdapterExecutable,
+  debug,
+  makeDocument,
+  makeEditor,
+  makeLog,
+  mock,
+  SourceBreakpoint,
+  Uri,
+  window,
+} from 'vscode';
 import {
   DEBUG_TYPE,
   kernelDebugConfig,
@@ -44,7 +54,10 @@ describe('targetFromCommand', () => {
   it('understands python scripts, python -m, and console scripts', () => {
     expect(targetFromCommand('python -u bench.py --n 4')).toEqual({ program: 'bench.py', args: ['--n', '4'] });
     expect(targetFromCommand('python3.11 -m pytest -x t.py')).toEqual({ module: 'pytest', args: ['-x', 't.py'] });
-    expect(targetFromCommand('pytest tests/test_k.py -k "add and small"')).toEqual({ module: 'pytest', args: ['tests/test_k.py', '-k', 'add and small'] });
+    expect(targetFromCommand('pytest tests/test_k.py -k "add and small"')).toEqual({
+      module: 'pytest',
+      args: ['tests/test_k.py', '-k', 'add and small'],
+    });
     expect(targetFromCommand('/venv/bin/pytest')).toEqual({ module: 'pytest', args: [] });
     expect(targetFromCommand('run.py a')).toEqual({ program: 'run.py', args: ['a'] });
     expect(() => targetFromCommand('python -c "print(1)"')).toThrow(/cannot be debugged/);
@@ -54,7 +67,14 @@ describe('targetFromCommand', () => {
 describe('kernelDebugConfig / toDebugpyConfig', () => {
   it('debugs the file itself when the server runs the file, through the launcher, with TRITON_INTERPRET=1', () => {
     const cfg = kernelDebugConfig('/ws/k.py', 'add_kernel', { command: null, cwd: null }, { stopProgram: '2,0,0' });
-    expect(cfg).toMatchObject({ type: DEBUG_TYPE, request: 'launch', name: 'Debug Triton kernel add_kernel', program: '/ws/k.py', cwd: '/ws', stopProgram: '2,0,0' });
+    expect(cfg).toMatchObject({
+      type: DEBUG_TYPE,
+      request: 'launch',
+      name: 'Debug Triton kernel add_kernel',
+      program: '/ws/k.py',
+      cwd: '/ws',
+      stopProgram: '2,0,0',
+    });
     const d = toDebugpyConfig({ ...cfg, env: { A: 'b' } }, '/py', '/ext/server/triton_lens/debug_launcher.py');
     expect(d).toMatchObject({
       type: DEBUG_TYPE,
@@ -70,13 +90,19 @@ describe('kernelDebugConfig / toDebugpyConfig', () => {
     expect(d.stopProgram).toBeUndefined();
   });
   it("runs the server's command for the file (a console script as its module), in the server's folder", () => {
-    const cfg = kernelDebugConfig('/ws/kernels/k.py', 'k', { command: ['pytest', '/ws/kernels/k.py', '-x'], cwd: '/ws' });
+    const cfg = kernelDebugConfig('/ws/kernels/k.py', 'k', {
+      command: ['pytest', '/ws/kernels/k.py', '-x'],
+      cwd: '/ws',
+    });
     expect(cfg).toMatchObject({ module: 'pytest', args: ['/ws/kernels/k.py', '-x'], cwd: '/ws' });
     expect(cfg.program).toBeUndefined();
     const d = toDebugpyConfig(cfg, '/py', '/L');
     expect(d.args).toEqual(['-m', 'pytest', '/ws/kernels/k.py', '-x']);
     expect(d.env).toEqual({ TRITON_INTERPRET: '1' });
-    const py = kernelDebugConfig('/ws/k.py', 'k', { command: ['python', '-m', 'pytest', 'tests/t.py', '-k', 'a b'], cwd: '/ws' });
+    const py = kernelDebugConfig('/ws/k.py', 'k', {
+      command: ['python', '-m', 'pytest', 'tests/t.py', '-k', 'a b'],
+      cwd: '/ws',
+    });
     expect(py).toMatchObject({ module: 'pytest', args: ['tests/t.py', '-k', 'a b'] });
     const script = kernelDebugConfig('/ws/k.py', 'k', { command: ['python', 'bench.py', '/ws/k.py'], cwd: '/ws' });
     expect(script).toMatchObject({ program: 'bench.py', args: ['/ws/k.py'] });
@@ -93,13 +119,26 @@ const OUTLINE = {
   at: null,
 };
 
-function makeDebugger(opts: { python?: string; bundled?: string; plan?: RunPlan; server?: { request: () => Promise<unknown> } } = {}) {
+function makeDebugger(
+  opts: { python?: string; bundled?: string; plan?: RunPlan; server?: { request: () => Promise<unknown> } } = {},
+) {
   const resolver = {
     resolve: vi.fn(async () => ({ path: opts.python ?? VENV_PY, source: 'setting' })),
     debuggerPackagePath: vi.fn(async () => opts.bundled),
   };
   const server = opts.server ?? { request: vi.fn(async () => OUTLINE) };
-  const runPlan = vi.fn(async (uri: { fsPath: string }, _text: string) => opts.plan ?? { file: uri.fsPath, runnable: true, whyNot: '', origin: 'file' as const, originLine: 0, command: null, cwd: null });
+  const runPlan = vi.fn(
+    async (uri: { fsPath: string }, _text: string) =>
+      opts.plan ?? {
+        file: uri.fsPath,
+        runnable: true,
+        whyNot: '',
+        origin: 'file' as const,
+        originLine: 0,
+        command: null,
+        cwd: null,
+      },
+  );
   const d = new KernelDebugger('/ext', resolver as never, makeLog() as never, server as never, runPlan as never);
   return Object.assign(d, { runPlanMock: runPlan });
 }
@@ -161,7 +200,17 @@ describe('KernelDebugger', () => {
     const text = KERNEL + '\n# triton-lens: run pytest tests/test_k.py -k small\n';
     const doc = makeDocument('/ws/k.py', text);
     window.showInputBox.mockResolvedValueOnce('');
-    const d = makeDebugger({ plan: { file: '/ws/k.py', runnable: true, whyNot: '', origin: 'comment', originLine: 11, command: ['pytest', 'tests/test_k.py', '-k', 'small'], cwd: '/ws' } });
+    const d = makeDebugger({
+      plan: {
+        file: '/ws/k.py',
+        runnable: true,
+        whyNot: '',
+        origin: 'comment',
+        originLine: 11,
+        command: ['pytest', 'tests/test_k.py', '-k', 'small'],
+        cwd: '/ws',
+      },
+    });
     expect(await d.debugKernel(doc.uri as never, 'add_kernel')).toBe(true);
     expect(d.runPlanMock).toHaveBeenCalledWith(doc.uri, text);
     const cfg = debug.startDebugging.mock.calls[0][1] as Record<string, unknown>;
@@ -206,7 +255,11 @@ describe('KernelDebugger', () => {
   it('reports a bad stopProgram in launch.json instead of starting', async () => {
     const d = makeDebugger();
     const out = await d.resolveDebugConfigurationWithSubstitutedVariables(undefined, {
-      type: DEBUG_TYPE, request: 'launch', name: 'n', program: '/ws/k.py', stopProgram: 'first',
+      type: DEBUG_TYPE,
+      request: 'launch',
+      name: 'n',
+      program: '/ws/k.py',
+      stopProgram: 'first',
     });
     expect(out).toBeUndefined();
     expect(window.showErrorMessage).toHaveBeenCalledWith(expect.stringMatching(/stopProgram/));
@@ -214,10 +267,13 @@ describe('KernelDebugger', () => {
 
   it('F5 with no launch.json debugs the active Python file', () => {
     window.activeTextEditor = makeEditor(makeDocument('/ws/k.py', KERNEL)) as never;
-    expect(makeDebugger().resolveDebugConfiguration(undefined, { type: '', request: '', name: '' })).toMatchObject({ type: DEBUG_TYPE, program: '/ws/k.py' });
+    expect(makeDebugger().resolveDebugConfiguration(undefined, { type: '', request: '', name: '' })).toMatchObject({
+      type: DEBUG_TYPE,
+      program: '/ws/k.py',
+    });
   });
 
-  it("uses `python -m debugpy.adapter` of the interpreter (the venv has debugpy)", async () => {
+  it('uses `python -m debugpy.adapter` of the interpreter (the venv has debugpy)', async () => {
     const desc = await makeDebugger().createDebugAdapterDescriptor({ configuration: { python: [VENV_PY] } } as never);
     expect(desc).toBeInstanceOf(DebugAdapterExecutable);
     expect(desc).toMatchObject({ command: VENV_PY, args: ['-m', 'debugpy.adapter'] });
@@ -228,9 +284,13 @@ describe('KernelDebugger', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tl-py-'));
     const noDebugpy = path.join(dir, 'python');
     fs.writeFileSync(noDebugpy, `#!/bin/sh\nexec "${VENV_PY}" -S "$@"\n`, { mode: 0o755 });
-    const withExt = await makeDebugger({ python: noDebugpy, bundled: '/pyext/debugpy' }).createDebugAdapterDescriptor({ configuration: {} } as never);
+    const withExt = await makeDebugger({ python: noDebugpy, bundled: '/pyext/debugpy' }).createDebugAdapterDescriptor({
+      configuration: {},
+    } as never);
     expect(withExt).toMatchObject({ command: noDebugpy, args: ['/pyext/debugpy/adapter'] });
-    await expect(makeDebugger({ python: noDebugpy }).createDebugAdapterDescriptor({ configuration: {} } as never)).rejects.toThrow(
+    await expect(
+      makeDebugger({ python: noDebugpy }).createDebugAdapterDescriptor({ configuration: {} } as never),
+    ).rejects.toThrow(
       `Triton Lens needs debugpy in ${noDebugpy} to debug kernels: run \`${noDebugpy} -m pip install debugpy\``,
     );
   });

@@ -29,14 +29,22 @@ describe('checkInterpreter with a real interpreter', () => {
 });
 
 describe('checkInterpreter decisions', () => {
-  const fake = (out: object): Exec => async () => ({ stdout: `${JSON.stringify(out)}\n`, stderr: '' });
+  const fake =
+    (out: object): Exec =>
+    async () => ({ stdout: `${JSON.stringify(out)}\n`, stderr: '' });
   it('rejects Python older than 3.10', async () => {
     const r = await checkInterpreter('py', ['numpy'], fake({ executable: 'py', version: [3, 9, 1], missing: [] }));
     expect(r).toMatchObject({ ok: false, reason: 'old-python' });
   });
   it('lists every missing module in one message', async () => {
-    const r = await checkInterpreter('/p y/python', undefined, fake({ executable: 'x', version: [3, 11, 0], missing: ['triton', 'torch'] }));
-    expect(r.ok ? '' : r.message).toBe("Triton Lens needs triton, torch in /p y/python: run `'/p y/python' -m pip install triton torch`");
+    const r = await checkInterpreter(
+      '/p y/python',
+      undefined,
+      fake({ executable: 'x', version: [3, 11, 0], missing: ['triton', 'torch'] }),
+    );
+    expect(r.ok ? '' : r.message).toBe(
+      "Triton Lens needs triton, torch in /p y/python: run `'/p y/python' -m pip install triton torch`",
+    );
   });
   it('reports a crashing interpreter with its stderr', async () => {
     const exec: Exec = async () => {
@@ -47,7 +55,10 @@ describe('checkInterpreter decisions', () => {
     expect(r.ok ? '' : r.message).toContain('Fatal Python error: boom');
   });
   it('probes without importing (find_spec), passing the module names as arguments', async () => {
-    const exec = vi.fn<Exec>(async () => ({ stdout: '{"executable":"p","version":[3,12,0],"missing":[]}', stderr: '' }));
+    const exec = vi.fn<Exec>(async () => ({
+      stdout: '{"executable":"p","version":[3,12,0],"missing":[]}',
+      stderr: '',
+    }));
     await checkInterpreter('p', ['triton', 'torch', 'numpy'], exec);
     expect(exec).toHaveBeenCalledWith('p', ['-c', PROBE_SCRIPT, 'triton', 'torch', 'numpy'], 30000);
     expect(PROBE_SCRIPT).toContain('find_spec');

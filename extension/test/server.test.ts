@@ -11,7 +11,11 @@ class FakeClient {
   startError: Error | undefined;
   constructor(
     readonly spec: { command: string; args: string[]; env: NodeJS.ProcessEnv; cwd: string },
-    readonly options: { initializationOptions: unknown; middleware: { provideInlayHints: Function }; synchronize: unknown },
+    readonly options: {
+      initializationOptions: unknown;
+      middleware: { provideInlayHints: (...args: unknown[]) => unknown };
+      synchronize: unknown;
+    },
   ) {
     clients.push(this);
   }
@@ -45,7 +49,9 @@ const { StatusBar } = await import('../src/statusBar');
 
 const REPO = path.resolve(__dirname, '../..');
 
-function setup(opts: { check?: unknown; python?: { path: string; source: string }; pythonApi?: boolean; startError?: Error } = {}) {
+function setup(
+  opts: { check?: unknown; python?: { path: string; source: string }; pythonApi?: boolean; startError?: Error } = {},
+) {
   const log = makeLog();
   const status = new StatusBar('tritonLens.showOutput');
   const changed = new EventEmitter<void>();
@@ -54,7 +60,9 @@ function setup(opts: { check?: unknown; python?: { path: string; source: string 
     resolve: vi.fn(async () => opts.python ?? { path: '/py/bin/python', source: 'python-extension' }),
     pythonApi: vi.fn(async () => (opts.pythonApi ? {} : undefined)),
   };
-  const check = vi.fn(async () => opts.check ?? { ok: true, probe: { executable: '/py/bin/python', version: [3, 11, 7], missing: [] } });
+  const check = vi.fn(
+    async () => opts.check ?? { ok: true, probe: { executable: '/py/bin/python', version: [3, 11, 7], missing: [] } },
+  );
   const mgr = new ServerManager('/ext', log as never, status, resolver as never, {
     check: check as never,
     createClient: (spec, options) => {
@@ -98,7 +106,10 @@ describe('ServerManager', () => {
     expect(clients).toHaveLength(1);
     const c = clients[0];
     expect(c.spec.command).toBe('/py/bin/python');
-    expect(c.options.initializationOptions).toMatchObject({ trusted: true, settings: { timeLimit: 7, inlayHints: true, python: '/py/bin/python' } });
+    expect(c.options.initializationOptions).toMatchObject({
+      trusted: true,
+      settings: { timeLimit: 7, inlayHints: true, python: '/py/bin/python' },
+    });
     expect(c.spec.cwd).toBe(path.join('/ext', 'server')); // not the workspace: it would come first on sys.path
     expect(c.options.synchronize).toEqual({ configurationSection: 'tritonLens' });
     expect(mgr.isRunning).toBe(true);
@@ -142,14 +153,23 @@ describe('ServerManager', () => {
     expect(clients).toHaveLength(0);
     expect(status.current()).toEqual({ kind: 'setup', message });
     await vi.waitFor(() => expect(commands.executeCommand).toHaveBeenCalledWith('python.setInterpreter'));
-    expect(window.showErrorMessage).toHaveBeenCalledWith(message, 'Select Interpreter', 'Open Settings', 'Copy Install Command');
+    expect(window.showErrorMessage).toHaveBeenCalledWith(
+      message,
+      'Select Interpreter',
+      'Open Settings',
+      'Copy Install Command',
+    );
     await expect(mgr.request('tritonLens/kernels', {})).rejects.toThrow(message);
   });
 
   it('offers no "Select Interpreter" when the setting chose the interpreter, and copies the fix', async () => {
     const message = 'Triton Lens needs torch in /x/python: run `/x/python -m pip install torch`';
     window.showErrorMessage.mockResolvedValueOnce('Copy Install Command');
-    const { mgr } = setup({ check: { ok: false, reason: 'missing', message }, python: { path: '/x/python', source: 'setting' }, pythonApi: true });
+    const { mgr } = setup({
+      check: { ok: false, reason: 'missing', message },
+      python: { path: '/x/python', source: 'setting' },
+      pythonApi: true,
+    });
     await mgr.start();
     const { env } = await import('vscode');
     await vi.waitFor(() => expect(env.clipboard.writeText).toHaveBeenCalledWith('/x/python -m pip install torch'));
@@ -200,7 +220,9 @@ describe('ServerManager', () => {
       expect(mgr.isRunning).toBe(true);
     }
     expect(window.showWarningMessage).toHaveBeenCalledTimes(3);
-    expect(window.showWarningMessage).toHaveBeenCalledWith(expect.stringContaining('stopped unexpectedly and is being restarted'));
+    expect(window.showWarningMessage).toHaveBeenCalledWith(
+      expect.stringContaining('stopped unexpectedly and is being restarted'),
+    );
     await die(); // the fourth within a minute: left stopped, and the user is told how to start it
     expect(clients).toHaveLength(4);
     expect(mgr.isRunning).toBe(false);
@@ -234,7 +256,9 @@ describe('ServerManager', () => {
     mock.config = { 'tritonLens.python': '${workspaceFolder}/.venv/bin/python' };
     const { mgr } = setup({ python: { path: '/ws/.venv/bin/python', source: 'setting' } });
     await mgr.start();
-    const cfg = (clients[0].options.middleware as unknown as { workspace: { configuration: Function } }).workspace.configuration;
+    const cfg = (
+      clients[0].options.middleware as unknown as { workspace: { configuration: (...args: never[]) => unknown } }
+    ).workspace.configuration;
     const next = vi.fn(async () => [{ python: '${workspaceFolder}/.venv/bin/python', timeLimit: 9 }, { other: 1 }]);
     const out = await cfg({ items: [{ section: 'tritonLens' }, { section: 'editor' }] }, {}, next);
     expect(out).toEqual([{ python: '/ws/.venv/bin/python', timeLimit: 9 }, { other: 1 }]);

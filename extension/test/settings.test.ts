@@ -9,7 +9,11 @@ describe('getSettings', () => {
     expect(getSettings()).toEqual(DEFAULTS);
   });
   it('reads what the user set', () => {
-    mock.config = { 'tritonLens.timeLimit': 5, 'tritonLens.runCommands': { '*.py': 'pytest' }, 'tritonLens.inlayHints': false };
+    mock.config = {
+      'tritonLens.timeLimit': 5,
+      'tritonLens.runCommands': { '*.py': 'pytest' },
+      'tritonLens.inlayHints': false,
+    };
     const s = getSettings();
     expect(s.timeLimit).toBe(5);
     expect(s.runCommands).toEqual({ '*.py': 'pytest' });
@@ -22,7 +26,11 @@ describe('getSettings', () => {
     };
     const props = pkg.contributes.configuration.properties;
     for (const [k, v] of Object.entries(DEFAULTS)) expect(props[`tritonLens.${k}`].default, k).toEqual(v);
-    expect(Object.keys(props).sort()).toEqual(Object.keys(DEFAULTS).map((k) => `tritonLens.${k}`).sort());
+    expect(Object.keys(props).sort()).toEqual(
+      Object.keys(DEFAULTS)
+        .map((k) => `tritonLens.${k}`)
+        .sort(),
+    );
   });
 });
 

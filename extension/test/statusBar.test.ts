@@ -5,7 +5,12 @@ import { formatMs, render, StatusBar } from '../src/statusBar';
 beforeEach(() => mock.reset());
 
 function item() {
-  return window.createStatusBarItem.mock.results.at(-1)!.value as { text: string; tooltip: string; backgroundColor: unknown; command: unknown };
+  return window.createStatusBarItem.mock.results.at(-1)!.value as {
+    text: string;
+    tooltip: string;
+    backgroundColor: unknown;
+    command: unknown;
+  };
 }
 
 describe('render', () => {
@@ -15,7 +20,9 @@ describe('render', () => {
       text: '$(check) Triton Lens: done in 812 ms',
       error: false,
     });
-    expect(render({ kind: 'done', uri: 'file:///w/k.py', ms: 5, launches: 2 }).tooltip).toContain('k.py: 2 launches in 5 ms');
+    expect(render({ kind: 'done', uri: 'file:///w/k.py', ms: 5, launches: 2 }).tooltip).toContain(
+      'k.py: 2 launches in 5 ms',
+    );
     expect(render({ kind: 'failed', uri: 'file:///w/k.py', status: 'timeout', ms: 60000 })).toMatchObject({
       text: '$(error) Triton Lens: timeout',
       error: true,

@@ -2,16 +2,14 @@
 // a pixel then covers a block of cells and shows the highest-ranked one, so one highlighted
 // element in a million is still visible. Pixel composition is a pure function over typed arrays.
 
-import {
-  F_MASK_F, RANK, R_NONE, R_MASK_O, R_OTHER, R_OOB_O, R_MASK_F, R_FOLLOW, R_MULTI, R_OOB_F,
-} from './raster.js';
+import { F_MASK_F, RANK, R_NONE, R_MASK_O, R_OTHER, R_OOB_O, R_MASK_F, R_FOLLOW, R_MULTI, R_OOB_F } from './raster.js';
 
 const MAX_CELL_PX = 18; // biggest cell, in CSS pixels
 const GAP_MIN_PX = 5; //   cells at least this big get a 1-pixel gap between them
 
 /** Pack an [r, g, b, a] colour into the Uint32 layout of ImageData (little-endian RGBA bytes). */
 export function packRGBA(r, g, b, a = 255) {
-  return ((a & 255) << 24 | (b & 255) << 16 | (g & 255) << 8 | (r & 255)) >>> 0;
+  return (((a & 255) << 24) | ((b & 255) << 16) | ((g & 255) << 8) | (r & 255)) >>> 0;
 }
 
 /** Parse a CSS colour string (#rgb, #rrggbb, rgb(), rgba()) to [r,g,b,a]; null if unknown. */
@@ -20,7 +18,11 @@ export function parseColor(s) {
   let m = /^#([0-9a-f]{3,8})$/i.exec(s);
   if (m) {
     let h = m[1];
-    if (h.length === 3 || h.length === 4) h = h.split('').map((c) => c + c).join('');
+    if (h.length === 3 || h.length === 4)
+      h = h
+        .split('')
+        .map((c) => c + c)
+        .join('');
     const v = parseInt(h.slice(0, 6), 16);
     const a = h.length === 8 ? parseInt(h.slice(6, 8), 16) : 255;
     return [(v >> 16) & 255, (v >> 8) & 255, v & 255, a];
@@ -144,7 +146,10 @@ export function composePixels(dst, geom, raster, shape, pal, byProgram, vcol = n
     for (let px = 0; px < W; px++) {
       const c0 = X.start[px];
       const c1 = X.end[px];
-      if (rowGap || X.gap[px]) { dst[base + px] = pal.gap; continue; }
+      if (rowGap || X.gap[px]) {
+        dst[base + px] = pal.gap;
+        continue;
+      }
       let best = 0;
       let bestCell = -1;
       for (let r = r0; r < r1; r++) {
@@ -152,19 +157,31 @@ export function composePixels(dst, geom, raster, shape, pal, byProgram, vcol = n
         const cend = r * P + c1;
         for (; cell < cend; cell++) {
           const k = RANK[flags[cell]];
-          if (k > best) { best = k; bestCell = cell; }
+          if (k > best) {
+            best = k;
+            bestCell = cell;
+          }
         }
       }
       let col;
       // A touched cell that is also the address of a masked-off lane of the followed line gets
       // a hatched corner (visible only when cells are big enough).
-      if (markMasked && best !== R_MASK_F && best !== R_NONE && (flags[bestCell] & F_MASK_F) &&
-          (px % ux) + (py % uy) < cornerPx && ((px + py) & 1) === 0) {
+      if (
+        markMasked &&
+        best !== R_MASK_F &&
+        best !== R_NONE &&
+        flags[bestCell] & F_MASK_F &&
+        (px % ux) + (py % uy) < cornerPx &&
+        ((px + py) & 1) === 0
+      ) {
         dst[base + px] = pal.maskF;
         continue;
       }
-      if (vcol && (best === R_NONE || best === R_OTHER || best === R_FOLLOW || best === R_MULTI) &&
-          vcol[best === R_NONE ? r0 * P + c0 : bestCell]) {
+      if (
+        vcol &&
+        (best === R_NONE || best === R_OTHER || best === R_FOLLOW || best === R_MULTI) &&
+        vcol[best === R_NONE ? r0 * P + c0 : bestCell]
+      ) {
         col = vcol[best === R_NONE ? r0 * P + c0 : bestCell];
       } else if (best === R_NONE) {
         // background: element, or band / padding / 1-D tail
@@ -173,7 +190,7 @@ export function composePixels(dst, geom, raster, shape, pal, byProgram, vcol = n
         else col = ((px + py) & 7) < 2 ? pal.bandStripe : pal.band;
       } else if (best === R_MASK_F || best === R_MASK_O) {
         const stripe = ((px + py) & 3) < 2;
-        col = best === R_MASK_F ? (stripe ? pal.maskF : pal.maskF2) : (stripe ? pal.maskO : pal.maskO2);
+        col = best === R_MASK_F ? (stripe ? pal.maskF : pal.maskF2) : stripe ? pal.maskO : pal.maskO2;
       } else if ((best === R_FOLLOW || best === R_MULTI) && byProgram) {
         const p = prog[bestCell];
         col = p >= 0 ? progCols[p % nProg] : pal.follow;
@@ -232,7 +249,9 @@ export function drawView(canvas, layout, raster, pal, byProgram, availCssW, maxC
   const ctx = canvas.getContext('2d');
   const img = ctx.createImageData(geom.width, geom.height);
   const dst = new Uint32Array(img.data.buffer);
-  const tailCell = layout.is1D ? (layout.Bt * layout.P + (layout.numel - (layout.R - 1) * layout.C) + (layout.R - 1) * layout.P) : Infinity;
+  const tailCell = layout.is1D
+    ? layout.Bt * layout.P + (layout.numel - (layout.R - 1) * layout.C) + (layout.R - 1) * layout.P
+    : Infinity;
   composePixels(dst, geom, raster, { Bt: layout.Bt, R: layout.R, C: layout.C, tailCell }, pal, byProgram, vcol);
   ctx.putImageData(img, 0, 0);
   // The tensor's edge: a line around the element grid when bands are shown.
@@ -246,15 +265,30 @@ export function drawView(canvas, layout, raster, pal, byProgram, availCssW, maxC
     ctx.lineWidth = Math.max(1, Math.round(dpr));
     ctx.setLineDash([4 * dpr, 3 * dpr]);
     ctx.beginPath();
-    if (layout.Bt) { ctx.moveTo(x0, y0); ctx.lineTo(x1, y0); }
+    if (layout.Bt) {
+      ctx.moveTo(x0, y0);
+      ctx.lineTo(x1, y0);
+    }
     if (tailCol < layout.C) {
       // the end of a wrapped 1-D tensor: a step around the unused tail of the last row
       const xt = cellToPx(geom.x, tailCol);
       const yt = cellToPx(geom.y, layout.Bt + layout.R - 1);
-      ctx.moveTo(x0, y1); ctx.lineTo(xt, y1); ctx.lineTo(xt, yt); ctx.lineTo(x1, yt);
-      if (layout.Bb) { ctx.moveTo(xt, y1); ctx.lineTo(x1, y1); }
-    } else if (layout.Bb) { ctx.moveTo(x0, y1); ctx.lineTo(x1, y1); }
-    if (layout.Br) { ctx.moveTo(x1, y0); ctx.lineTo(x1, y1); }
+      ctx.moveTo(x0, y1);
+      ctx.lineTo(xt, y1);
+      ctx.lineTo(xt, yt);
+      ctx.lineTo(x1, yt);
+      if (layout.Bb) {
+        ctx.moveTo(xt, y1);
+        ctx.lineTo(x1, y1);
+      }
+    } else if (layout.Bb) {
+      ctx.moveTo(x0, y1);
+      ctx.lineTo(x1, y1);
+    }
+    if (layout.Br) {
+      ctx.moveTo(x1, y0);
+      ctx.lineTo(x1, y1);
+    }
     ctx.stroke();
     ctx.setLineDash([]);
   }

@@ -86,10 +86,16 @@ export function forEachRun(set, fn) {
     let i = 0;
     while (i < n) {
       const b = bytes[i >> 3];
-      if (b === 0 && (i & 7) === 0) { i += 8; continue; }
-      if (!((b >> (i & 7)) & 1)) { i++; continue; }
+      if (b === 0 && (i & 7) === 0) {
+        i += 8;
+        continue;
+      }
+      if (!((b >> (i & 7)) & 1)) {
+        i++;
+        continue;
+      }
       const start = i;
-      while (i < n && ((bytes[i >> 3] >> (i & 7)) & 1)) i++;
+      while (i < n && (bytes[i >> 3] >> (i & 7)) & 1) i++;
       fn(lo + start, i - start);
     }
   }
@@ -109,7 +115,7 @@ export function countIn(set, lo, hi) {
 /** Encode sorted distinct integers as an ENC runs object (used by tests and the benchmark). */
 export function encodeRuns(sortedValues) {
   const runs = [];
-  for (let i = 0; i < sortedValues.length; ) {
+  for (let i = 0; i < sortedValues.length;) {
     let j = i + 1;
     while (j < sortedValues.length && sortedValues[j] === sortedValues[j - 1] + 1) j++;
     runs.push(sortedValues[i], j - i);

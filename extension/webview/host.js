@@ -42,11 +42,21 @@ export function vscodeHost(api, win = globalThis) {
         api.postMessage({ type: 'request', id, method, params });
       });
     },
-    onEvent(cb) { listeners.push(cb); },
-    reveal(file, line) { api.postMessage({ type: 'reveal', file, line }); },
-    getState() { return api.getState() || null; },
-    setState(s) { api.setState(s); },
-    ready() { api.postMessage({ type: 'ready' }); },
+    onEvent(cb) {
+      listeners.push(cb);
+    },
+    reveal(file, line) {
+      api.postMessage({ type: 'reveal', file, line });
+    },
+    getState() {
+      return api.getState() || null;
+    },
+    setState(s) {
+      api.setState(s);
+    },
+    ready() {
+      api.postMessage({ type: 'ready' });
+    },
   };
 }
 
@@ -61,30 +71,50 @@ export function httpHost(win = globalThis, base = 'api/') {
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify(body ?? {}),
     });
-    let data = null;
-    try { data = await res.json(); } catch { data = null; }
+    let data;
+    try {
+      data = await res.json();
+    } catch {
+      data = null;
+    }
     if (!res.ok) throw errorOf((data && data.error) || `${path}: HTTP ${res.status}`);
     return data;
   }
   return {
     kind: 'http',
-    request(method, params = {}) { return post(method, params); },
+    request(method, params = {}) {
+      return post(method, params);
+    },
     onEvent(cb) {
       listeners.push(cb);
       if (source || typeof win.EventSource !== 'function') return;
       source = new win.EventSource(base + 'events');
       source.onmessage = (ev) => {
         let m;
-        try { m = JSON.parse(ev.data); } catch { return; }
+        try {
+          m = JSON.parse(ev.data);
+        } catch {
+          return;
+        }
         if (m && EVENT_TYPES.has(m.type)) for (const l of listeners) l(m);
       };
     },
-    reveal(file, line) { post('reveal', { file, line }).catch(() => {}); },
+    reveal(file, line) {
+      post('reveal', { file, line }).catch(() => {});
+    },
     getState() {
-      try { return JSON.parse(win.localStorage.getItem(STORE)); } catch { return null; }
+      try {
+        return JSON.parse(win.localStorage.getItem(STORE));
+      } catch {
+        return null;
+      }
     },
     setState(s) {
-      try { win.localStorage.setItem(STORE, JSON.stringify(s)); } catch { /* storage off */ }
+      try {
+        win.localStorage.setItem(STORE, JSON.stringify(s));
+      } catch {
+        /* storage off */
+      }
     },
     ready() {},
   };

@@ -46,8 +46,8 @@ function contiguousStrides(shape) {
 export function makeLayout(tensor, view = {}, extent = null) {
   let shape = (tensor.shape || []).map(Number);
   if (shape.length === 0) shape = [1];
-  let strides = (tensor.strides && tensor.strides.length === shape.length)
-    ? tensor.strides.map(Number) : contiguousStrides(shape);
+  let strides =
+    tensor.strides && tensor.strides.length === shape.length ? tensor.strides.map(Number) : contiguousStrides(shape);
   const numel = numelOf(shape);
   const nd = shape.length;
   const is1D = nd === 1;
@@ -68,7 +68,8 @@ export function makeLayout(tensor, view = {}, extent = null) {
   let minElemOffset = 0;
   for (let k = 0; k < nd; k++) {
     const span = (shape[k] - 1) * strides[k];
-    if (span > 0) maxElemOffset += span; else minElemOffset += span;
+    if (span > 0) maxElemOffset += span;
+    else minElemOffset += span;
   }
   if (numel === 0) maxElemOffset = -1;
 
@@ -115,8 +116,10 @@ export function makeLayout(tensor, view = {}, extent = null) {
   function placeVirtual(o) {
     out.index = -1;
     if (contiguous) {
-      if (o >= 0 && o < numel) { out.index = o; out.where = 'element'; }
-      else out.where = o < 0 ? 'before' : 'past';
+      if (o >= 0 && o < numel) {
+        out.index = o;
+        out.where = 'element';
+      } else out.where = o < 0 ? 'before' : 'past';
       flatToRC(o);
       return out;
     }
@@ -124,8 +127,15 @@ export function makeLayout(tensor, view = {}, extent = null) {
       if (o >= minElemOffset && o <= maxElemOffset) {
         if (lookup === null) lookup = buildLookup() || new Int32Array(0);
         const f = lookup.length ? lookup[o - minElemOffset] : -1;
-        if (f >= 0) { out.index = f; out.where = 'element'; flatToRC(f); return out; }
-        out.where = 'padding'; out.row = NaN; return out;
+        if (f >= 0) {
+          out.index = f;
+          out.where = 'element';
+          flatToRC(f);
+          return out;
+        }
+        out.where = 'padding';
+        out.row = NaN;
+        return out;
       }
       const v = o > maxElemOffset ? numel + (o - maxElemOffset - 1) : o - minElemOffset;
       out.where = o > maxElemOffset ? 'past' : 'before';
@@ -143,7 +153,11 @@ export function makeLayout(tensor, view = {}, extent = null) {
       if (rem !== 0) lost = true;
       out.where = q0 < 0 ? 'before' : q0 >= numel ? 'past' : 'element';
       if (out.where === 'element' && !lost) out.index = q0;
-      if (lost) { out.where = 'padding'; out.row = NaN; return out; }
+      if (lost) {
+        out.where = 'padding';
+        out.row = NaN;
+        return out;
+      }
       flatToRC(q0);
       return out;
     }
@@ -158,7 +172,11 @@ export function makeLayout(tensor, view = {}, extent = null) {
         g = g * shape[k] + q;
       }
     }
-    if (rem !== 0 || lost) { out.where = 'padding'; out.row = NaN; return out; }
+    if (rem !== 0 || lost) {
+      out.where = 'padding';
+      out.row = NaN;
+      return out;
+    }
     out.col = col;
     if (g < 0) out.where = 'before';
     else if (g >= T) out.where = 'past';
@@ -169,7 +187,11 @@ export function makeLayout(tensor, view = {}, extent = null) {
     }
     if (g >= 0 && g < T) {
       const s = Math.floor(g / R);
-      if (s !== slice) { out.where = out.where === 'element' ? out.where : 'other-slice'; out.row = NaN; return out; }
+      if (s !== slice) {
+        out.where = out.where === 'element' ? out.where : 'other-slice';
+        out.row = NaN;
+        return out;
+      }
       out.row = g - s * R;
     } else if (g >= T) out.row = R + (g - T);
     else out.row = g; // negative: rows above
@@ -179,7 +201,10 @@ export function makeLayout(tensor, view = {}, extent = null) {
     // v: flat position in row-major order (may be < 0 or >= numel)
     const gr = Math.floor(v / C);
     out.col = v - gr * C;
-    if (is1D) { out.row = gr; return; }
+    if (is1D) {
+      out.row = gr;
+      return;
+    }
     if (gr < 0) out.row = gr;
     else if (gr >= T) out.row = R + (gr - T);
     else {
@@ -190,7 +215,9 @@ export function makeLayout(tensor, view = {}, extent = null) {
   }
 
   // ---- bands, sized from the data's extent (stable across program/line selection)
-  let Bt = 0, Bb = 0, Br = 0;
+  let Bt = 0,
+    Bb = 0,
+    Br = 0;
   const capRows = Math.max(2, Math.min(64, Math.ceil(R / 4)));
   if (extent && extent.maxOffset >= extent.minOffset) {
     const hi = placeVirtual(extent.maxOffset);
@@ -265,10 +292,10 @@ export function makeLayout(tensor, view = {}, extent = null) {
     return withOffset({ kind: 'band', row: r, col: c }, r, c);
   }
   function withOffset(info, r, c) {
-    let o = NaN;
+    let o;
     if (is1D) {
       const v = r * C + c;
-      o = contiguous || nested ? v * strides[0] : (v >= numel ? maxElemOffset + 1 + (v - numel) : minElemOffset + v);
+      o = contiguous || nested ? v * strides[0] : v >= numel ? maxElemOffset + 1 + (v - numel) : minElemOffset + v;
     } else if (nested) {
       let g;
       if (r < 0) g = r;
@@ -296,9 +323,33 @@ export function makeLayout(tensor, view = {}, extent = null) {
   }
 
   return {
-    shape, strides, numel, nd, is1D, nested, contiguous,
-    R, C, Bt, Bb, Br, P, Rt, T, nSlices, slice, viewLo, viewHi,
-    minElemOffset, maxElemOffset, capRows,
-    indexToCell, placeOffset, offsetCell, cellInfo, unravel, offsetOfIndex,
+    shape,
+    strides,
+    numel,
+    nd,
+    is1D,
+    nested,
+    contiguous,
+    R,
+    C,
+    Bt,
+    Bb,
+    Br,
+    P,
+    Rt,
+    T,
+    nSlices,
+    slice,
+    viewLo,
+    viewHi,
+    minElemOffset,
+    maxElemOffset,
+    capRows,
+    indexToCell,
+    placeOffset,
+    offsetCell,
+    cellInfo,
+    unravel,
+    offsetOfIndex,
   };
 }

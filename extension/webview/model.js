@@ -10,13 +10,25 @@ import { linearPid } from './ui.js';
 export function buildTensorModel(m, i, grid) {
   if (!m || m.error || !m.tensor) {
     const t = (m && m.tensor) || { index: i, name: `tensor ${i}` };
-    return { index: t.index ?? i, name: String(t.name ?? `tensor ${i}`), meta: t, error: (m && m.error) || 'no data', accesses: [], sites: new Map() };
+    return {
+      index: t.index ?? i,
+      name: String(t.name ?? `tensor ${i}`),
+      meta: t,
+      error: (m && m.error) || 'no data',
+      accesses: [],
+      sites: new Map(),
+    };
   }
   const sites = new Map();
   for (const s of m.sites || []) {
     sites.set(s.id, {
-      id: s.id, file: String(s.file || ''), line: Number(s.line) || 0, endLine: Number(s.end_line || s.line) || 0,
-      col: s.col, kind: String(s.kind || 'load'), op: String(s.op || `tl.${s.kind || 'load'}`),
+      id: s.id,
+      file: String(s.file || ''),
+      line: Number(s.line) || 0,
+      endLine: Number(s.end_line || s.line) || 0,
+      col: s.col,
+      kind: String(s.kind || 'load'),
+      op: String(s.op || `tl.${s.kind || 'load'}`),
     });
   }
   const accesses = [];
@@ -32,10 +44,15 @@ export function buildTensorModel(m, i, grid) {
       executions: a.executions | 0 || 1,
       rows: Array.isArray(a.rows) ? a.rows : [],
       // Loop steps: iteration i of this (site, program) is steps[i] (only sent for loops).
-      steps: Array.isArray(a.steps) ? a.steps.map((s) => ({
-        lanes: s.lanes | 0, active: s.active | 0,
-        touched: decodeEnc(s.touched), masked: decodeEnc(s.masked), oob: decodeEnc(s.oob),
-      })) : null,
+      steps: Array.isArray(a.steps)
+        ? a.steps.map((s) => ({
+            lanes: s.lanes | 0,
+            active: s.active | 0,
+            touched: decodeEnc(s.touched),
+            masked: decodeEnc(s.masked),
+            oob: decodeEnc(s.oob),
+          }))
+        : null,
     });
   }
   const meta = m.tensor;
@@ -68,8 +85,11 @@ export function collectLines(tensors) {
       L.items.push({ op: s.op, kind: s.kind, tensor: tm.name });
     }
   }
-  return new Map(Array.from(lines.entries()).sort((a, b) =>
-    (a[1].file === b[1].file ? 0 : a[1].file < b[1].file ? -1 : 1) || a[1].line - b[1].line));
+  return new Map(
+    Array.from(lines.entries()).sort(
+      (a, b) => (a[1].file === b[1].file ? 0 : a[1].file < b[1].file ? -1 : 1) || a[1].line - b[1].line,
+    ),
+  );
 }
 
 /** How many loop iterations the accesses of the followed sites have (0: not in a loop). */
@@ -93,8 +113,11 @@ export function accessesAtIteration(tm, iteration, isFollowedSite) {
   const out = [];
   for (const a of tm.accesses) {
     const s = tm.sites.get(a.site);
-    if (!s || !isFollowedSite(s)) { out.push(a); continue; }
-    const step = a.steps ? a.steps[iteration] : (iteration === 0 ? a : null);
+    if (!s || !isFollowedSite(s)) {
+      out.push(a);
+      continue;
+    }
+    const step = a.steps ? a.steps[iteration] : iteration === 0 ? a : null;
     if (step) out.push({ site: a.site, prog: a.prog, touched: step.touched, masked: step.masked, oob: step.oob });
   }
   return out;
@@ -113,10 +136,18 @@ export function programOps(tensors, prog) {
       if (!s) continue;
       a.rows.forEach((row, i) => {
         const st = a.steps ? a.steps[i] : null;
-        ops.push({ row, file: s.file, line: s.line, tensor: tm.name, kind: s.kind, op: s.op,
-          lanes: st ? st.lanes : (a.executions === 1 ? a.lanes : Math.round(a.lanes / a.executions)),
-          active: st ? st.active : (a.executions === 1 ? a.active : Math.round(a.active / a.executions)),
-          iteration: i, iterations: a.rows.length });
+        ops.push({
+          row,
+          file: s.file,
+          line: s.line,
+          tensor: tm.name,
+          kind: s.kind,
+          op: s.op,
+          lanes: st ? st.lanes : a.executions === 1 ? a.lanes : Math.round(a.lanes / a.executions),
+          active: st ? st.active : a.executions === 1 ? a.active : Math.round(a.active / a.executions),
+          iteration: i,
+          iterations: a.rows.length,
+        });
       });
     }
   }

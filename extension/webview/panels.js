@@ -14,11 +14,15 @@ export function buildTools(container, { onValues, onIteration, onPlay, onProgram
   const vsel = el('select');
   vsel.id = 'tl-values';
   vsel.setAttribute('aria-label', 'Values');
-  fillSelect(vsel, [
-    { value: 'off', label: 'off (accesses)' },
-    { value: 'after', label: 'after the launch' },
-    { value: 'before', label: 'before the launch' },
-  ], 'off');
+  fillSelect(
+    vsel,
+    [
+      { value: 'off', label: 'off (accesses)' },
+      { value: 'after', label: 'after the launch' },
+      { value: 'before', label: 'before the launch' },
+    ],
+    'off',
+  );
   vsel.addEventListener('change', () => onValues(vsel.value));
   values.append(vsel);
 
@@ -73,7 +77,9 @@ export function updateProgramFields(tools, grid, pid) {
     inp.dataset.axis = String(k);
     inp.setAttribute('aria-label', `program id ${'xyz'[k]}`);
     inp.addEventListener('change', () => {
-      const vals = Array.from(tools.pid.querySelectorAll('input')).map((i) => i.value === '' ? null : Number(i.value));
+      const vals = Array.from(tools.pid.querySelectorAll('input')).map((i) =>
+        i.value === '' ? null : Number(i.value),
+      );
       tools.onProgramId(vals);
     });
     lab.append(inp);
@@ -88,7 +94,9 @@ export function buildOpsList(container, title, ops, kernelFile, onPick) {
   container.replaceChildren();
   container.append(el('h2', 'tl-panel-title', title));
   if (!ops) {
-    container.append(el('p', 'tl-note', 'Pick one program (a chip or the program id fields) to list its memory operations in order.'));
+    container.append(
+      el('p', 'tl-note', 'Pick one program (a chip or the program id fields) to list its memory operations in order.'),
+    );
     return;
   }
   if (!ops.length) {
@@ -104,11 +112,18 @@ export function buildOpsList(container, title, ops, kernelFile, onPick) {
     tr.tabIndex = 0;
     tr.dataset.line = String(o.line);
     const where = o.file !== kernelFile ? `${basename(o.file)}:${o.line}` : String(o.line);
-    tr.append(el('td', null, String(i + 1)), el('td', null, where), el('td', null, o.tensor),
-      el('td', null, `${o.kind} (${o.op})`), el('td', null, `${o.active}/${o.lanes}`),
-      el('td', null, o.iterations > 1 ? `${o.iteration} of ${o.iterations}` : '–'));
+    tr.append(
+      el('td', null, String(i + 1)),
+      el('td', null, where),
+      el('td', null, o.tensor),
+      el('td', null, `${o.kind} (${o.op})`),
+      el('td', null, `${o.active}/${o.lanes}`),
+      el('td', null, o.iterations > 1 ? `${o.iteration} of ${o.iterations}` : '–'),
+    );
     tr.addEventListener('click', () => onPick(o));
-    tr.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') onPick(o); });
+    tr.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Enter') onPick(o);
+    });
     table.append(tr);
   });
   container.append(table);
@@ -149,15 +164,21 @@ export function buildDotPanel(container, items, progLabel, iteration, onPick) {
   for (const it of items) {
     const sec = el('div', 'tl-dot');
     const d = it.exec;
-    const head = `line ${it.site.line}: program ${progLabel}, ` +
-      (d ? `iteration ${d.iteration} of ${it.count} — ${d.m}×${d.k} @ ${d.k}×${d.n} (${2 * d.m * d.n * d.k} FLOPs)`
+    const head =
+      `line ${it.site.line}: program ${progLabel}, ` +
+      (d
+        ? `iteration ${d.iteration} of ${it.count} — ${d.m}×${d.k} @ ${d.k}×${d.n} (${2 * d.m * d.n * d.k} FLOPs)`
         : `no execution at iteration ${iteration}`);
     sec.append(el('div', 'tl-dot-head', head));
     if (d) {
       const row = el('div', 'tl-tiles');
-      row.append(tileBox('A', d.a.shape, d.a, 'tl-tile-a', onPick), el('span', 'tl-tile-op', '@'),
-        tileBox('B', d.b.shape, d.b, 'tl-tile-b', onPick), el('span', 'tl-tile-op', '→'),
-        tileBox('C / acc', d.c, null, 'tl-tile-c', onPick));
+      row.append(
+        tileBox('A', d.a.shape, d.a, 'tl-tile-a', onPick),
+        el('span', 'tl-tile-op', '@'),
+        tileBox('B', d.b.shape, d.b, 'tl-tile-b', onPick),
+        el('span', 'tl-tile-op', '→'),
+        tileBox('C / acc', d.c, null, 'tl-tile-c', onPick),
+      );
       sec.append(row);
     }
     container.append(sec);
@@ -166,7 +187,9 @@ export function buildDotPanel(container, items, progLabel, iteration, onPick) {
 
 // ---------------------------------------------------------------- Performance
 
-function pct(v) { return v === null || v === undefined ? '–' : `${(100 * v).toFixed(1)}%`; }
+function pct(v) {
+  return v === null || v === undefined ? '–' : `${(100 * v).toFixed(1)}%`;
+}
 function bytes(n) {
   if (n < 1024) return `${n} B`;
   if (n < 1 << 20) return `${(n / 1024).toFixed(1)} KB`;
@@ -194,7 +217,11 @@ export function buildPerformancePanel(container, perf, gpuKey, kernelFile, onGpu
   const sel = el('select');
   sel.id = 'tl-gpu';
   sel.setAttribute('aria-label', 'GPU');
-  fillSelect(sel, gpus.map((x) => ({ value: x.key, label: x.name })), g ? g.key : null);
+  fillSelect(
+    sel,
+    gpus.map((x) => ({ value: x.key, label: x.name })),
+    g ? g.key : null,
+  );
   sel.addEventListener('change', () => onGpu(sel.value));
   pick.append(sel);
   container.append(pick);
@@ -205,34 +232,52 @@ export function buildPerformancePanel(container, perf, gpuKey, kernelFile, onGpu
     const ai = L.intensity === null ? '–' : `${L.intensity.toFixed(2)} FLOP/B`;
     summary.append(
       el('div', null, `roofline estimate on ${g.name}: ≥ ${seconds(r.seconds)} — ${r.bound}-bound`),
-      el('div', 'tl-note', `DRAM ≥ ${bytes(L.dram_bytes)} (each touched 32-byte sector once; ${(g.bandwidth / 1e12).toFixed(2)} TB/s → ${seconds(r.memory_seconds)}), ` +
-        (L.flops ? `tl.dot ${L.flops.toLocaleString()} FLOPs (→ ${seconds(r.compute_seconds)}), arithmetic intensity ${ai}, `
-          : 'no tl.dot, ') +
-        `bytes requested ${bytes(L.bytes)}; launch overhead not included`),
-      el('div', 'tl-note', `peaks: ${g.source}`));
+      el(
+        'div',
+        'tl-note',
+        `DRAM ≥ ${bytes(L.dram_bytes)} (each touched 32-byte sector once; ${(g.bandwidth / 1e12).toFixed(2)} TB/s → ${seconds(r.memory_seconds)}), ` +
+          (L.flops
+            ? `tl.dot ${L.flops.toLocaleString()} FLOPs (→ ${seconds(r.compute_seconds)}), arithmetic intensity ${ai}, `
+            : 'no tl.dot, ') +
+          `bytes requested ${bytes(L.bytes)}; launch overhead not included`,
+      ),
+      el('div', 'tl-note', `peaks: ${g.source}`),
+    );
     container.append(summary);
   }
   const table = el('table', 'tl-perf');
   const head = el('tr');
-  for (const h of ['line', 'tensor', 'kind', 'bytes', 'mask efficiency', 'sector efficiency', 'reuse']) head.append(el('th', null, h));
+  for (const h of ['line', 'tensor', 'kind', 'bytes', 'mask efficiency', 'sector efficiency', 'reuse'])
+    head.append(el('th', null, h));
   table.append(head);
   for (const m of perf.lines || []) {
     const tr = el('tr', m.sector_efficiency !== null && m.sector_efficiency < 0.25 ? 'tl-perf-low' : '');
     tr.dataset.line = String(m.line);
     const where = m.file !== kernelFile ? `${basename(m.file)}:${m.line}` : String(m.line);
-    tr.append(el('td', null, where), el('td', null, m.arg), el('td', null, m.kind), el('td', null, bytes(m.bytes)),
-      el('td', null, pct(m.mask_efficiency)), el('td', null, pct(m.sector_efficiency)),
-      el('td', null, m.reuse === null ? '–' : `${m.reuse.toFixed(2)}×`));
+    tr.append(
+      el('td', null, where),
+      el('td', null, m.arg),
+      el('td', null, m.kind),
+      el('td', null, bytes(m.bytes)),
+      el('td', null, pct(m.mask_efficiency)),
+      el('td', null, pct(m.sector_efficiency)),
+      el('td', null, m.reuse === null ? '–' : `${m.reuse.toFixed(2)}×`),
+    );
     tr.addEventListener('click', () => onLine(m));
     table.append(tr);
   }
   for (const d of perf.dots || []) {
     const tr = el('tr', 'tl-perf-dot');
     tr.dataset.line = String(d.line);
-    tr.append(el('td', null, d.file !== kernelFile ? `${basename(d.file)}:${d.line}` : String(d.line)),
-      el('td', null, 'tl.dot'), el('td', null, `${d.m}×${d.n}×${d.k}, ${d.precision}`),
-      el('td', null, `${d.flops.toLocaleString()} FLOPs`), el('td', null, ''), el('td', null, ''),
-      el('td', null, `${d.executions} exec.`));
+    tr.append(
+      el('td', null, d.file !== kernelFile ? `${basename(d.file)}:${d.line}` : String(d.line)),
+      el('td', null, 'tl.dot'),
+      el('td', null, `${d.m}×${d.n}×${d.k}, ${d.precision}`),
+      el('td', null, `${d.flops.toLocaleString()} FLOPs`),
+      el('td', null, ''),
+      el('td', null, ''),
+      el('td', null, `${d.executions} exec.`),
+    );
     table.append(tr);
   }
   container.append(table);

@@ -26,6 +26,7 @@ export function accessesAt(tm, info) {
     g.programs.push(a.prog);
   }
   const order = { touched: 0, oob: 1, masked: 2 };
-  return Array.from(groups.values()).sort((x, y) =>
-    (order[x.how] - order[y.how]) || (x.site.line - y.site.line) || (x.site.id - y.site.id));
+  return Array.from(groups.values()).sort(
+    (x, y) => order[x.how] - order[y.how] || x.site.line - y.site.line || x.site.id - y.site.id,
+  );
 }

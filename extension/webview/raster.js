@@ -15,7 +15,14 @@ export const F_MULTI = 64; //   touched on the followed line by more than one se
 
 /** Display rank of a cell's flags (higher wins when a pixel covers several cells). */
 export const RANK = new Uint8Array(256);
-export const R_NONE = 0, R_MASK_O = 1, R_OTHER = 2, R_OOB_O = 3, R_MASK_F = 4, R_FOLLOW = 5, R_MULTI = 6, R_OOB_F = 7;
+export const R_NONE = 0,
+  R_MASK_O = 1,
+  R_OTHER = 2,
+  R_OOB_O = 3,
+  R_MASK_F = 4,
+  R_FOLLOW = 5,
+  R_MULTI = 6,
+  R_OOB_F = 7;
 for (let f = 0; f < 256; f++) {
   let r = R_NONE;
   if (f & F_MASK_O) r = R_MASK_O;
@@ -23,7 +30,7 @@ for (let f = 0; f < 256; f++) {
   if (f & F_OOB_O) r = R_OOB_O;
   if (f & F_MASK_F) r = R_MASK_F;
   if (f & F_FOLLOW) r = R_FOLLOW;
-  if ((f & F_FOLLOW) && (f & F_MULTI)) r = R_MULTI;
+  if (f & F_FOLLOW && f & F_MULTI) r = R_MULTI;
   if (f & F_OOB_F) r = R_OOB_F;
   RANK[f] = r;
 }
@@ -42,7 +49,10 @@ export function rasterize(layout, accesses, isFollowed, isSelected) {
   const counts = {
     oobF: { before: 0, past: 0, padding: 0, hidden: 0 },
     oobO: { before: 0, past: 0, padding: 0, hidden: 0 },
-    maskedF: 0, maskedO: 0, touchedF: 0, touchedO: 0,
+    maskedF: 0,
+    maskedO: 0,
+    touchedF: 0,
+    touchedO: 0,
   };
   const { viewLo, viewHi, C, P, Bt } = layout;
 
@@ -94,7 +104,7 @@ export function rasterize(layout, accesses, isFollowed, isSelected) {
     if (b <= a) return;
     const lo = Math.max(a, loLimit);
     const hi = Math.min(b, hiLimit + 1);
-    hidden += (b - a) - Math.max(0, hi - lo);
+    hidden += b - a - Math.max(0, hi - lo);
     for (let o = lo; o < hi; o++) {
       const cell = layout.offsetCell(o);
       if (cell < 0) hidden++;
@@ -128,7 +138,8 @@ export function rasterize(layout, accesses, isFollowed, isSelected) {
       }
     }
     if (a.masked.kind !== EMPTY) {
-      if (fol) counts.maskedF += a.masked.count; else counts.maskedO += a.masked.count;
+      if (fol) counts.maskedF += a.masked.count;
+      else counts.maskedO += a.masked.count;
       forEachRun(a.masked, (s, len) => fillOffsetRun(s, len, fol ? F_MASK_F : F_MASK_O));
     }
     if (a.oob.kind !== EMPTY) {

@@ -16,12 +16,14 @@ export function basename(p) {
 
 /** Replace a <select>'s options: items = [{value, label}]. */
 export function fillSelect(select, items, value) {
-  select.replaceChildren(...items.map((it) => {
-    const o = document.createElement('option');
-    o.value = String(it.value);
-    o.textContent = it.label;
-    return o;
-  }));
+  select.replaceChildren(
+    ...items.map((it) => {
+      const o = document.createElement('option');
+      o.value = String(it.value);
+      o.textContent = it.label;
+      return o;
+    }),
+  );
   if (value !== undefined && value !== null) select.value = String(value);
 }
 
@@ -54,7 +56,7 @@ export function pidLabel(p, grid) {
 export function rangesLabel(ints, limit = 8) {
   const s = Array.from(new Set(ints)).sort((a, b) => a - b);
   const parts = [];
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     let j = i;
     while (j + 1 < s.length && s[j + 1] === s[j] + 1) j++;
     parts.push(j > i ? `${s[i]}-${s[j]}` : String(s[i]));
@@ -79,7 +81,8 @@ export function buildProgramGrid(container, grid, nPrograms, onPick) {
   all.addEventListener('click', () => onPick(null, false));
   const cells = el('div', 'tl-prog-cells');
   const gx = grid[0] || 1;
-  if ((grid[1] || 1) * (grid[2] || 1) === 1) cells.classList.add('tl-prog-flow'); // 1-D grid: wrap
+  if ((grid[1] || 1) * (grid[2] || 1) === 1)
+    cells.classList.add('tl-prog-flow'); // 1-D grid: wrap
   else cells.style.gridTemplateColumns = `repeat(${Math.min(gx, 32)}, auto)`; // rows of program ids (x)
   const n = Math.min(nPrograms, MAX_PROGRAM_BUTTONS);
   const buttons = [];
@@ -110,13 +113,15 @@ export function updateProgramGrid(pg, selected, colors) {
 
 /** Legend items: [{cls, label, color?}] with swatches coloured from the palette. */
 export function buildLegend(container, items) {
-  container.replaceChildren(...items.map((it) => {
-    const row = el('span', 'tl-legend-item');
-    const sw = el('span', `tl-swatch ${it.cls}`);
-    if (it.color) sw.style.backgroundColor = it.color;
-    row.append(sw, el('span', 'tl-legend-label', it.label));
-    return row;
-  }));
+  container.replaceChildren(
+    ...items.map((it) => {
+      const row = el('span', 'tl-legend-item');
+      const sw = el('span', `tl-swatch ${it.cls}`);
+      if (it.color) sw.style.backgroundColor = it.color;
+      row.append(sw, el('span', 'tl-legend-label', it.label));
+      return row;
+    }),
+  );
 }
 
 /** One tensor card: title, per-view controls, canvas, out-of-bounds line. */
@@ -125,9 +130,11 @@ export function buildTensorCard(t) {
   card.dataset.tensor = String(t.index);
   const head = el('div', 'tl-card-head');
   const name = el('span', 'tl-tensor-name', t.name);
-  const meta = el('span', 'tl-tensor-meta',
-    `${t.dtype || ''}[${(t.shape || []).join(', ')}]` +
-    (t.strides ? `  strides (${t.strides.join(', ')})` : ''));
+  const meta = el(
+    'span',
+    'tl-tensor-meta',
+    `${t.dtype || ''}[${(t.shape || []).join(', ')}]` + (t.strides ? `  strides (${t.strides.join(', ')})` : ''),
+  );
   const controls = el('span', 'tl-card-controls');
   head.append(name, meta, controls);
   const wrap = el('div', 'tl-canvas-wrap');
@@ -186,5 +193,7 @@ export class Tooltip {
     this.node.style.left = `${left}px`;
     this.node.style.top = `${top}px`;
   }
-  hide() { this.node.hidden = true; }
+  hide() {
+    this.node.hidden = true;
+  }
 }

@@ -7,8 +7,16 @@ import { F_FOLLOW } from './raster.js';
 
 // A perceptually ordered map (viridis anchors), 255 steps; index 255 is for NaN/inf.
 const ANCHORS = [
-  [68, 1, 84], [72, 40, 120], [62, 74, 137], [49, 104, 142], [38, 130, 142],
-  [31, 158, 137], [53, 183, 121], [109, 205, 89], [180, 222, 44], [253, 231, 37],
+  [68, 1, 84],
+  [72, 40, 120],
+  [62, 74, 137],
+  [49, 104, 142],
+  [38, 130, 142],
+  [31, 158, 137],
+  [53, 183, 121],
+  [109, 205, 89],
+  [180, 222, 44],
+  [253, 231, 37],
 ];
 const NONFINITE = [255, 0, 255, 255];
 
@@ -39,8 +47,15 @@ export function decodeValueMap(r) {
   const bin = atob(r.q);
   const q = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) q[i] = bin.charCodeAt(i);
-  return { q, block: r.block | 0 || 1, lo: r.lo, hi: r.hi, numel: r.numel, when: r.when,
-    histograms: Array.isArray(r.histograms) ? r.histograms : [] };
+  return {
+    q,
+    block: r.block | 0 || 1,
+    lo: r.lo,
+    hi: r.hi,
+    numel: r.numel,
+    when: r.when,
+    histograms: Array.isArray(r.histograms) ? r.histograms : [],
+  };
 }
 
 /**
@@ -61,7 +76,7 @@ export function valueColors(layout, vm, flags, bg) {
     const cell = (r + Bt) * P + (v - r * C);
     const qi = q[Math.floor(a / block)];
     if (qi === undefined) continue;
-    out[cell] = (flags[cell] & F_FOLLOW) ? bright[qi] : dim[qi];
+    out[cell] = flags[cell] & F_FOLLOW ? bright[qi] : dim[qi];
   }
   return out;
 }
@@ -75,7 +90,8 @@ export function histogramFor(vm, follow) {
 /** Draw a histogram (counts over [lo, hi]) into a canvas, bars in the value colours. */
 export function drawHistogram(canvas, h, css) {
   const dpr = Math.max(1, Math.min(3, globalThis.devicePixelRatio || 1));
-  const W = 320, H = 72;
+  const W = 320,
+    H = 72;
   canvas.width = W * dpr;
   canvas.height = H * dpr;
   canvas.style.width = `${W}px`;
@@ -87,7 +103,7 @@ export function drawHistogram(canvas, h, css) {
   const max = Math.max(1, ...counts);
   const bw = W / Math.max(1, counts.length);
   counts.forEach((c, i) => {
-    const [r, g, b] = valueColor(Math.round((i + 0.5) / counts.length * 254));
+    const [r, g, b] = valueColor(Math.round(((i + 0.5) / counts.length) * 254));
     ctx.fillStyle = `rgb(${r}, ${g}, ${b})`;
     const bh = c ? Math.max(1, (c / max) * (H - 4)) : 0;
     ctx.fillRect(i * bw, H - bh, Math.max(1, bw - 1), bh);

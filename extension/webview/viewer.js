@@ -13,26 +13,68 @@
 import { createHost } from './host.js';
 import { makeLayout, defaultWrap } from './layout.js';
 import {
-  buildTensorModel as modelOf, collectLines, iterationCount, accessesAtIteration, programOps, dotsOf,
+  buildTensorModel as modelOf,
+  collectLines,
+  iterationCount,
+  accessesAtIteration,
+  programOps,
+  dotsOf,
 } from './model.js';
 import { decodeValueMap, valueColors, histogramFor, drawHistogram } from './values.js';
 import {
-  buildTools, updateIteration, updateProgramFields, buildOpsList, buildDotPanel, buildPerformancePanel,
+  buildTools,
+  updateIteration,
+  updateProgramFields,
+  buildOpsList,
+  buildDotPanel,
+  buildPerformancePanel,
 } from './panels.js';
 import {
-  rasterize, RANK, R_NONE, R_MASK_O, R_OTHER, R_OOB_O, R_MASK_F, R_FOLLOW, R_MULTI, R_OOB_F,
-  F_FOLLOW, F_OTHER, F_MASK_F, F_MASK_O, F_OOB_F, F_OOB_O, F_MULTI,
+  rasterize,
+  RANK,
+  R_NONE,
+  R_MASK_O,
+  R_OTHER,
+  R_OOB_O,
+  R_MASK_F,
+  R_FOLLOW,
+  R_MULTI,
+  R_OOB_F,
+  F_FOLLOW,
+  F_OTHER,
+  F_MASK_F,
+  F_MASK_O,
+  F_OOB_F,
+  F_OOB_O,
+  F_MULTI,
 } from './raster.js';
 import { makePalette, drawView, pxToCell, cellToPx, programColor } from './draw.js';
 import { accessesAt } from './query.js';
 import {
-  el, basename, fillSelect, gridLabel, pidLabel, unlinearPid, rangesLabel, buildProgramGrid,
-  updateProgramGrid, buildLegend, buildTensorCard, numberInput, Tooltip,
+  el,
+  basename,
+  fillSelect,
+  gridLabel,
+  pidLabel,
+  unlinearPid,
+  rangesLabel,
+  buildProgramGrid,
+  updateProgramGrid,
+  buildLegend,
+  buildTensorCard,
+  numberInput,
+  Tooltip,
 } from './ui.js';
 
 const RANK_NAMES = {
-  [R_NONE]: 'untouched', [R_MASK_O]: 'masked-other', [R_OTHER]: 'other', [R_OOB_O]: 'oob-other',
-  [R_MASK_F]: 'masked-followed', [R_FOLLOW]: 'followed', [R_MULTI]: 'followed-several', [R_OOB_F]: 'oob-followed',
+  [R_NONE]: 'untouched',
+  [R_MASK_O]: 'masked-other',
+  [R_OTHER]: 'other',
+  [R_OOB_O]: 'oob-other',
+  [R_MASK_F]: 'masked-followed',
+  [R_FOLLOW]: 'followed',
+  [R_MULTI]: 'followed-several',
+  [R_OOB_F]: 'oob-followed',
 };
 const MAX_PROBED_TENSORS = 64;
 const VALUE_BLOCK = 256;
@@ -67,8 +109,12 @@ const tools = buildTools(dom.tools, {
     state.iteration = i;
     if (state.launch) renderAll();
   },
-  onPlay() { togglePlay(); },
-  onProgramId(vals) { pickProgramAxes(vals); },
+  onPlay() {
+    togglePlay();
+  },
+  onProgramId(vals) {
+    pickProgramAxes(vals);
+  },
 });
 
 const state = {
@@ -117,7 +163,8 @@ function saveState() {
 function restoreState() {
   const s = host.getState();
   if (!s || typeof s !== 'object') return null;
-  if (s.follow && typeof s.follow.line === 'number') state.follow = { file: String(s.follow.file || ''), line: s.follow.line };
+  if (s.follow && typeof s.follow.line === 'number')
+    state.follow = { file: String(s.follow.file || ''), line: s.follow.line };
   if (Array.isArray(s.programs)) state.programs = new Set(s.programs.filter(Number.isInteger));
   if (s.views && typeof s.views === 'object') state.views = s.views;
   if (['off', 'after', 'before'].includes(s.values)) state.values = s.values;
@@ -147,24 +194,38 @@ async function loadOverview(saved) {
       fillSelect(dom.kernel, [], null);
       fillSelect(dom.launch, [], null);
       clearLaunch();
-      showMessage(ov && ov.status && ov.status !== 'ok'
-        ? `No kernel launches recorded (${ov.status}).` : 'No kernel launches recorded for this file.', 'info');
+      showMessage(
+        ov && ov.status && ov.status !== 'ok'
+          ? `No kernel launches recorded (${ov.status}).`
+          : 'No kernel launches recorded for this file.',
+        'info',
+      );
       return;
     }
     const pendingSel = state.pendingFollow;
-    const want = pendingSel && pendingSel.kernel ? pendingSel : saved || (state.kernel && { kernel: state.kernel.name, kernelFile: state.kernel.file });
+    const want =
+      pendingSel && pendingSel.kernel
+        ? pendingSel
+        : saved || (state.kernel && { kernel: state.kernel.name, kernelFile: state.kernel.file });
     let k = null;
     if (want && want.kernel) {
-      k = kernels.find((x) => x.name === want.kernel && (!want.kernelFile || x.file === want.kernelFile))
-        || kernels.find((x) => x.name === want.kernel);
+      k =
+        kernels.find((x) => x.name === want.kernel && (!want.kernelFile || x.file === want.kernelFile)) ||
+        kernels.find((x) => x.name === want.kernel);
     }
     if (!k) k = kernels.find((x) => (x.launches || []).length) || kernels[0];
-    fillSelect(dom.kernel, kernels.map((x, i) => ({
-      value: i, label: `${x.name}  (${basename(x.file)}:${x.line})${(x.launches || []).length ? '' : ' — not launched'}`,
-    })), kernels.indexOf(k));
+    fillSelect(
+      dom.kernel,
+      kernels.map((x, i) => ({
+        value: i,
+        label: `${x.name}  (${basename(x.file)}:${x.line})${(x.launches || []).length ? '' : ' — not launched'}`,
+      })),
+      kernels.indexOf(k),
+    );
     let launchIndex = null;
     if (saved && saved.kernel === k.name && typeof saved.launch === 'number') launchIndex = saved.launch;
-    else if (!pendingSel && state.kernel && state.kernel.name === k.name && state.launchInfo) launchIndex = state.launchInfo.index;
+    else if (!pendingSel && state.kernel && state.kernel.name === k.name && state.launchInfo)
+      launchIndex = state.launchInfo.index;
     await selectKernel(k, launchIndex, seq);
   } catch (e) {
     if (seq === loadSeq) showMessage(`Could not load kernels: ${e.message}`, 'error');
@@ -177,10 +238,14 @@ async function loadOverview(saved) {
 async function selectKernel(k, launchIndex, seq = ++loadSeq) {
   state.kernel = k;
   const launches = k.launches || [];
-  fillSelect(dom.launch, launches.map((l) => ({
-    value: l.index,
-    label: `launch ${l.index}: grid ${gridLabel(l.grid)} — ${basename(l.file)}:${l.line}`,
-  })), null);
+  fillSelect(
+    dom.launch,
+    launches.map((l) => ({
+      value: l.index,
+      label: `launch ${l.index}: grid ${gridLabel(l.grid)} — ${basename(l.file)}:${l.line}`,
+    })),
+    null,
+  );
   dom.launch.disabled = launches.length < 2;
   if (!launches.length) {
     clearLaunch();
@@ -206,9 +271,13 @@ function clearLaunch() {
 async function fetchTensorMaps(li) {
   const base = { launch: li.index };
   if (Array.isArray(li.tensors)) {
-    const maps = await Promise.all(li.tensors.map((t) =>
-      host.request('accessMap', { ...base, tensor: typeof t === 'object' ? t.index : t })
-        .catch((e) => ({ error: e.message, tensor: typeof t === 'object' ? t : { index: t, name: `tensor ${t}` } }))));
+    const maps = await Promise.all(
+      li.tensors.map((t) =>
+        host
+          .request('accessMap', { ...base, tensor: typeof t === 'object' ? t.index : t })
+          .catch((e) => ({ error: e.message, tensor: typeof t === 'object' ? t : { index: t, name: `tensor ${t}` } })),
+      ),
+    );
     return maps;
   }
   // The overview does not list tensors: ask for 0, 1, 2, ... until the host says there is none.
@@ -265,7 +334,7 @@ function viewFor(tm) {
   const numel = shape.reduce((a, b) => a * b, 1);
   return {
     wrap: shape.length === 1 ? (saved.wrap > 0 ? saved.wrap : defaultWrap(numel)) : undefined,
-    slice: shape.length > 2 ? (saved.slice || 0) : 0,
+    slice: shape.length > 2 ? saved.slice || 0 : 0,
   };
 }
 
@@ -289,7 +358,10 @@ function chooseFollow() {
   if (state.follow) cand.push(state.follow);
   for (const c of cand) {
     const L = lineAt(c.file, c.line);
-    if (L) { state.follow = { file: L.file, line: L.line }; return; }
+    if (L) {
+      state.follow = { file: L.file, line: L.line };
+      return;
+    }
   }
   const first = lines.values().next().value;
   state.follow = first ? { file: first.file, line: first.line } : null;
@@ -302,15 +374,24 @@ function buildLaunchUI() {
   tooltip.hide();
   hover.tm = null;
   // line picker
-  fillSelect(dom.line, Array.from(L.lines.values()).map((x) => ({ value: x.key, label: lineLabel(x, true) })),
-    state.follow ? `${state.follow.file}\n${state.follow.line}` : null);
+  fillSelect(
+    dom.line,
+    Array.from(L.lines.values()).map((x) => ({ value: x.key, label: lineLabel(x, true) })),
+    state.follow ? `${state.follow.file}\n${state.follow.line}` : null,
+  );
   dom.line.disabled = L.lines.size === 0;
   // program grid
   programGrid = buildProgramGrid(dom.programs, L.grid, L.nPrograms, onPickProgram);
   // cards
   dom.maps.replaceChildren();
   for (const tm of L.tensors) {
-    tm.ui = buildTensorCard({ index: tm.index, name: tm.name, dtype: tm.meta.dtype, shape: tm.meta.shape, strides: tm.meta.strides });
+    tm.ui = buildTensorCard({
+      index: tm.index,
+      name: tm.name,
+      dtype: tm.meta.dtype,
+      shape: tm.meta.shape,
+      strides: tm.meta.strides,
+    });
     tm.ui.values = el('div', 'tl-values-box');
     tm.ui.values.hidden = true;
     tm.ui.card.append(tm.ui.values);
@@ -324,12 +405,14 @@ function buildLaunchUI() {
     if ((tm.meta.shape || []).length > 2) buildSlices(tm);
     else attachPointer(tm);
   }
-  if (!L.tensors.length) dom.maps.append(el('p', 'tl-note', 'This launch has no tensor arguments with recorded accesses.'));
+  if (!L.tensors.length)
+    dom.maps.append(el('p', 'tl-note', 'This launch has no tensor arguments with recorded accesses.'));
 }
 
 function lineLabel(L, withFile) {
   const items = L.items.map((it) => `${it.op}(${it.tensor} …)`).join('; ');
-  const where = withFile && state.kernel && L.file !== state.kernel.file ? `${basename(L.file)}:${L.line}` : `line ${L.line}`;
+  const where =
+    withFile && state.kernel && L.file !== state.kernel.file ? `${basename(L.file)}:${L.line}` : `line ${L.line}`;
   return `${where}: ${items}`;
 }
 
@@ -337,13 +420,15 @@ function buildViewControls(tm) {
   const shape = tm.meta.shape || [];
   tm.ui.controls.replaceChildren();
   if (shape.length === 1) {
-    tm.ui.controls.append(numberInput('row width', tm.view.wrap, 1, Math.max(1, shape[0]), (v) => {
-      tm.view.wrap = v;
-      state.views[tm.name] = { ...(state.views[tm.name] || {}), wrap: v };
-      tm.layout = null;
-      renderTensor(tm);
-      saveState();
-    }));
+    tm.ui.controls.append(
+      numberInput('row width', tm.view.wrap, 1, Math.max(1, shape[0]), (v) => {
+        tm.view.wrap = v;
+        state.views[tm.name] = { ...(state.views[tm.name] || {}), wrap: v };
+        tm.layout = null;
+        renderTensor(tm);
+        saveState();
+      }),
+    );
   } else if (shape.length > 2) {
     buildSliceControls(tm);
   }
@@ -359,7 +444,7 @@ function sliceSpec(tm) {
   const lead = shape.slice(0, -2);
   const inner = lead[lead.length - 1];
   const saved = state.views[tm.name] || {};
-  const outer = lead.slice(0, -1).map((d, k) => Math.max(0, Math.min(d - 1, ((saved.outer || [])[k]) | 0)));
+  const outer = lead.slice(0, -1).map((d, k) => Math.max(0, Math.min(d - 1, (saved.outer || [])[k] | 0)));
   const first = Math.max(0, Math.min(Math.max(0, inner - 1), saved.first | 0));
   let o = 0;
   for (let k = 0; k < outer.length; k++) o = o * lead[k] + outer[k];
@@ -376,18 +461,22 @@ function buildSliceControls(tm) {
   const c = tm.ui.controls;
   c.append(el('span', 'tl-slice-label', 'outer dims'));
   sp.outer.forEach((v, k) => {
-    c.append(numberInput(`dim ${k}`, v, 0, sp.lead[k] - 1, (x) => {
-      const outer = sliceSpec(tm).outer.slice();
-      outer[k] = x;
-      saveSliceView(tm, { outer });
-      rebuildSlices(tm);
-    }));
+    c.append(
+      numberInput(`dim ${k}`, v, 0, sp.lead[k] - 1, (x) => {
+        const outer = sliceSpec(tm).outer.slice();
+        outer[k] = x;
+        saveSliceView(tm, { outer });
+        rebuildSlices(tm);
+      }),
+    );
   });
   if (sp.inner > MAX_SLICES) {
-    c.append(numberInput(`dim ${sp.lead.length - 1} from`, sp.first, 0, sp.inner - 1, (x) => {
-      saveSliceView(tm, { first: x });
-      rebuildSlices(tm);
-    }));
+    c.append(
+      numberInput(`dim ${sp.lead.length - 1} from`, sp.first, 0, sp.inner - 1, (x) => {
+        saveSliceView(tm, { first: x });
+        rebuildSlices(tm);
+      }),
+    );
   }
 }
 
@@ -417,17 +506,28 @@ function buildSlices(tm) {
     card.append(title, wrap, status, oob);
     tm.ui.slices.append(card);
     const sub = {
-      index: tm.index, name: tm.name, meta: tm.meta, sites: tm.sites, accesses: tm.accesses, extent: tm.extent,
-      valueCache: tm.valueCache, valueMaps: tm.valueMaps, parent: tm, sliceIndex: idx,
-      view: { slice: sp.base + h }, ui: { card, canvas, wrap, status, oob, values: null },
+      index: tm.index,
+      name: tm.name,
+      meta: tm.meta,
+      sites: tm.sites,
+      accesses: tm.accesses,
+      extent: tm.extent,
+      valueCache: tm.valueCache,
+      valueMaps: tm.valueMaps,
+      parent: tm,
+      sliceIndex: idx,
+      view: { slice: sp.base + h },
+      ui: { card, canvas, wrap, status, oob, values: null },
     };
     tm.slices.push(sub);
     attachPointer(sub);
   }
   tm.ui.sliceNote = tm.ui.sliceNote || el('div', 'tl-card-status');
   tm.ui.slices.after(tm.ui.sliceNote);
-  tm.ui.sliceNote.textContent = `${tm.meta.shape.length}-D: slices ${tm.name}[${sp.outer.concat([`${sp.first}:${sp.first + sp.count}`]).join(', ')}, :, :]` +
-    ` of ${sp.inner} along dim ${sp.lead.length - 1}` + (sp.count < sp.inner ? ` (${MAX_SLICES} at a time: pick where they start)` : '');
+  tm.ui.sliceNote.textContent =
+    `${tm.meta.shape.length}-D: slices ${tm.name}[${sp.outer.concat([`${sp.first}:${sp.first + sp.count}`]).join(', ')}, :, :]` +
+    ` of ${sp.inner} along dim ${sp.lead.length - 1}` +
+    (sp.count < sp.inner ? ` (${MAX_SLICES} at a time: pick where they start)` : '');
 }
 
 function rebuildSlices(tm) {
@@ -436,13 +536,15 @@ function rebuildSlices(tm) {
   renderCount++;
 }
 
-
 // ---------------------------------------------------------------- rendering
 
 function isDark() {
-  return !document.body.classList.contains('vscode-light') &&
-    (document.body.classList.contains('vscode-dark') || document.body.classList.contains('vscode-high-contrast') ||
-      !(window.matchMedia && window.matchMedia('(prefers-color-scheme: light)').matches));
+  return (
+    !document.body.classList.contains('vscode-light') &&
+    (document.body.classList.contains('vscode-dark') ||
+      document.body.classList.contains('vscode-high-contrast') ||
+      !(window.matchMedia && window.matchMedia('(prefers-color-scheme: light)').matches))
+  );
 }
 
 function paletteFor(kind) {
@@ -498,7 +600,10 @@ function followedIterations() {
 function clampIteration() {
   const n = followedIterations();
   if (state.iteration !== null && state.iteration >= n) state.iteration = n > 0 ? n - 1 : null;
-  if (n <= 1) { state.iteration = null; stopPlaying(); }
+  if (n <= 1) {
+    state.iteration = null;
+    stopPlaying();
+  }
   updateIteration(tools, n, state.iteration, state.playing !== null);
 }
 
@@ -508,12 +613,19 @@ function stopPlaying() {
 }
 
 function togglePlay() {
-  if (state.playing !== null) { stopPlaying(); clampIteration(); return; }
+  if (state.playing !== null) {
+    stopPlaying();
+    clampIteration();
+    return;
+  }
   const n = followedIterations();
   if (n <= 1) return;
   state.playing = setInterval(() => {
     const m = followedIterations();
-    if (m <= 1 || !state.launch) { stopPlaying(); return; }
+    if (m <= 1 || !state.launch) {
+      stopPlaying();
+      return;
+    }
     state.iteration = state.iteration === null ? 0 : (state.iteration + 1) % m;
     renderAll();
   }, PLAY_MS);
@@ -531,32 +643,52 @@ function renderPanels() {
   if (!L) return;
   const one = singleProgram();
   // the fields show the axes picked there (some may be "any"), else the one selected program's id
-  const fields = state.pidFields && state.programs ? state.pidFields : (one === null ? null : unlinearPid(one, L.grid));
+  const fields = state.pidFields && state.programs ? state.pidFields : one === null ? null : unlinearPid(one, L.grid);
   updateProgramFields(tools, L.grid, fields);
   const kfile = state.kernel ? state.kernel.file : '';
-  buildOpsList(dom.ops, one === null ? 'Memory operations of the selected program'
-    : `Memory operations of program ${pidLabel(one, L.grid)}, in order`,
-  one === null ? null : programOps(L.tensors, one), kfile, (o) => {
-    state.iteration = o.iterations > 1 ? o.iteration : null;
-    stopPlaying();
-    if (!setFollow(o.file, o.line)) renderAll();
-    host.reveal(o.file, o.line);
-  });
+  buildOpsList(
+    dom.ops,
+    one === null
+      ? 'Memory operations of the selected program'
+      : `Memory operations of program ${pidLabel(one, L.grid)}, in order`,
+    one === null ? null : programOps(L.tensors, one),
+    kfile,
+    (o) => {
+      state.iteration = o.iterations > 1 ? o.iteration : null;
+      stopPlaying();
+      if (!setFollow(o.file, o.line)) renderAll();
+      host.reveal(o.file, o.line);
+    },
+  );
   const prog = one === null ? 0 : one;
   const dots = state.dots && !state.dots.error ? dotsOf(state.dots, prog, state.iteration) : [];
-  buildDotPanel(dom.dots, dots, pidLabel(prog, L.grid) + (one === null ? ' (pick a program to change it)' : ''),
-    state.iteration ?? 0, (operand) => {
+  buildDotPanel(
+    dom.dots,
+    dots,
+    pidLabel(prog, L.grid) + (one === null ? ' (pick a program to change it)' : ''),
+    state.iteration ?? 0,
+    (operand) => {
       stopPlaying();
       state.iteration = operand.iteration;
       if (!setFollow(operand.file, operand.line)) renderAll();
-    });
+    },
+  );
   if (dom.perf.dataset.for !== perfKey()) {
     dom.perf.dataset.for = perfKey();
-    buildPerformancePanel(dom.perf, state.perf, state.gpu, kfile, (g) => {
-      state.gpu = g;
-      saveState();
-      renderPanels();
-    }, (m) => { if (!setFollow(m.file, m.line)) renderAll(); });
+    buildPerformancePanel(
+      dom.perf,
+      state.perf,
+      state.gpu,
+      kfile,
+      (g) => {
+        state.gpu = g;
+        saveState();
+        renderPanels();
+      },
+      (m) => {
+        if (!setFollow(m.file, m.line)) renderAll();
+      },
+    );
   }
 }
 
@@ -574,14 +706,22 @@ function valueMapOf(tm) {
     const entry = { ready: false, vm: null };
     tm.valueMaps.set(key, entry);
     busy++;
-    host.request('valueMap', { launch: state.launchInfo.index, tensor: tm.index, when: key })
-      .then((r) => { entry.vm = decodeValueMap(r); })
-      .catch((e) => { entry.vm = { none: e.message }; })
+    host
+      .request('valueMap', { launch: state.launchInfo.index, tensor: tm.index, when: key })
+      .then((r) => {
+        entry.vm = decodeValueMap(r);
+      })
+      .catch((e) => {
+        entry.vm = { none: e.message };
+      })
       .finally(() => {
         entry.ready = true;
         busy--;
         const top = tm.parent || tm;
-        if (state.launch && state.launch.tensors.includes(top)) { renderTensor(top); renderCount++; }
+        if (state.launch && state.launch.tensors.includes(top)) {
+          renderTensor(top);
+          renderCount++;
+        }
       });
   }
   return undefined;
@@ -591,22 +731,50 @@ function renderValues(tm) {
   const vm = valueMapOf(tm);
   const box = tm.ui.values;
   if (!box) return vm && !vm.none ? vm : null; // a slice of an N-D tensor: its card shows the values line
-  if (state.values === 'off') { box.hidden = true; return null; }
+  if (state.values === 'off') {
+    box.hidden = true;
+    return null;
+  }
   box.hidden = false;
   const when = state.values === 'before' ? 'before the launch' : 'after the launch';
-  if (vm === undefined) { box.replaceChildren(el('div', 'tl-note', `values ${when}: loading…`)); return null; }
-  if (vm.none) { box.replaceChildren(el('div', 'tl-note', `values ${when}: not available (${vm.none})`)); return null; }
-  const parts = [el('div', 'tl-values-scale', `values ${when}: colour from ${fmtNum(vm.lo)} (dark) to ${fmtNum(vm.hi)} (bright); ` +
-    'cells the followed line did not touch are dimmed')];
+  if (vm === undefined) {
+    box.replaceChildren(el('div', 'tl-note', `values ${when}: loading…`));
+    return null;
+  }
+  if (vm.none) {
+    box.replaceChildren(el('div', 'tl-note', `values ${when}: not available (${vm.none})`));
+    return null;
+  }
+  const parts = [
+    el(
+      'div',
+      'tl-values-scale',
+      `values ${when}: colour from ${fmtNum(vm.lo)} (dark) to ${fmtNum(vm.hi)} (bright); ` +
+        'cells the followed line did not touch are dimmed',
+    ),
+  ];
   if (vm.block > 1) {
-    parts.push(el('div', 'tl-note tl-downsampled', `downsampled: each colour is the mean of ${vm.block} neighbouring elements ` +
-      `(${vm.numel.toLocaleString()} elements, ${vm.q.length.toLocaleString()} colours sent); the tooltip shows exact values`));
+    parts.push(
+      el(
+        'div',
+        'tl-note tl-downsampled',
+        `downsampled: each colour is the mean of ${vm.block} neighbouring elements ` +
+          `(${vm.numel.toLocaleString()} elements, ${vm.q.length.toLocaleString()} colours sent); the tooltip shows exact values`,
+      ),
+    );
   }
   const h = histogramFor(vm, state.follow);
   if (h) {
     const cv = el('canvas', 'tl-histogram');
-    parts.push(el('div', 'tl-histogram-title', `histogram of the ${h.elements.toLocaleString()} elements line ${h.line} touched ` +
-      `(all programs): ${fmtNum(h.lo)} … ${fmtNum(h.hi)}${h.nonfinite ? `, ${h.nonfinite} NaN/inf` : ''}`), cv);
+    parts.push(
+      el(
+        'div',
+        'tl-histogram-title',
+        `histogram of the ${h.elements.toLocaleString()} elements line ${h.line} touched ` +
+          `(all programs): ${fmtNum(h.lo)} … ${fmtNum(h.hi)}${h.nonfinite ? `, ${h.nonfinite} NaN/inf` : ''}`,
+      ),
+      cv,
+    );
     box.replaceChildren(...parts);
     drawHistogram(cv, h, getComputedStyle(document.body).color || '#888');
     tm.ui.histogram = { canvas: cv, hist: h };
@@ -662,8 +830,10 @@ function updateCardText(tm) {
   const parts = [];
   const fl = state.follow ? `line ${state.follow.line}` : 'followed line';
   if (c.touchedF || c.maskedF) {
-    parts.push(`${fl}: ${c.touchedF.toLocaleString()} element${c.touchedF === 1 ? '' : 's'} touched` +
-      (c.maskedF ? `, ${c.maskedF.toLocaleString()} masked-off lane address${c.maskedF === 1 ? '' : 'es'}` : ''));
+    parts.push(
+      `${fl}: ${c.touchedF.toLocaleString()} element${c.touchedF === 1 ? '' : 's'} touched` +
+        (c.maskedF ? `, ${c.maskedF.toLocaleString()} masked-off lane address${c.maskedF === 1 ? '' : 'es'}` : ''),
+    );
   } else {
     parts.push(`not accessed on ${fl}`);
   }
@@ -687,11 +857,14 @@ function updateCardText(tm) {
     tm.ui.oob.hidden = true;
     return;
   }
-  const desc = (x) => [
-    x.past ? `${x.past.toLocaleString()} past the end` : '',
-    x.before ? `${x.before.toLocaleString()} before the start` : '',
-    x.padding ? `${x.padding.toLocaleString()} in padding` : '',
-  ].filter(Boolean).join(', ');
+  const desc = (x) =>
+    [
+      x.past ? `${x.past.toLocaleString()} past the end` : '',
+      x.before ? `${x.before.toLocaleString()} before the start` : '',
+      x.padding ? `${x.padding.toLocaleString()} in padding` : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
   const segs = [];
   if (totF) segs.push(`${fl}: ${totF.toLocaleString()} out-of-bounds address${totF === 1 ? '' : 'es'} (${desc(o)})`);
   if (totO) segs.push(`other lines: ${totO.toLocaleString()} (${desc(oo)})`);
@@ -728,7 +901,8 @@ function updateLegend() {
     items.push({ cls: 'tl-sw-multi', label: 'followed line, several selected programs' });
   } else {
     for (const k of ['load', 'store', 'atomic']) {
-      if (kinds.has(k) || (k === 'load' && !kinds.size)) items.push({ cls: `tl-sw-follow-${k}`, label: `followed line (${k})` });
+      if (kinds.has(k) || (k === 'load' && !kinds.size))
+        items.push({ cls: `tl-sw-follow-${k}`, label: `followed line (${k})` });
     }
   }
   items.push({ cls: 'tl-sw-other', label: 'other lines' });
@@ -746,7 +920,12 @@ function pickProgramAxes(vals) {
   const L = state.launch;
   if (!L) return;
   state.pidFields = vals.every((v) => v === null) ? null : vals;
-  if (!state.pidFields) { state.programs = null; renderAll(); saveState(); return; }
+  if (!state.pidFields) {
+    state.programs = null;
+    renderAll();
+    saveState();
+    return;
+  }
   const s = new Set();
   for (let p = 0; p < L.nPrograms; p++) {
     const id = unlinearPid(p, L.grid);
@@ -762,7 +941,8 @@ function onPickProgram(p, additive) {
   if (p === null) state.programs = null;
   else if (additive) {
     const s = state.programs ? new Set(state.programs) : new Set();
-    if (s.has(p)) s.delete(p); else s.add(p);
+    if (s.has(p)) s.delete(p);
+    else s.add(p);
     state.programs = s.size ? s : null;
   } else if (state.programs && state.programs.size === 1 && state.programs.has(p)) {
     state.programs = null; // clicking the only selected program again shows all
@@ -790,7 +970,10 @@ function kernelForCursor(file, line) {
   for (const k of kernels) {
     for (const l of k.launches || []) if (l.file === file) end = Math.min(end, l.line);
     if (k.file !== file) continue;
-    if (k.line > line) { end = Math.min(end, k.line); continue; }
+    if (k.line > line) {
+      end = Math.min(end, k.line);
+      continue;
+    }
     if (!best || k.line > best.line) best = k;
   }
   return best && line < end && (best.launches || []).length ? best : null;
@@ -837,10 +1020,17 @@ async function onEvent(ev) {
     palettes = new Map();
     await loadOverview(null);
   } else if (ev.type === 'select') {
-    state.pendingFollow = { kernel: ev.kernel ? String(ev.kernel) : null, kernelFile: ev.file || null, file: ev.file || '', line: Number(ev.line) || 0 };
+    state.pendingFollow = {
+      kernel: ev.kernel ? String(ev.kernel) : null,
+      kernelFile: ev.file || null,
+      file: ev.file || '',
+      line: Number(ev.line) || 0,
+    };
     if (ev.line) state.cursor = { file: String(ev.file || ''), line: Number(ev.line) };
     const kernels = (state.overview && state.overview.kernels) || [];
-    const k = kernels.find((x) => x.name === ev.kernel && (!ev.file || x.file === ev.file)) || kernels.find((x) => x.name === ev.kernel);
+    const k =
+      kernels.find((x) => x.name === ev.kernel && (!ev.file || x.file === ev.file)) ||
+      kernels.find((x) => x.name === ev.kernel);
     if (k) {
       dom.kernel.value = String(kernels.indexOf(k));
       await selectKernel(k, state.kernel === k && state.launchInfo ? state.launchInfo.index : null);
@@ -865,7 +1055,10 @@ function cellUnder(tm, clientX, clientY) {
   for (let r = rc.row; r < r1; r++) {
     for (let c = rc.col; c < c1; c++) {
       const k = RANK[tm.raster.flags[r * P + c]];
-      if (k > bestRank) { bestRank = k; best = r * P + c; }
+      if (k > bestRank) {
+        bestRank = k;
+        best = r * P + c;
+      }
     }
   }
   return best;
@@ -874,16 +1067,20 @@ function cellUnder(tm, clientX, clientY) {
 function describeCell(tm, cell) {
   const info = tm.layout.cellInfo(cell);
   const lines = [];
-  if (info.kind === 'none') return { info, lines: [{ text: `${tm.name}: outside the tensor`, cls: 'tl-tip-title' }], hits: [] };
+  if (info.kind === 'none')
+    return { info, lines: [{ text: `${tm.name}: outside the tensor`, cls: 'tl-tip-title' }], hits: [] };
   if (info.kind === 'element') {
     const idx = tm.layout.unravel(info.index);
     lines.push({ text: `${tm.name}[${idx.join(', ')}]`, cls: 'tl-tip-title' });
     if (tm.layout.nd > 1) lines.push({ text: `flat index ${info.index}, offset ${info.offset}`, cls: 'tl-tip-dim' });
     lines.push({ text: 'value: …', cls: 'tl-tip-value' });
   } else {
-    const where = info.where === 'past' ? `${(info.offset - tm.layout.maxElemOffset).toLocaleString()} past the end`
-      : info.where === 'before' ? `${(tm.layout.minElemOffset - info.offset).toLocaleString()} before the start`
-        : 'padding, not an element';
+    const where =
+      info.where === 'past'
+        ? `${(info.offset - tm.layout.maxElemOffset).toLocaleString()} past the end`
+        : info.where === 'before'
+          ? `${(tm.layout.minElemOffset - info.offset).toLocaleString()} before the start`
+          : 'padding, not an element';
     lines.push({ text: `${tm.name}: out of bounds`, cls: 'tl-tip-title' });
     lines.push({ text: `offset ${info.offset} (${where})`, cls: 'tl-tip-dim' });
   }
@@ -891,12 +1088,21 @@ function describeCell(tm, cell) {
   const grid = state.launch.grid;
   const howText = { touched: '', masked: 'masked-off lane of ', oob: 'out-of-bounds lane of ' };
   for (const h of hits) {
-    const progs = h.programs.length === state.launch.nPrograms && h.programs.length > 1
-      ? 'all programs'
-      : `program${h.programs.length === 1 ? '' : 's'} ${(grid[1] > 1 || grid[2] > 1)
-        ? h.programs.slice(0, 8).map((p) => pidLabel(p, grid)).join(', ') + (h.programs.length > 8 ? ` … (+${h.programs.length - 8})` : '')
-        : rangesLabel(h.programs)}`;
-    const where = state.kernel && h.site.file !== state.kernel.file ? `${basename(h.site.file)}:${h.site.line}` : `line ${h.site.line}`;
+    const progs =
+      h.programs.length === state.launch.nPrograms && h.programs.length > 1
+        ? 'all programs'
+        : `program${h.programs.length === 1 ? '' : 's'} ${
+            grid[1] > 1 || grid[2] > 1
+              ? h.programs
+                  .slice(0, 8)
+                  .map((p) => pidLabel(p, grid))
+                  .join(', ') + (h.programs.length > 8 ? ` … (+${h.programs.length - 8})` : '')
+              : rangesLabel(h.programs)
+          }`;
+    const where =
+      state.kernel && h.site.file !== state.kernel.file
+        ? `${basename(h.site.file)}:${h.site.line}`
+        : `line ${h.site.line}`;
     lines.push({ text: `${where} ${h.site.op}: ${howText[h.how]}${progs}`, cls: `tl-tip-access tl-tip-${h.how}` });
   }
   if (!hits.length) lines.push({ text: 'not accessed by any program', cls: 'tl-tip-dim' });
@@ -908,7 +1114,9 @@ function describeCell(tm, cell) {
 function revealTarget(tm, hits) {
   if (!hits.length) return null;
   const sel = state.programs;
-  const score = (h) => (isFollowedSite(h.site) ? 0 : 4) + ({ touched: 0, oob: 1, masked: 2 })[h.how] +
+  const score = (h) =>
+    (isFollowedSite(h.site) ? 0 : 4) +
+    { touched: 0, oob: 1, masked: 2 }[h.how] +
     (sel && !h.programs.some((p) => sel.has(p)) ? 8 : 0);
   const best = hits.slice().sort((a, b) => score(a) - score(b))[0];
   return best.site;
@@ -917,7 +1125,7 @@ function revealTarget(tm, hits) {
 function formatValue(v, dtype) {
   if (v === null || v === undefined) return 'not kept';
   if (typeof v === 'number') {
-    if (/int|uint|bool/.test(String(dtype)) || Number.isInteger(v) && Math.abs(v) < 1e15) return String(v);
+    if (/int|uint|bool/.test(String(dtype)) || (Number.isInteger(v) && Math.abs(v) < 1e15)) return String(v);
     return String(Number(v.toPrecision(6)));
   }
   return String(v);
@@ -931,7 +1139,8 @@ function requestValue(tm, index) {
     const count = Math.min(VALUE_BLOCK, tm.layout.numel - start);
     let p = tm.valueCache.get(start);
     if (!p) {
-      p = host.request('values', { launch: state.launchInfo.index, tensor: tm.index, start, count })
+      p = host
+        .request('values', { launch: state.launchInfo.index, tensor: tm.index, start, count })
         .then((r) => ({ start: r && typeof r.start === 'number' ? r.start : start, values: (r && r.values) || [] }));
       tm.valueCache.set(start, p);
       p.catch(() => tm.valueCache.delete(start));
@@ -942,19 +1151,26 @@ function requestValue(tm, index) {
       const v = r.values[index - r.start];
       tooltip.setLine('tl-tip-value', `value: ${formatValue(v, tm.meta.dtype)}`);
     } catch (e) {
-      if (hover.tm === tm && hover.index === index) tooltip.setLine('tl-tip-value', `value: unavailable (${e.message})`);
+      if (hover.tm === tm && hover.index === index)
+        tooltip.setLine('tl-tip-value', `value: unavailable (${e.message})`);
     }
   }, VALUE_DEBOUNCE_MS);
 }
-
 
 function attachPointer(tm) {
   const cv = tm.ui.canvas;
   cv.addEventListener('mousemove', (ev) => {
     if (!tm.geom) return;
     const cell = cellUnder(tm, ev.clientX, ev.clientY);
-    if (cell < 0) { tooltip.hide(); hover.tm = null; return; }
-    if (hover.tm === tm && hover.cell === cell) { tooltip.move(ev.clientX, ev.clientY); return; }
+    if (cell < 0) {
+      tooltip.hide();
+      hover.tm = null;
+      return;
+    }
+    if (hover.tm === tm && hover.cell === cell) {
+      tooltip.move(ev.clientX, ev.clientY);
+      return;
+    }
     const d = describeCell(tm, cell);
     hover.tm = tm;
     hover.cell = cell;
@@ -1055,10 +1271,18 @@ function cellPixel(tm, cell) {
 }
 
 window.__viewer = {
-  get idle() { return busy === 0 && loadedOnce; },
-  get eventCount() { return eventCount; },
-  get renderCount() { return renderCount; },
-  get lastRenderMs() { return lastRenderMs; },
+  get idle() {
+    return busy === 0 && loadedOnce;
+  },
+  get eventCount() {
+    return eventCount;
+  },
+  get renderCount() {
+    return renderCount;
+  },
+  get lastRenderMs() {
+    return lastRenderMs;
+  },
   hostKind: host.kind,
   /** What the cell of `tensor` (name or index) at `index` (flat, per-dim array, or {offset}) is drawn as. */
   cellState(tensor, index) {
@@ -1072,9 +1296,15 @@ window.__viewer = {
     const px = tm.ui.canvas.getContext('2d').getImageData(x, y, 1, 1).data;
     return {
       drawn: RANK_NAMES[RANK[f]],
-      followed: !!(f & F_FOLLOW), other: !!(f & F_OTHER), maskedFollowed: !!(f & F_MASK_F),
-      maskedOther: !!(f & F_MASK_O), oobFollowed: !!(f & F_OOB_F), oobOther: !!(f & F_OOB_O),
-      several: !!(f & F_MULTI), program: tm.raster.prog[cell], pixel: Array.from(px),
+      followed: !!(f & F_FOLLOW),
+      other: !!(f & F_OTHER),
+      maskedFollowed: !!(f & F_MASK_F),
+      maskedOther: !!(f & F_MASK_O),
+      oobFollowed: !!(f & F_OOB_F),
+      oobOther: !!(f & F_OOB_O),
+      several: !!(f & F_MULTI),
+      program: tm.raster.prog[cell],
+      pixel: Array.from(px),
       element: tm.layout.cellInfo(cell).kind === 'element',
     };
   },
@@ -1091,15 +1321,23 @@ window.__viewer = {
     const sx = rect.width / tm.ui.canvas.width;
     const sy = rect.height / tm.ui.canvas.height;
     const g = tm.geom;
-    const x0 = cellToPx(g.x, c), x1 = cellToPx(g.x, c + 1);
-    const y0 = cellToPx(g.y, r), y1 = cellToPx(g.y, r + 1);
-    return { x: rect.left + ((x0 + Math.max(x1, x0 + 1)) / 2) * sx, y: rect.top + ((y0 + Math.max(y1, y0 + 1)) / 2) * sy };
+    const x0 = cellToPx(g.x, c),
+      x1 = cellToPx(g.x, c + 1);
+    const y0 = cellToPx(g.y, r),
+      y1 = cellToPx(g.y, r + 1);
+    return {
+      x: rect.left + ((x0 + Math.max(x1, x0 + 1)) / 2) * sx,
+      y: rect.top + ((y0 + Math.max(y1, y0 + 1)) / 2) * sy,
+    };
   },
   palette(kind = 'load') {
     const p = paletteFor(kind);
     const un = (v) => [v & 255, (v >>> 8) & 255, (v >>> 16) & 255, v >>> 24];
-    return Object.fromEntries(['follow', 'other', 'maskF', 'maskF2', 'oobF', 'oobO', 'elem', 'band', 'bandStripe', 'multi', 'gap']
-      .map((k) => [k, un(p[k])]).concat([['program', (i) => un(p.progCols[i])]]));
+    return Object.fromEntries(
+      ['follow', 'other', 'maskF', 'maskF2', 'oobF', 'oobO', 'elem', 'band', 'bandStripe', 'multi', 'gap']
+        .map((k) => [k, un(p[k])])
+        .concat([['program', (i) => un(p.progCols[i])]]),
+    );
   },
   programColor(p) {
     const c = programColor(p, isDark());
@@ -1112,13 +1350,27 @@ window.__viewer = {
   /** An N-D tensor's shown slices: [{index: [outer..., h], slice}] (null for 1-D / 2-D). */
   slices(tensor) {
     const tm = tensorModel(tensor);
-    return tm && tm.slices ? tm.slices.map((x) => ({ index: x.sliceIndex, slice: x.layout ? x.layout.slice : null })) : null;
+    return tm && tm.slices
+      ? tm.slices.map((x) => ({ index: x.sliceIndex, slice: x.layout ? x.layout.slice : null }))
+      : null;
   },
   layout(tensor) {
-    const tm = (() => { const t = tensorModel(tensor); return t && t.slices ? t.slices[0] : t; })();
+    const tm = (() => {
+      const t = tensorModel(tensor);
+      return t && t.slices ? t.slices[0] : t;
+    })();
     if (!tm || !tm.layout) return null;
     const l = tm.layout;
-    return { R: l.R, C: l.C, Bt: l.Bt, Bb: l.Bb, Br: l.Br, nSlices: l.nSlices, slice: l.slice, geom: { x: tm.geom.x, y: tm.geom.y } };
+    return {
+      R: l.R,
+      C: l.C,
+      Bt: l.Bt,
+      Bb: l.Bb,
+      Br: l.Br,
+      nSlices: l.nSlices,
+      slice: l.slice,
+      geom: { x: tm.geom.x, y: tm.geom.y },
+    };
   },
   state() {
     return {
@@ -1142,20 +1394,36 @@ window.__viewer = {
     const e = tm.valueMaps.get(state.values);
     const vm = e && e.ready ? e.vm : null;
     const h = tm.ui && tm.ui.histogram ? tm.ui.histogram.hist : null;
-    return vm ? { none: vm.none || null, block: vm.block, lo: vm.lo, hi: vm.hi, cells: vm.q ? vm.q.length : 0,
-      histogram: h ? { line: h.line, elements: h.elements, counts: h.counts } : null } : null;
+    return vm
+      ? {
+          none: vm.none || null,
+          block: vm.block,
+          lo: vm.lo,
+          hi: vm.hi,
+          cells: vm.q ? vm.q.length : 0,
+          histogram: h ? { line: h.line, elements: h.elements, counts: h.counts } : null,
+        }
+      : null;
   },
   renderTimes() {
     return state.launch ? state.launch.tensors.map((t) => ({ name: t.name, ms: t.renderMs })) : [];
   },
-  rerender() { if (state.launch) renderAll(); return lastRenderMs; },
+  rerender() {
+    if (state.launch) renderAll();
+    return lastRenderMs;
+  },
 };
 
 // ---------------------------------------------------------------- start
 
 host.onEvent((ev) => {
   busy++;
-  onEvent(ev).catch((e) => showMessage(e.message, 'error')).finally(() => { busy--; eventCount++; });
+  onEvent(ev)
+    .catch((e) => showMessage(e.message, 'error'))
+    .finally(() => {
+      busy--;
+      eventCount++;
+    });
 });
 const saved = restoreState();
 tools.vsel.value = state.values;

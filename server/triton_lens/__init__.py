@@ -4,12 +4,25 @@ The package keeps the API of Triton-Viz (`trace`, `launch`, `clear`, `launches`,
 Triton-Viz script works with `import triton_lens as triton_viz`. They are imported on first use
 (they need triton), so `import triton_lens` stays light for the CLI and the language server.
 """
+
 import types as _types
 
 __version__ = "0.1.0"
 
-_VIZ_NAMES = ("launch", "stop", "clear", "launches", "Client", "Tracer", "Sanitizer", "Profiler",
-              "SanitizerError", "Access", "LaunchInfo", "config")
+_VIZ_NAMES = (
+    "launch",
+    "stop",
+    "clear",
+    "launches",
+    "Client",
+    "Tracer",
+    "Sanitizer",
+    "Profiler",
+    "SanitizerError",
+    "Access",
+    "LaunchInfo",
+    "config",
+)
 
 
 # `triton_lens.trace` is both the trace-engine package (triton_lens.trace.recorder, ...) and the

@@ -8,6 +8,7 @@
 
 Exit codes of `check`, over all files: 0 clean, 1 findings of warning or error severity, 2 tool error.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,9 +30,12 @@ def _progress_printer():
         if now - state["last"] < 0.1:
             return
         state["last"] = now
-        sys.stderr.write(f"\r{p.kernel}: launch {p.launch + 1}, {p.programs_done}/{p.programs_total} programs "
-                         f"({p.seconds:.1f} s)\x1b[K")
+        sys.stderr.write(
+            f"\r{p.kernel}: launch {p.launch + 1}, {p.programs_done}/{p.programs_total} programs "
+            f"({p.seconds:.1f} s)\x1b[K"
+        )
         sys.stderr.flush()
+
     return show
 
 
@@ -57,15 +61,24 @@ def cmd_check(args) -> int:
     if not targets.files and not problems and args.kernel_files_only:
         return 0  # e.g. a commit that changes no kernel file
     if not targets.files and not problems:
-        problems.append(f"no kernel file found in {' '.join(args.paths)}: a folder contributes the .py files "
-                        "that define a @triton.jit kernel and launch it, or have a `# triton-lens: run` comment")
+        problems.append(
+            f"no kernel file found in {' '.join(args.paths)}: a folder contributes the .py files "
+            "that define a @triton.jit kernel and launch it, or have a `# triton-lens: run` comment"
+        )
     many = not (len(args.paths) == 1 and os.path.isfile(args.paths[0]))
-    opts = Options(timeout_s=args.timeout, memory_mb=args.memory, python=args.python or sys.executable,
-                   script_args=tuple(args.script_args or ()), jobs=args.jobs,
-                   device="cpu" if args.cpu else "auto", gpu=args.gpu,
-                   # files already run side by side: by default each gets an equal share of the cores
-                   workers=resolve_workers(args.workers) if args.workers or len(targets.files) <= 1
-                   else max(1, resolve_workers(0) // min(len(targets.files), args.jobs or len(targets.files))))
+    opts = Options(
+        timeout_s=args.timeout,
+        memory_mb=args.memory,
+        python=args.python or sys.executable,
+        script_args=tuple(args.script_args or ()),
+        jobs=args.jobs,
+        device="cpu" if args.cpu else "auto",
+        gpu=args.gpu,
+        # files already run side by side: by default each gets an equal share of the cores
+        workers=resolve_workers(args.workers)
+        if args.workers or len(targets.files) <= 1
+        else max(1, resolve_workers(0) // min(len(targets.files), args.jobs or len(targets.files))),
+    )
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     # The scripts' own output goes where it cannot break a machine-readable report.
     live = LiveOutput(sys.stdout if fmt == "text" else sys.stderr, prefix=many) if args.show_output else None
@@ -106,48 +119,78 @@ def cmd_check(args) -> int:
 
 def cmd_lsp(args) -> int:
     from .lsp.server import main as lsp_main
+
     lsp_main()
     return 0
 
 
 def cmd_view(args, rest) -> int:
     from .viz.cli_view import main as view_main
+
     return int(view_main(rest) or 0)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog="triton-lens",
-                                     description="See what every tl.load and tl.store of a Triton kernel did.")
+    parser = argparse.ArgumentParser(
+        prog="triton-lens", description="See what every tl.load and tl.store of a Triton kernel did."
+    )
     parser.add_argument("--version", action="version", version=f"triton-lens {__version__}")
     parser.add_argument("--triton-version", action="store_true", help="print the triton release the engine runs with")
     sub = parser.add_subparsers(dest="command")
     check = sub.add_parser("check", help="run kernel scripts under the interpreter and report their memory accesses")
-    check.add_argument("paths", nargs="+", metavar="PATH",
-                       help="files, folders (their .py files that launch a @triton.jit kernel or have a "
-                            "`# triton-lens: run` comment) or globs")
-    check.add_argument("--format", choices=FORMATS, default="text",
-                       help="text (default), json, sarif (2.1.0, for code scanning) or github (workflow annotations)")
+    check.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="files, folders (their .py files that launch a @triton.jit kernel or have a "
+        "`# triton-lens: run` comment) or globs",
+    )
+    check.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="text (default), json, sarif (2.1.0, for code scanning) or github (workflow annotations)",
+    )
     check.add_argument("--json", action="store_true", help="same as --format json")
     check.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
-    check.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
-                       help="files run at once (default: one per core)")
-    check.add_argument("--kernel-files-only", action="store_true",
-                       help="run named files only if they launch a kernel or have a run comment, like files "
-                            "found in a folder (for pre-commit, which passes every changed file)")
-    check.add_argument("--show-output", action="store_true",
-                       help="stream the scripts' own stdout and stderr while they run (stderr for json, sarif, github)")
+    check.add_argument(
+        "--jobs", "-j", type=int, default=0, metavar="N", help="files run at once (default: one per core)"
+    )
+    check.add_argument(
+        "--kernel-files-only",
+        action="store_true",
+        help="run named files only if they launch a kernel or have a run comment, like files "
+        "found in a folder (for pre-commit, which passes every changed file)",
+    )
+    check.add_argument(
+        "--show-output",
+        action="store_true",
+        help="stream the scripts' own stdout and stderr while they run (stderr for json, sarif, github)",
+    )
     check.add_argument("--timeout", type=float, default=60.0, metavar="S", help="time limit in seconds (default 60)")
     check.add_argument("--memory", type=int, default=8192, metavar="MB", help="memory limit in MB (default 8192)")
     check.add_argument("--python", default=None, help="Python interpreter to run the script with (default: this one)")
-    check.add_argument("--cpu", action="store_true",
-                       help="stand in CPU tensors for CUDA ones even where a GPU is present (without one, "
-                            "that happens anyway)")
-    check.add_argument("--gpu", default="H100", type=_gpu_name, metavar="NAME",
-                       help="the GPU the CPU stand-in for CUDA reports to the script: H100 (default), A100, RTX4090")
-    check.add_argument("--workers", type=int, default=0, metavar="N",
-                       help="processes a launch's programs are split over (default 0: the machine's cores, at most "
-                            "16, less one; 1: one process)")
+    check.add_argument(
+        "--cpu",
+        action="store_true",
+        help="stand in CPU tensors for CUDA ones even where a GPU is present (without one, that happens anyway)",
+    )
+    check.add_argument(
+        "--gpu",
+        default="H100",
+        type=_gpu_name,
+        metavar="NAME",
+        help="the GPU the CPU stand-in for CUDA reports to the script: H100 (default), A100, RTX4090",
+    )
+    check.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="processes a launch's programs are split over (default 0: the machine's cores, at most "
+        "16, less one; 1: one process)",
+    )
     sub.add_parser("lsp", help="serve the language server over stdio")
     sub.add_parser("view", help="run a script and open the access-map viewer in a browser", add_help=False)
 
@@ -156,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     script_args: list[str] = []
     if "--" in argv:  # everything after -- goes to the script's own sys.argv
         cut = argv.index("--")
-        argv, script_args = argv[:cut], argv[cut + 1:]
+        argv, script_args = argv[:cut], argv[cut + 1 :]
     args = parser.parse_args(argv)
     args.script_args = script_args
     if args.triton_version:
@@ -167,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         print(triton.__version__)
         from .trace.releases import unsupported_note
+
         note = unsupported_note(triton.__version__)
         if note:
             print(note, file=sys.stderr)

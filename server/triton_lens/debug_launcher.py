@@ -58,7 +58,7 @@ def install_program_filter(stop: tuple[int, int, int], set_tracing=None) -> bool
     builder_cls = type(getattr(interpreter, "interpreter_builder", None))
     executor_cls = getattr(interpreter, "GridExecutor", None)
     orig_set_idx = getattr(builder_cls, "set_grid_idx", None)
-    orig_call = getattr(executor_cls, "__call__", None)
+    orig_call = getattr(executor_cls, "__call__", None)  # noqa: B004  (the attribute itself is wrapped)
     if orig_set_idx is None or orig_call is None:
         return False
     state = {"tracing": True}
@@ -111,8 +111,11 @@ def _announced(standin):
             yield
         finally:
             if standin.report() is not None:
-                print(f"[triton-lens] CPU stand-in for CUDA ({standin.reason}): this run's CUDA tensors were CPU "
-                      f"tensors and its GPU a stood-in {standin.gpu.name}", file=sys.stderr)
+                print(
+                    f"[triton-lens] CPU stand-in for CUDA ({standin.reason}): this run's CUDA tensors were CPU "
+                    f"tensors and its GPU a stood-in {standin.gpu.name}",
+                    file=sys.stderr,
+                )
 
 
 def main(argv: list[str]) -> None:
@@ -125,8 +128,9 @@ def main(argv: list[str]) -> None:
         if install_program_filter(stop):
             print(f"[triton-lens] kernel breakpoints stop only in program {stop}", file=sys.stderr)
         else:
-            print(f"[triton-lens] could not restrict breakpoints to program {stop}: every program stops",
-                  file=sys.stderr)
+            print(
+                f"[triton-lens] could not restrict breakpoints to program {stop}: every program stops", file=sys.stderr
+            )
     with cuda_standin():
         if argv[0] == "-m":
             module, args = argv[1], argv[2:]

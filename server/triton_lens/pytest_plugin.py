@@ -14,6 +14,7 @@ The interpreter is switched on before any conftest.py or test module is imported
 @triton.jit kernel of the session is an interpreted one. Without --triton-lens nothing is imported
 and nothing changes.
 """
+
 from __future__ import annotations
 
 import os
@@ -27,12 +28,22 @@ _REC = pytest.StashKey()
 
 def pytest_addoption(parser):
     group = parser.getgroup("triton-lens", "Triton Lens: memory accesses of Triton kernels")
-    group.addoption("--triton-lens", action="store_true", default=False, dest="triton_lens",
-                    help="run Triton kernels under the interpreter, record every load/store of each test's "
-                         "launches, and fail tests with out-of-bounds accesses (see --triton-lens-fail)")
-    group.addoption("--triton-lens-fail", choices=tuple(_SEVERITIES), default="error", dest="triton_lens_fail",
-                    help="the lowest finding severity that fails a test: error (out-of-bounds, default) or "
-                         "warning (also races and dead masks)")
+    group.addoption(
+        "--triton-lens",
+        action="store_true",
+        default=False,
+        dest="triton_lens",
+        help="run Triton kernels under the interpreter, record every load/store of each test's "
+        "launches, and fail tests with out-of-bounds accesses (see --triton-lens-fail)",
+    )
+    group.addoption(
+        "--triton-lens-fail",
+        choices=tuple(_SEVERITIES),
+        default="error",
+        dest="triton_lens_fail",
+        help="the lowest finding severity that fails a test: error (out-of-bounds, default) or "
+        "warning (also races and dead masks)",
+    )
 
 
 def _enable_interpreter() -> None:
@@ -101,9 +112,11 @@ class _Session:
         failing = [f for f in findings if f["severity"] in self.fail_on]
         if failing and report.passed:
             report.outcome = "failed"
-            report.longrepr = (f"Triton Lens: {len(failing)} finding{'s' if len(failing) != 1 else ''} at "
-                               f"{'/'.join(self.fail_on)} severity in the kernels this test launched:\n"
-                               + "\n".join(_fmt(f) for f in failing))
+            report.longrepr = (
+                f"Triton Lens: {len(failing)} finding{'s' if len(failing) != 1 else ''} at "
+                f"{'/'.join(self.fail_on)} severity in the kernels this test launched:\n"
+                + "\n".join(_fmt(f) for f in failing)
+            )
             findings = [f for f in findings if f not in failing]  # the rest, below the failure
         if findings:
             report.sections.append(("triton-lens", "\n".join(_fmt(f) for f in findings)))
@@ -131,9 +144,11 @@ class _Session:
     def pytest_terminal_summary(self, terminalreporter):
         tr = terminalreporter
         tr.section("Triton Lens")
-        tr.write_line(f"{self.tests} test{'s' if self.tests != 1 else ''} recorded, {self.launches} kernel "
-                      f"launch{'es' if self.launches != 1 else ''}, {len(self.rows)} with findings "
-                      f"(failing at: {'/'.join(self.fail_on)})")
+        tr.write_line(
+            f"{self.tests} test{'s' if self.tests != 1 else ''} recorded, {self.launches} kernel "
+            f"launch{'es' if self.launches != 1 else ''}, {len(self.rows)} with findings "
+            f"(failing at: {'/'.join(self.fail_on)})"
+        )
         if not self.rows:
             return
         width = max(len(n) for n, _, _ in self.rows)

@@ -1,4 +1,5 @@
 """Kernels whose performance metrics are easy to work out by hand (tests/analysis/test_performance.py)."""
+
 import torch
 import triton
 import triton.language as tl

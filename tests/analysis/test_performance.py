@@ -1,5 +1,6 @@
 """Performance metrics on hand-computed cases: real kernels run by the engine (perf_cases.py), then
 the analysis layer's numbers compared with what a reader works out on paper."""
+
 from pathlib import Path
 
 import numpy as np
@@ -94,9 +95,25 @@ def _launch(t: TensorInfo, sets: list[np.ndarray]) -> LaunchTrace:
     empty = ElementSetsBuilder()
     for _ in sets:
         empty.add_empty()
-    return LaunchTrace(0, "k", "f.py", 1, "f.py", 2, (n, 1, 1), [t], [Site("f.py", 3, 0, 3, 1, 0, "load", "tl.load")],
-                       np.zeros(n, dtype=np.int32), np.arange(n, dtype=np.int32), ones, ones, 0 * ones,
-                       b.finish(), empty.finish(), empty.finish())
+    return LaunchTrace(
+        0,
+        "k",
+        "f.py",
+        1,
+        "f.py",
+        2,
+        (n, 1, 1),
+        [t],
+        [Site("f.py", 3, 0, 3, 1, 0, "load", "tl.load")],
+        np.zeros(n, dtype=np.int32),
+        np.arange(n, dtype=np.int32),
+        ones,
+        ones,
+        0 * ones,
+        b.finish(),
+        empty.finish(),
+        empty.finish(),
+    )
 
 
 def test_sector_split_between_runs_of_one_execution_counts_once():
@@ -121,8 +138,12 @@ def test_gpu_table_and_precisions():
     with pytest.raises(KeyError, match="pick one of"):
         gpu("V100")
     assert all(g.source for g in GPUS.values())
-    assert (precision("fp16", "fp16"), precision("bf16", "bf16"), precision("fp32", "fp32"),
-            precision("fp8e4nv", "fp8e4nv")) == ("fp16", "fp16", "tf32", "fp8")
+    assert (
+        precision("fp16", "fp16"),
+        precision("bf16", "bf16"),
+        precision("fp32", "fp32"),
+        precision("fp8e4nv", "fp8e4nv"),
+    ) == ("fp16", "fp16", "tf32", "fp8")
 
 
 def test_hover_shows_the_same_numbers(analysis):
@@ -152,9 +173,37 @@ def test_scalar_accesses_get_no_coalescing_diagnostic(analysis):
     # A scalar per program (a reduction's result) is one element per execution: never flagged.
     from triton_lens.analysis.performance import LineMetrics, Performance, sector_findings
 
-    scalar = LineMetrics("k.py", 9, "out_ptr", "store", "tl.store", "float32", 4, lanes=64, active=64,
-                         requested=256, sectors=64, unique=64, executions=64)
-    walk = LineMetrics("k.py", 8, "x_ptr", "load", "tl.load", "float32", 4, lanes=4096, active=4096,
-                       requested=16384, sectors=4096, unique=4096, executions=64, run_bytes=4, gap_bytes=256)
+    scalar = LineMetrics(
+        "k.py",
+        9,
+        "out_ptr",
+        "store",
+        "tl.store",
+        "float32",
+        4,
+        lanes=64,
+        active=64,
+        requested=256,
+        sectors=64,
+        unique=64,
+        executions=64,
+    )
+    walk = LineMetrics(
+        "k.py",
+        8,
+        "x_ptr",
+        "load",
+        "tl.load",
+        "float32",
+        4,
+        lanes=4096,
+        active=4096,
+        requested=16384,
+        sectors=4096,
+        unique=4096,
+        executions=64,
+        run_bytes=4,
+        gap_bytes=256,
+    )
     notes = sector_findings(Performance([scalar, walk], [], []))
     assert [(f.line, f.arg) for f in notes] == [(8, "x_ptr")]

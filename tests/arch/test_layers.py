@@ -1,6 +1,7 @@
 """The one-way flow of docs/architecture.md, checked on the source: no module imports from a layer
 after its own (model → trace → analysis → the front ends lsp / viz / report → the cli and the
 package's entry points), and the front ends do not import each other."""
+
 from __future__ import annotations
 
 import ast
@@ -14,8 +15,16 @@ RANK = {
     "model": 0,
     "trace": 1,
     "analysis": 2,
-    "report": 3, "lsp": 3, "viz": 3, "pytest_plugin": 3, "debug_launcher": 3,
-    "clients": 4, "cli": 4, "check": 4, "__main__": 4, "__init__": 4,
+    "report": 3,
+    "lsp": 3,
+    "viz": 3,
+    "pytest_plugin": 3,
+    "debug_launcher": 3,
+    "clients": 4,
+    "cli": 4,
+    "check": 4,
+    "__main__": 4,
+    "__init__": 4,
     "__version__": -1,  # a constant of the package root, importable from anywhere
 }
 
@@ -52,14 +61,18 @@ def violations() -> list[str]:
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE).with_suffix("").parts
         own = _layer(rel)
-        assert own in RANK, f"{path}: new top-level module {own!r}: give it a layer in RANK (and in docs/architecture.md)"
+        assert own in RANK, (
+            f"{path}: new top-level module {own!r}: give it a layer in RANK (and in docs/architecture.md)"
+        )
         for line, target in _imports(path):
             other = _layer(target)
             if other == own or other not in RANK:
                 continue
             if RANK[other] > RANK[own] or (RANK[other] == RANK[own] and RANK[own] < 4):
-                bad.append(f"{path.relative_to(PACKAGE)}:{line}: {own} (layer {RANK[own]}) imports "
-                           f"{'.'.join(target)} (layer {RANK[other]})")
+                bad.append(
+                    f"{path.relative_to(PACKAGE)}:{line}: {own} (layer {RANK[own]}) imports "
+                    f"{'.'.join(target)} (layer {RANK[other]})"
+                )
     return bad
 
 

@@ -1,5 +1,6 @@
 """`triton-lens check PATH...`: a folder with clean and buggy kernel files, the exit code over all of
 them, and the text, json, sarif (validated against the 2.1.0 schema) and github formats."""
+
 from __future__ import annotations
 
 import json
@@ -10,20 +11,28 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from markers import CORPUS
 
 # The SARIF 2.1.0 schema, from the npm package that ships it (installed with tests/viz's packages by
 # `make viz-deps`, which `make test-python` runs): not copied into this repository.
-SCHEMA_FILE = Path(__file__).parent.parent / "viz" / "node_modules" / "@microsoft" / "jest-sarif" / "lib" / "schemas" \
+SCHEMA_FILE = (
+    Path(__file__).parent.parent
+    / "viz"
+    / "node_modules"
+    / "@microsoft"
+    / "jest-sarif"
+    / "lib"
+    / "schemas"
     / "sarif-2.1.0-rtm.5.json"
+)
 SCHEMA = json.loads(SCHEMA_FILE.read_text())
 HELPER = "import triton\n\n@triton.jit\ndef k(x):\n    pass\n"
 
 
 def check(*args: str, cwd: Path):
-    return subprocess.run([sys.executable, "-m", "triton_lens", "check", *args], capture_output=True, text=True,
-                          timeout=300, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "triton_lens", "check", *args], capture_output=True, text=True, timeout=300, cwd=cwd
+    )
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +73,14 @@ def test_json_for_many_files_is_one_object_with_a_files_list(project):
     assert [f["kind"] for f in files["oob_missing_mask.py"]["findings"]] == ["oob"]
     assert [f["kind"] for f in files["race_write_write.py"]["findings"]] == ["race"]
     assert files["vector_add.py"]["findings"] == [] and "stdout" in files["vector_add.py"]
-    assert out["summary"] == {"files": 3, "errors": 1, "warnings": 1, "information": 0, "tool_errors": 0,
-                              "exit_code": 1}
+    assert out["summary"] == {
+        "files": 3,
+        "errors": 1,
+        "warnings": 1,
+        "information": 0,
+        "tool_errors": 0,
+        "exit_code": 1,
+    }
 
 
 def test_sarif_validates_against_the_2_1_0_schema(sarif_run):
@@ -118,7 +133,10 @@ def test_a_tool_error_is_exit_2_in_sarif_too(project):
     log = json.loads(p.stdout)
     jsonschema.validate(log, SCHEMA)
     inv = log["runs"][0]["invocations"][0]
-    assert inv["executionSuccessful"] is False and "cannot start" in inv["toolExecutionNotifications"][0]["message"]["text"]
+    assert (
+        inv["executionSuccessful"] is False
+        and "cannot start" in inv["toolExecutionNotifications"][0]["message"]["text"]
+    )
 
 
 def test_pre_commit_hook_runs_only_kernel_files(project):

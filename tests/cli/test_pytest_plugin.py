@@ -1,5 +1,6 @@
 """The pytest plugin: a real pytest session (a subprocess, in a fresh folder) with one test that
 launches an out-of-bounds kernel and one clean test; also under pytest-xdist (-n 2)."""
+
 from __future__ import annotations
 
 import os
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-KERNELS = '''import torch
+KERNELS = """import torch
 import triton
 import triton.language as tl
 
@@ -28,9 +29,9 @@ def scale(x, masked=True):
     y = torch.empty_like(x)
     scale_kernel[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), 64, masked)
     return y
-'''
+"""
 
-TESTS = '''import torch
+TESTS = """import torch
 from kernels import scale
 
 
@@ -41,7 +42,7 @@ def test_scale_tail_reads_past_the_end():
 
 def test_scale_clean():
     assert torch.equal(scale(torch.ones(100)), torch.full((100,), 2.0))
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +58,14 @@ def pytest_run(root: Path, *args: str, env: dict | None = None):
     e.pop("PYTEST_XDIST_WORKER", None)
     if env is None:
         e.pop("TRITON_INTERPRET", None)  # the plugin must switch the interpreter on itself
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", *args],
-                          capture_output=True, text=True, timeout=300, cwd=root, env=e)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=root,
+        env=e,
+    )
 
 
 def _check(p):
@@ -71,7 +78,7 @@ def _check(p):
     assert "Triton Lens: 1 finding at error severity in the kernels this test launched" in out
     assert "kernels.py:12:13: error: x_ptr: 28 lanes of program (1,) would read past the end of x_ptr's tensor" in out
     # the summary table at the end
-    summary = out[out.index("Triton Lens ="):]
+    summary = out[out.index("Triton Lens =") :]
     assert "2 tests recorded, 2 kernel launches, 1 with findings" in summary
     assert "test_scale.py::test_scale_tail_reads_past_the_end" in summary and "kernels.py:12 oob x_ptr" in summary
 
@@ -87,7 +94,7 @@ def test_under_xdist(project):
 
 
 def test_fail_level_warning_and_plugin_off(project):
-    (project / "test_race.py").write_text('''import torch, triton, triton.language as tl
+    (project / "test_race.py").write_text("""import torch, triton, triton.language as tl
 
 
 @triton.jit
@@ -97,7 +104,7 @@ def last_wins(x_ptr, out_ptr):
 
 def test_race():
     last_wins[(4,)](torch.arange(4.0), torch.zeros(1))
-''')
+""")
     try:
         p = pytest_run(project, "--triton-lens", "test_race.py")
         assert p.returncode == 0 and "1 with findings" in p.stdout  # a race is a warning: reported, not failed

@@ -1,5 +1,6 @@
 """The script's own stdout and stderr: shown after the findings when its run failed, streamed live
 with --show-output, and carried (their tails) in the JSON. The run comment is honoured by check."""
+
 from __future__ import annotations
 
 import json
@@ -7,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-KERNEL = '''import torch
+KERNEL = """import torch
 import triton
 import triton.language as tl
 
@@ -22,21 +23,22 @@ def copy(x):
     y = torch.empty_like(x)
     copy_kernel[(triton.cdiv(x.numel(), 32),)](x, y, x.numel(), 32)
     return y
-'''
+"""
 
-TEST = '''import torch
+TEST = """import torch
 from kernels import copy
 
 
 def test_copy_sums():
     y = copy(torch.ones(100))
     assert y.sum().item() == 42, f"the copy summed to {y.sum().item():g}, expected 42"
-'''
+"""
 
 
 def check(*args: str, cwd: Path):
-    return subprocess.run([sys.executable, "-m", "triton_lens", "check", *args], capture_output=True, text=True,
-                          timeout=300, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "triton_lens", "check", *args], capture_output=True, text=True, timeout=300, cwd=cwd
+    )
 
 
 def test_a_failing_tests_assert_message_appears_after_the_findings(tmp_path):
@@ -54,27 +56,33 @@ def test_a_failing_tests_assert_message_appears_after_the_findings(tmp_path):
 
 
 def test_a_crashed_scripts_prints_are_shown(tmp_path):
-    (tmp_path / "k.py").write_text(KERNEL + '''
+    (tmp_path / "k.py").write_text(
+        KERNEL
+        + """
 if __name__ == "__main__":
     import os, sys
     copy(torch.ones(10))
     print("checksum mismatch at row 3", flush=True)
     print("warning: fell back to the slow path", file=sys.stderr, flush=True)
     os._exit(3)
-''')
+"""
+    )
     p = check("k.py", cwd=tmp_path)
     assert p.returncode == 1
-    tail = p.stdout[p.stdout.index("[crashed]"):]
+    tail = p.stdout[p.stdout.index("[crashed]") :]
     assert "--- the script's stdout ---\nchecksum mismatch at row 3" in tail
     assert "--- the script's stderr ---\nwarning: fell back to the slow path" in tail
 
 
 def test_show_output_streams_a_clean_runs_prints(tmp_path):
-    (tmp_path / "k.py").write_text(KERNEL + '''
+    (tmp_path / "k.py").write_text(
+        KERNEL
+        + """
 if __name__ == "__main__":
     print("max error 0.0")
     copy(torch.ones(10))
-''')
+"""
+    )
     quiet = check("k.py", cwd=tmp_path)
     assert quiet.returncode == 0 and "max error" not in quiet.stdout
     loud = check("k.py", "--show-output", cwd=tmp_path)

@@ -11,7 +11,11 @@ const cs = await startCodeServer({
   env,
   dir: path.join(REPO, '.e2e', 'screenshot'),
   vsix: path.join(REPO, 'triton-lens.vsix'),
-  settings: { 'workbench.colorTheme': process.env.DEMO_THEME || 'Default Dark Modern', 'editor.fontSize': 13, 'workbench.activityBar.location': 'hidden' },
+  settings: {
+    'workbench.colorTheme': process.env.DEMO_THEME || 'Default Dark Modern',
+    'editor.fontSize': 13,
+    'workbench.activityBar.location': 'hidden',
+  },
   machineSettings: { 'tritonLens.python': path.join(REPO, '.venv', 'bin', 'python') },
 });
 const browser = await launchBrowser(env);
@@ -31,10 +35,14 @@ try {
     if (!frame) await page.waitForTimeout(250);
   }
   if (!frame) throw new Error('the access map did not open');
-  await frame.waitForFunction(() => window.__viewer.idle && window.__viewer.state().tensors.length > 0, undefined, { timeout: 60000 });
+  await frame.waitForFunction(() => window.__viewer.idle && window.__viewer.state().tensors.length > 0, undefined, {
+    timeout: 60000,
+  });
   const pt = await wb.pointAt('tile = tl.load(', 'tile');
   await page.mouse.click(pt.x, pt.y);
-  await frame.waitForFunction(() => window.__viewer.state().follow?.line === 19 && window.__viewer.idle, undefined, { timeout: 30000 });
+  await frame.waitForFunction(() => window.__viewer.state().follow?.line === 19 && window.__viewer.idle, undefined, {
+    timeout: 30000,
+  });
   // give the code (and its hints) more of the width than the map
   const sash = page.locator('.part.editor .monaco-sash.vertical').first();
   const sb = await sash.boundingBox().catch(() => null);

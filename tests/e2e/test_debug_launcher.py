@@ -75,8 +75,9 @@ def run_launcher(tmp_path, args, stop=None):
     env["CALLS_OUT"] = str(tmp_path / "calls.json")
     if stop is not None:
         env[debug_launcher.STOP_ENV] = stop
-    p = subprocess.run([sys.executable, str(LAUNCHER), *args], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=240)
+    p = subprocess.run(
+        [sys.executable, str(LAUNCHER), *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240
+    )
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout.strip().splitlines()[-1])
     calls_file = tmp_path / "calls.json"

@@ -1,4 +1,4 @@
-""""Debug this kernel" on a machine without a GPU: the launcher runs a script written for CUDA with CPU
+""" "Debug this kernel" on a machine without a GPU: the launcher runs a script written for CUDA with CPU
 tensors standing in for CUDA ones, as the traced runs do, and says so on stderr."""
 
 import json
@@ -34,8 +34,14 @@ def run(tmp_path, **extra):
     (tmp_path / "on_cuda.py").write_text(ON_CUDA)
     env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "PYTHONPATH")}
     env.update(extra)
-    return subprocess.run([sys.executable, str(LAUNCHER), "on_cuda.py"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=240)
+    return subprocess.run(
+        [sys.executable, str(LAUNCHER), "on_cuda.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
 
 
 def test_a_cuda_script_runs_under_the_launcher_with_the_stand_in(tmp_path):
@@ -47,12 +53,15 @@ def test_a_cuda_script_runs_under_the_launcher_with_the_stand_in(tmp_path):
 
 
 def test_a_cpu_script_gets_no_notice(tmp_path):
-    (tmp_path / "on_cpu.py").write_text(ON_CUDA.replace('device="cuda"', 'device="cpu"')
-                                        .replace("torch.cuda.synchronize()", "pass")
-                                        .replace("torch.cuda.get_device_name()", "None"))
+    (tmp_path / "on_cpu.py").write_text(
+        ON_CUDA.replace('device="cuda"', 'device="cpu"')
+        .replace("torch.cuda.synchronize()", "pass")
+        .replace("torch.cuda.get_device_name()", "None")
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "PYTHONPATH")}
-    p = subprocess.run([sys.executable, str(LAUNCHER), "on_cpu.py"], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=240)
+    p = subprocess.run(
+        [sys.executable, str(LAUNCHER), "on_cpu.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240
+    )
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout.strip().splitlines()[-1])["is_cuda"] is False
     assert "stand-in" not in p.stderr

@@ -24,13 +24,18 @@ before(async () => {
   fs.rmSync(ARTIFACTS, { recursive: true, force: true });
   fs.rmSync(workspace, { recursive: true, force: true });
   fs.mkdirSync(workspace, { recursive: true });
-  for (const f of ['vector_add.py', 'oob_missing_mask.py', 'softmax.py', 'cuda_script_without_gpu.py']) fs.copyFileSync(path.join(CORPUS, f), path.join(workspace, f));
+  for (const f of ['vector_add.py', 'oob_missing_mask.py', 'softmax.py', 'cuda_script_without_gpu.py'])
+    fs.copyFileSync(path.join(CORPUS, f), path.join(workspace, f));
   cs = await startCodeServer({
     env,
     dir: path.join(WORK, 'code-server'),
     vsix: VSIX,
     // full inlay hints (VS Code cuts them at 43 characters by default)
-    settings: { 'debug.openDebug': 'openOnDebugBreak', 'debug.internalConsoleOptions': 'neverOpen', 'editor.inlayHints.maximumLength': 0 },
+    settings: {
+      'debug.openDebug': 'openOnDebugBreak',
+      'debug.internalConsoleOptions': 'neverOpen',
+      'editor.inlayHints.maximumLength': 0,
+    },
     machineSettings: { 'tritonLens.python': PYTHON },
   });
   browser = await launchBrowser(env);
@@ -55,7 +60,9 @@ async function viewerFrame(timeout = 60000) {
   const deadline = Date.now() + timeout;
   while (Date.now() < deadline) {
     for (const f of page.frames()) {
-      const ok = await f.evaluate(() => typeof window.__viewer === 'object' && window.__viewer !== null).catch(() => false);
+      const ok = await f
+        .evaluate(() => typeof window.__viewer === 'object' && window.__viewer !== null)
+        .catch(() => false);
       if (ok) return f;
     }
     await page.waitForTimeout(250);
@@ -65,7 +72,13 @@ async function viewerFrame(timeout = 60000) {
 
 async function waitViewer(frame, pred, what, timeout = 60000) {
   await frame.waitForFunction(pred, undefined, { timeout, polling: 100 }).catch(async (e) => {
-    const st = await frame.evaluate(() => ({ idle: window.__viewer.idle, state: window.__viewer.state(), msg: document.getElementById('tl-message')?.textContent })).catch(() => null);
+    const st = await frame
+      .evaluate(() => ({
+        idle: window.__viewer.idle,
+        state: window.__viewer.state(),
+        msg: document.getElementById('tl-message')?.textContent,
+      }))
+      .catch(() => null);
     throw new Error(`${what}: ${e.message}\nviewer: ${JSON.stringify(st)}`);
   });
 }
@@ -91,7 +104,10 @@ describe('Triton Lens in VS Code', () => {
     await wb.openFile(OOB_FILE);
     await wb.statusItem('Triton Lens: done').waitFor({ timeout: 180000 });
     await page.waitForFunction(
-      () => [...document.querySelectorAll('.editor-group-container.active .view-lines .view-line')].some((l) => /x_ptr\[0:1000\]/.test(l.textContent)),
+      () =>
+        [...document.querySelectorAll('.editor-group-container.active .view-lines .view-line')].some((l) =>
+          /x_ptr\[0:1000\]/.test(l.textContent),
+        ),
       undefined,
       { timeout: 60000 },
     );
@@ -104,7 +120,9 @@ describe('Triton Lens in VS Code', () => {
 
   step('reports the out-of-bounds load in the Problems view', async () => {
     await page.keyboard.press('Control+Shift+M');
-    const row = page.locator('.markers-panel .monaco-list-row', { hasText: "would read past the end of x_ptr's tensor" }).first();
+    const row = page
+      .locator('.markers-panel .monaco-list-row', { hasText: "would read past the end of x_ptr's tensor" })
+      .first();
     await row.waitFor({ timeout: 30000 });
     const text = norm(await row.innerText());
     await wb.shot('problems-oob');
@@ -133,12 +151,23 @@ describe('Triton Lens in VS Code', () => {
 
   let frame;
   step('opens the access map from the "Visualize this kernel" code lens', async () => {
-    const lens = page.locator('.editor-group-container .codelens-decoration a', { hasText: 'Visualize this kernel' }).first();
+    const lens = page
+      .locator('.editor-group-container .codelens-decoration a', { hasText: 'Visualize this kernel' })
+      .first();
     await lens.waitFor({ timeout: 30000 });
     await lens.click();
-    await page.locator('.tabs-container .tab', { hasText: 'Access map: oob_missing_mask.py' }).waitFor({ timeout: 30000 });
+    await page
+      .locator('.tabs-container .tab', { hasText: 'Access map: oob_missing_mask.py' })
+      .waitFor({ timeout: 30000 });
     frame = await viewerFrame();
-    await waitViewer(frame, () => window.__viewer.idle && window.__viewer.state().kernel === 'add_kernel' && window.__viewer.state().tensors.length === 3, 'the view shows add_kernel');
+    await waitViewer(
+      frame,
+      () =>
+        window.__viewer.idle &&
+        window.__viewer.state().kernel === 'add_kernel' &&
+        window.__viewer.state().tensors.length === 3,
+      'the view shows add_kernel',
+    );
     const st = await frame.evaluate(() => window.__viewer.state());
     await wb.shot('access-map-opened');
     assert.deepEqual(st.tensors, ['x_ptr', 'y_ptr', 'out_ptr']);
@@ -153,12 +182,18 @@ describe('Triton Lens in VS Code', () => {
     await page.mouse.click(start.x, start.y);
     await waitViewer(frame, () => window.__viewer.state().follow?.line === 12, 'following line 12');
     await waitViewer(frame, () => window.__viewer.idle, 'idle after line 12');
-    const at12 = await frame.evaluate(() => ({ x: window.__viewer.cellState('x_ptr', 5), y: window.__viewer.cellState('y_ptr', 5) }));
+    const at12 = await frame.evaluate(() => ({
+      x: window.__viewer.cellState('x_ptr', 5),
+      y: window.__viewer.cellState('y_ptr', 5),
+    }));
     await wb.shot('view-follows-line-12');
     await wb.gotoLine(13, 9);
     await waitViewer(frame, () => window.__viewer.state().follow?.line === 13, 'following line 13');
     await waitViewer(frame, () => window.__viewer.idle, 'idle after line 13');
-    const at13 = await frame.evaluate(() => ({ x: window.__viewer.cellState('x_ptr', 5), y: window.__viewer.cellState('y_ptr', 5) }));
+    const at13 = await frame.evaluate(() => ({
+      x: window.__viewer.cellState('x_ptr', 5),
+      y: window.__viewer.cellState('y_ptr', 5),
+    }));
     await wb.shot('view-follows-line-13');
     assert.equal(at12.x.followed, true, JSON.stringify(at12));
     assert.equal(at12.y.followed, false, JSON.stringify(at12));
@@ -167,16 +202,29 @@ describe('Triton Lens in VS Code', () => {
     assert.notDeepEqual(at12.x.pixel, at13.x.pixel, 'x_ptr cell 5 is drawn differently once line 13 is followed');
   });
 
-  step('shows Values with a histogram, a program\'s memory operations and Performance (issue 14)', async () => {
+  step("shows Values with a histogram, a program's memory operations and Performance (issue 14)", async () => {
     await frame.selectOption('#tl-values', 'after');
-    await waitViewer(frame, () => { const v = window.__viewer.values('x_ptr'); return v && v.histogram !== null && window.__viewer.idle; }, 'values of x_ptr');
+    await waitViewer(
+      frame,
+      () => {
+        const v = window.__viewer.values('x_ptr');
+        return v && v.histogram !== null && window.__viewer.idle;
+      },
+      'values of x_ptr',
+    );
     const v = await frame.evaluate(() => window.__viewer.values('x_ptr'));
     assert.equal(v.block, 1);
     assert.equal(v.histogram.line, 12);
     assert.equal(v.histogram.elements, 1000);
     await frame.click('.tl-prog[data-pid="7"]');
-    await waitViewer(frame, () => window.__viewer.idle && document.querySelectorAll('#tl-ops-panel .tl-op').length === 3, 'program 7 operations');
-    const ops = await frame.$$eval('#tl-ops-panel .tl-op', (els) => els.map((e) => e.children[1].textContent + ' ' + e.children[2].textContent));
+    await waitViewer(
+      frame,
+      () => window.__viewer.idle && document.querySelectorAll('#tl-ops-panel .tl-op').length === 3,
+      'program 7 operations',
+    );
+    const ops = await frame.$$eval('#tl-ops-panel .tl-op', (els) =>
+      els.map((e) => e.children[1].textContent + ' ' + e.children[2].textContent),
+    );
     assert.deepEqual(ops, ['12 x_ptr', '13 y_ptr', '14 out_ptr']);
     const roof = await frame.$eval('#tl-roofline', (e) => e.firstChild.textContent);
     assert.match(roof, /^roofline estimate on H100 SXM: ≥ [\d.]+ ns — memory-bound$/);
@@ -193,12 +241,22 @@ describe('Triton Lens in VS Code', () => {
     const el = await frame.frameElement();
     const fb = await el.boundingBox();
     await page.mouse.click(fb.x + pt.x, fb.y + pt.y);
-    await page.waitForFunction(
-      () => /Ln 13,/.test(document.querySelector('.statusbar-item[id*="selection"], .editor-status-selection')?.textContent ?? ''),
-      undefined,
-      { timeout: 15000 },
-    ).catch(() => {});
-    const pos = norm(await page.locator('.statusbar-item', { hasText: /Ln \d+, Col \d+/ }).first().innerText());
+    await page
+      .waitForFunction(
+        () =>
+          /Ln 13,/.test(
+            document.querySelector('.statusbar-item[id*="selection"], .editor-status-selection')?.textContent ?? '',
+          ),
+        undefined,
+        { timeout: 15000 },
+      )
+      .catch(() => {});
+    const pos = norm(
+      await page
+        .locator('.statusbar-item', { hasText: /Ln \d+, Col \d+/ })
+        .first()
+        .innerText(),
+    );
     await wb.shot('cell-click-reveals-line');
     assert.match(pos, /Ln 13,/, `the cursor is on line 13 after clicking a y_ptr cell: ${pos}`);
   });
@@ -206,16 +264,23 @@ describe('Triton Lens in VS Code', () => {
   step('comes back after a window reload (webview serializer), on the same kernel', async () => {
     // Reload the way a user does (Developer: Reload Window): the workbench shuts down properly and
     // stores its editor layout first; a bare page reload races that store and sometimes loses it.
-    await Promise.all([
-      page.waitForEvent('load', { timeout: 90000 }),
-      wb.command('Developer: Reload Window'),
-    ]);
+    await Promise.all([page.waitForEvent('load', { timeout: 90000 }), wb.command('Developer: Reload Window')]);
     await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
-    await page.locator('.tabs-container .tab', { hasText: 'Access map: oob_missing_mask.py' }).waitFor({ timeout: 60000 });
+    await page
+      .locator('.tabs-container .tab', { hasText: 'Access map: oob_missing_mask.py' })
+      .waitFor({ timeout: 60000 });
     // a restored webview is only loaded once it is visible
     await page.locator('.tabs-container .tab', { hasText: 'Access map: oob_missing_mask.py' }).click();
     frame = await viewerFrame(90000);
-    await waitViewer(frame, () => window.__viewer.idle && window.__viewer.state().kernel === 'add_kernel' && window.__viewer.state().tensors.length === 3, 'the restored view shows add_kernel', 120000);
+    await waitViewer(
+      frame,
+      () =>
+        window.__viewer.idle &&
+        window.__viewer.state().kernel === 'add_kernel' &&
+        window.__viewer.state().tensors.length === 3,
+      'the restored view shows add_kernel',
+      120000,
+    );
     await wb.shot('access-map-restored-after-reload');
   });
 
@@ -232,7 +297,10 @@ describe('Triton Lens in VS Code', () => {
     await page.keyboard.press('Enter');
     // paused on line 10 of the kernel, in program 1
     await page.locator('.debug-top-stack-frame-line').first().waitFor({ timeout: 120000 });
-    await page.locator('.debug-call-stack .monaco-list-row', { hasText: 'add_kernel' }).first().waitFor({ timeout: 30000 });
+    await page
+      .locator('.debug-call-stack .monaco-list-row', { hasText: 'add_kernel' })
+      .first()
+      .waitFor({ timeout: 30000 });
     const locals = page.locator('.debug-variables .monaco-list-row', { hasText: 'Locals' }).first();
     await locals.waitFor({ timeout: 30000 });
     if ((await locals.getAttribute('aria-expanded')) !== 'true') await locals.click();
@@ -250,12 +318,17 @@ describe('Triton Lens in VS Code', () => {
     await wb.openFile('cuda_script_without_gpu.py');
     await wb.statusItem('CPU stand-in for CUDA').waitFor({ timeout: 180000 });
     await page.waitForFunction(
-      () => [...document.querySelectorAll('.editor-group-container.active .view-lines .view-line')].some((l) => /x_ptr\[0:1000\]/.test(l.textContent)),
+      () =>
+        [...document.querySelectorAll('.editor-group-container.active .view-lines .view-line')].some((l) =>
+          /x_ptr\[0:1000\]/.test(l.textContent),
+        ),
       undefined,
       { timeout: 60000 },
     );
     const l14 = await wb.lineText(14);
-    const lens = page.locator('.editor-group-container.active .codelens-decoration', { hasText: 'CPU stand-in for CUDA' }).first();
+    const lens = page
+      .locator('.editor-group-container.active .codelens-decoration', { hasText: 'CPU stand-in for CUDA' })
+      .first();
     await lens.waitFor({ timeout: 30000 });
     await wb.shot('cuda-stand-in');
     assert.match(l14, /x = tl\.load\(x_ptr \+ offs, mask=m\).*x_ptr\[0:1000\].*8 prog.*1000\/1024 active/, l14);
@@ -290,7 +363,9 @@ describe('Triton Lens when it must not or cannot run', () => {
       const item = wb2.statusItem('Triton Lens: restricted');
       await item.waitFor({ timeout: 60000 });
       await item.hover();
-      const tip = page2.locator('.monaco-hover, .hover-contents, .workbench-hover', { hasText: 'runs nothing in Restricted Mode' }).first();
+      const tip = page2
+        .locator('.monaco-hover, .hover-contents, .workbench-hover', { hasText: 'runs nothing in Restricted Mode' })
+        .first();
       await tip.waitFor({ timeout: 15000 });
       await page2.waitForTimeout(4000); // time enough for a run, had one started
       const line = await wb2.lineText(12);
@@ -313,7 +388,12 @@ describe('Triton Lens when it must not or cannot run', () => {
     await toast.waitFor({ timeout: 60000 });
     const text = norm(await toast.innerText());
     await wb2.shot('missing-packages');
-    assert.ok(text.includes(`Triton Lens needs triton, torch, numpy in ${bare}: run \`${bare} -m pip install triton torch numpy\``), text);
+    assert.ok(
+      text.includes(
+        `Triton Lens needs triton, torch, numpy in ${bare}: run \`${bare} -m pip install triton torch numpy\``,
+      ),
+      text,
+    );
     assert.match(text, /Open Settings/);
     await wb2.statusItem('Triton Lens: setup needed').waitFor({ timeout: 10000 });
   });

@@ -1,4 +1,5 @@
 """Runs one of tests/engine/scripts/findings/ once and finds its `# at: NAME` lines."""
+
 from __future__ import annotations
 
 from pathlib import Path

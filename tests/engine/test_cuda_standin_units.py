@@ -1,5 +1,6 @@
 """The CPU stand-in for CUDA in-process: what CUDA tensors and torch.cuda answer while it is in
 place, copies where a device move copies, and everything put back after."""
+
 from __future__ import annotations
 
 import pytest
@@ -107,28 +108,52 @@ def test_a_script_that_never_asks_for_cuda_reports_nothing(standin):
 
 
 def test_everything_is_put_back_after_the_run():
-    before = (torch.cuda.is_available, torch.cuda._lazy_init, torch.Generator, triton.testing.do_bench,
-              dict(vars(triton.runtime.driver)), len(_get_current_function_mode_stack()))
+    before = (
+        torch.cuda.is_available,
+        torch.cuda._lazy_init,
+        torch.Generator,
+        triton.testing.do_bench,
+        dict(vars(triton.runtime.driver)),
+        len(_get_current_function_mode_stack()),
+    )
     with CudaStandIn(ASKED):
         x = torch.ones(2, device="cuda")
-    after = (torch.cuda.is_available, torch.cuda._lazy_init, torch.Generator, triton.testing.do_bench,
-             dict(vars(triton.runtime.driver)), len(_get_current_function_mode_stack()))
+    after = (
+        torch.cuda.is_available,
+        torch.cuda._lazy_init,
+        torch.Generator,
+        triton.testing.do_bench,
+        dict(vars(triton.runtime.driver)),
+        len(_get_current_function_mode_stack()),
+    )
     assert after == before
     assert not torch.cuda.is_available() and x.device.type == "cpu"
     with pytest.raises((AssertionError, RuntimeError)):
         torch.ones(1, device="cuda")
 
 
-@pytest.mark.parametrize("type_name,message,needed", [
-    ("NotImplementedError", "Could not run 'aten::_cslt_compress' with arguments from the 'CPU' backend. This could",
-     "aten::_cslt_compress"),
-    ("RuntimeError", "Distributed package doesn't have NCCL built in", "NCCL"),
-    ("ImportError", "libcudart.so.12: cannot open shared object file: No such file or directory",
-     "a compiled CUDA extension"),
-    ("OSError", "CUDA_HOME environment variable is not set. Please set it to your CUDA install root.",
-     "building a CUDA extension"),
-    ("AssertionError", "Torch not compiled with CUDA enabled", "a torch.cuda feature"),
-])
+@pytest.mark.parametrize(
+    "type_name,message,needed",
+    [
+        (
+            "NotImplementedError",
+            "Could not run 'aten::_cslt_compress' with arguments from the 'CPU' backend. This could",
+            "aten::_cslt_compress",
+        ),
+        ("RuntimeError", "Distributed package doesn't have NCCL built in", "NCCL"),
+        (
+            "ImportError",
+            "libcudart.so.12: cannot open shared object file: No such file or directory",
+            "a compiled CUDA extension",
+        ),
+        (
+            "OSError",
+            "CUDA_HOME environment variable is not set. Please set it to your CUDA install root.",
+            "building a CUDA extension",
+        ),
+        ("AssertionError", "Torch not compiled with CUDA enabled", "a torch.cuda feature"),
+    ],
+)
 def test_errors_from_missing_cuda_are_explained(type_name, message, needed):
     text = explain_message(type_name, message)
     assert text is not None and text.startswith(needed) and "needs a real GPU" in text

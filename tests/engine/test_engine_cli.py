@@ -1,4 +1,5 @@
 """`triton-lens check`: compiler-style output, one JSON object with --json, exit codes 0/1/2."""
+
 from __future__ import annotations
 
 import json
@@ -19,12 +20,30 @@ def test_json_has_the_documented_shape_and_exit_code_1_on_an_error():
     assert out["file"].endswith("oob_missing_mask.py") and out["status"] == "ok"
     assert out["launches"] == [dict(out["launches"][0], kernel="add_kernel", grid=[8, 1, 1])]
     acc = {(a["line"], a["arg"]): a for a in out["accesses"]}
-    assert set(acc[(12, "x_ptr")]) >= {"file", "line", "arg", "kind", "launches", "programs", "lanes", "active",
-                                        "unique", "oob", "bytes"}
+    assert set(acc[(12, "x_ptr")]) >= {
+        "file",
+        "line",
+        "arg",
+        "kind",
+        "launches",
+        "programs",
+        "lanes",
+        "active",
+        "unique",
+        "oob",
+        "bytes",
+    }
     assert acc[(12, "x_ptr")]["oob"] == 24 and acc[(13, "y_ptr")]["bytes"] == 4000
     (f,) = out["findings"]
-    assert {k: f[k] for k in ("kind", "severity", "line", "arg", "access", "lanes", "programs")} == \
-        {"kind": "oob", "severity": "error", "line": 12, "arg": "x_ptr", "access": "load", "lanes": 24, "programs": 1}
+    assert {k: f[k] for k in ("kind", "severity", "line", "arg", "access", "lanes", "programs")} == {
+        "kind": "oob",
+        "severity": "error",
+        "line": 12,
+        "arg": "x_ptr",
+        "access": "load",
+        "lanes": 24,
+        "programs": 1,
+    }
     assert "program (7,)" in f["message"] and "mask" in f["message"]
 
 
@@ -57,5 +76,6 @@ def test_timeout_option_and_status():
 
 def test_triton_version():
     import triton
+
     p = check("--triton-version")
     assert p.returncode == 0 and p.stdout.strip() == triton.__version__

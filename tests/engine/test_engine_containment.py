@@ -1,6 +1,7 @@
 """What a careless script does stays inside its run: nothing planted next to the worker is imported,
 the script cannot signal the process that runs it, the processes it starts end with the run (even
 those in their own session) and count toward the memory limit."""
+
 from __future__ import annotations
 
 import json
@@ -17,7 +18,7 @@ import pytest
 
 from triton_lens.trace.runner import RunRequest, run
 
-KERNEL = '''import os, subprocess, sys, time
+KERNEL = """import os, subprocess, sys, time
 import torch
 import triton
 import triton.language as tl
@@ -31,7 +32,7 @@ def inc_kernel(x_ptr, n, B: tl.constexpr):
 
 x = torch.zeros(100)
 inc_kernel[(1,)](x, 100, B=128)
-'''
+"""
 
 
 def _script(tmp_path, tail: str, name: str = "k.py"):
@@ -55,10 +56,13 @@ def test_nothing_in_the_temp_directory_is_imported_while_the_worker_starts(tmp_p
     for mod in ("json", "typing", "numpy"):  # what the worker imports before any script runs
         (shared_tmp / f"{mod}.py").write_text(f"open({str(canary)!r}, 'a').write('{mod}')\n")
     monkeypatch.setattr(tempfile, "tempdir", str(shared_tmp))
-    script = _script(tmp_path, '''
+    script = _script(
+        tmp_path,
+        """
         print("PATH0", sys.path[0])
         print("SAFEPATH", os.environ.get("PYTHONSAFEPATH"))
-    ''')
+    """,
+    )
     r = run(RunRequest(path=str(script)))
     assert not canary.exists(), canary.read_text()
     assert r.status == "ok", r.error
@@ -87,13 +91,20 @@ def test_the_workers_start_directory_is_private(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("how", ["os.kill(os.getppid(), signal.SIGKILL)", "os.killpg(os.getpgid(0), signal.SIGKILL)"])
 def test_a_script_cannot_kill_triton_lens_check(tmp_path, how):
-    script = _script(tmp_path, f'''
+    script = _script(
+        tmp_path,
+        f"""
         import signal
         {how}
         time.sleep(5)
-    ''')
-    p = subprocess.run([sys.executable, "-m", "triton_lens", "check", str(script), "--json"],
-                       capture_output=True, text=True, timeout=300)
+    """,
+    )
+    p = subprocess.run(
+        [sys.executable, "-m", "triton_lens", "check", str(script), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode in (1, 2), (p.returncode, p.stderr)
     out = json.loads(p.stdout)
     assert out["status"] == "crashed" and len(out["launches"]) == 1
@@ -101,7 +112,7 @@ def test_a_script_cannot_kill_triton_lens_check(tmp_path, how):
 
 
 # A child that double-forks into its own session (a daemon), writes its pid and sleeps.
-DAEMON = '''
+DAEMON = """
 pidfile = sys.argv[1] + ".pid"
 code = (
     "import os, sys, time\\n"
@@ -119,7 +130,7 @@ if how == "raise":
 if how == "hang":
     while True:
         time.sleep(0.1)
-'''
+"""
 
 
 @pytest.mark.parametrize("how", ["return", "raise", "hang", "cancel"])
@@ -128,14 +139,17 @@ def test_processes_the_script_started_end_with_the_run(tmp_path, how):
     marker = tmp_path / "daemon"
     cancel = threading.Event()
     if how == "cancel":
+
         def cancel_when_started():
             deadline = time.monotonic() + 60
             while not (tmp_path / "daemon.pid").exists() and time.monotonic() < deadline:
                 time.sleep(0.05)
             cancel.set()
+
         threading.Thread(target=cancel_when_started, daemon=True).start()
-    r = run(RunRequest(path=str(script), argv=[str(marker), how], timeout_s=15.0 if how == "hang" else 60.0),
-            cancel=cancel)
+    r = run(
+        RunRequest(path=str(script), argv=[str(marker), how], timeout_s=15.0 if how == "hang" else 60.0), cancel=cancel
+    )
     pid = int((tmp_path / "daemon.pid").read_text())
     try:
         assert not _alive(pid), f"the daemon {pid} outlived the run ({r.status})"
@@ -147,10 +161,13 @@ def test_processes_the_script_started_end_with_the_run(tmp_path, how):
 
 
 def test_the_memory_limit_counts_the_scripts_children(tmp_path):
-    script = _script(tmp_path, '''
+    script = _script(
+        tmp_path,
+        """
         child = "import time\\nb = b'x' * (1500 << 20)\\ntime.sleep(8)\\n"
         subprocess.run([sys.executable, "-c", child])
-    ''')
+    """,
+    )
     r = run(RunRequest(path=str(script), memory_mb=1200))
     assert r.status == "crashed" and r.error.type == "MemoryLimit", (r.status, r.error)
     assert len(r.launches) == 1
@@ -163,9 +180,15 @@ def test_descendants_are_found_without_the_children_file_too(monkeypatch):
 
     from triton_lens.trace import supervisor
 
-    child = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time\n"
-                              "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'])\n"
-                              "time.sleep(30)\n"])
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys, time\n"
+            "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'])\n"
+            "time.sleep(30)\n",
+        ]
+    )
     try:
         deadline = time.monotonic() + 30
         while len(supervisor.descendants(os.getpid())) < 2 and time.monotonic() < deadline:

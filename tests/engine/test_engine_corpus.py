@@ -1,10 +1,11 @@
 """Every `# expect:` marker of shared/corpus holds, on the triton release this venv runs."""
+
 from __future__ import annotations
 
 import pytest
 import triton
-
 from markers import CORPUS, CorpusFile, Expect, corpus_files
+
 from triton_lens.analysis import analyze
 from triton_lens.trace.runner import RunRequest, run
 
@@ -34,8 +35,11 @@ def _accesses(a, e: Expect):
 
 
 def _findings(a, kind: str, e: Expect):
-    return [f for f in a.findings if f.kind == kind and f.line == e.line and f.file == a.result.file
-            and (not e.words or f.arg == e.words[-1])]
+    return [
+        f
+        for f in a.findings
+        if f.kind == kind and f.line == e.line and f.file == a.result.file and (not e.words or f.arg == e.words[-1])
+    ]
 
 
 def check(a, e: Expect) -> None:
@@ -47,8 +51,9 @@ def check(a, e: Expect) -> None:
         assert e.keys in got, f"{e}: recorded {got}"
     elif e.kind == "launches":
         rows = [s for s in a.accesses if s.line == e.line and s.file == r.file]
-        assert rows and all(s.launches == e.keys["launches"] for s in rows), \
+        assert rows and all(s.launches == e.keys["launches"] for s in rows), (
             f"{e}: recorded {[(s.arg, s.launches) for s in rows]}"
+        )
     elif e.kind == "oob":
         kind, arg = e.words
         found = [f for f in _findings(a, "oob", e) if f.access == kind]
@@ -100,8 +105,12 @@ def check(a, e: Expect) -> None:
 
 # A file whose `# requires:` excludes this release is checked by the other release `make test` runs
 # (block pointers on 3.2, tensor descriptors on 3.9).
-CASES = [pytest.param(cf, e, id=f"{cf.name}:{e.line}:{e.kind}:{'-'.join(e.words)}")
-         for cf in FILES if cf.applies_to(triton.__version__) for e in cf.expects]
+CASES = [
+    pytest.param(cf, e, id=f"{cf.name}:{e.line}:{e.kind}:{'-'.join(e.words)}")
+    for cf in FILES
+    if cf.applies_to(triton.__version__)
+    for e in cf.expects
+]
 
 
 @pytest.mark.parametrize("cf,e", CASES)

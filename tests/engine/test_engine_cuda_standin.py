@@ -1,6 +1,7 @@
 """Scripts written for a GPU run unchanged under `triton-lens check` on a machine without one (CI, this
 machine): CPU tensors stand in for CUDA ones, and every output says so (trace/cuda_standin.py). On a
 machine with a GPU, tests/gpu/cuda_parity.py compares the stand-in with real CUDA tensors."""
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,9 @@ SCRIPTS = Path(__file__).parent / "scripts" / "cuda"
 
 
 def check(*args: str):
-    p = subprocess.run([sys.executable, "-m", "triton_lens", "check", *args], capture_output=True, text=True,
-                       timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "triton_lens", "check", *args], capture_output=True, text=True, timeout=300
+    )
     return p
 
 
@@ -88,10 +90,13 @@ def test_a_missing_mask_is_found_in_a_script_timed_with_cuda_events():
     assert {"torch.cuda.set_device", "torch.cuda.synchronize", "cuda tensors"} <= set(out["cuda_standin"]["used"])
 
 
-@pytest.mark.parametrize("name,line,needed", [
-    ("needs_cudnn.py", 20, "aten::cudnn_convolution"),
-    ("needs_nccl.py", 18, "NCCL"),
-])
+@pytest.mark.parametrize(
+    "name,line,needed",
+    [
+        ("needs_cudnn.py", 20, "aten::cudnn_convolution"),
+        ("needs_nccl.py", 18, "NCCL"),
+    ],
+)
 def test_what_cannot_be_stood_in_is_one_finding_at_its_line(name, line, needed):
     rc, out = check_json(SCRIPTS / name)
     assert rc == 1 and out["status"] == "exception"
@@ -118,8 +123,14 @@ def test_a_gpu_test_suite_skipped_without_cuda_runs_its_tests():
     from triton_lens.trace.runner import RunRequest, run
 
     path = SCRIPTS / "test_gpu_only.py"
-    r = run(RunRequest(path=str(path), command=["pytest", "-q", "-p", "no:cacheprovider", str(path)],
-                       cwd=str(SCRIPTS), timeout_s=300))
+    r = run(
+        RunRequest(
+            path=str(path),
+            command=["pytest", "-q", "-p", "no:cacheprovider", str(path)],
+            cwd=str(SCRIPTS),
+            timeout_s=300,
+        )
+    )
     assert r.status == "ok", (r.error, r.stdout[-2000:])
     assert "2 passed" in r.stdout
     assert [L.grid for L in r.launches] == [(1, 1, 1), (3, 1, 1)]

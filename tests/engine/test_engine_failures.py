@@ -1,5 +1,6 @@
 """A user's script that raises, exits, segfaults, or allocates without bound: the launches that
 finished before are kept, the failure is a clear finding at the right line, nothing hangs."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -68,7 +69,11 @@ def test_exception_inside_a_kernel_points_at_the_kernel_line():
 
 def test_timeout_stops_the_script_and_says_where(tmp_path):
     script = tmp_path / "spins.py"
-    script.write_text((SCRIPTS / "exits.py").read_text().replace("    if sys.argv[1:]", "    while True:\n        pass\n    if sys.argv[1:]"))
+    script.write_text(
+        (SCRIPTS / "exits.py")
+        .read_text()
+        .replace("    if sys.argv[1:]", "    while True:\n        pass\n    if sys.argv[1:]")
+    )
     r, a = _run(str(script), timeout_s=6.0)
     assert r.status == "timeout" and len(r.launches) == 1
     assert r.error.line in (18, 19)  # the `while True:` loop
@@ -79,6 +84,7 @@ def test_timeout_stops_the_script_and_says_where(tmp_path):
 def test_cancel_kills_the_worker():
     import threading
     import time
+
     cancel = threading.Event()
     threading.Timer(1.0, cancel.set).start()
     t0 = time.monotonic()
@@ -112,7 +118,6 @@ def test_a_store_through_an_integer_pointer_outside_every_tensor_is_oob_and_neve
     assert "target written: True" in r.stdout
 
 
-
 def test_a_syntax_error_is_reported_at_its_line(tmp_path):
     script = tmp_path / "bad.py"
     script.write_text("import torch\n\n\nx = 1\ny = (2 +\nprint(x)\n")
@@ -130,7 +135,8 @@ def test_a_kernel_that_hangs_inside_its_launch_says_so(tmp_path):
     script.write_text(
         "import torch\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\n"
         "def spin_kernel(x_ptr):\n    while tl.load(x_ptr) == 0:\n        pass\n\n\n"
-        "spin_kernel[(4,)](torch.zeros(1))\n")
+        "spin_kernel[(4,)](torch.zeros(1))\n"
+    )
     r, a = _run(str(script), timeout_s=20.0)  # the clock includes the worker's start on a loaded machine
     assert r.status == "timeout" and not r.launches
     assert r.in_launch is not None and r.in_launch["kernel"] == "spin_kernel" and r.in_launch["total"] == 4
@@ -151,8 +157,11 @@ def test_check_piped_into_head_exits_quietly():
     import subprocess
     import sys
 
-    p = subprocess.Popen([sys.executable, "-m", "triton_lens", "check", str(SCRIPTS / "exits.py")],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "triton_lens", "check", str(SCRIPTS / "exits.py")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     p.stdout.close()  # the reader went away before the first line, as `| head -0` does
     err = p.stderr.read().decode()
     p.wait(timeout=300)

@@ -1,6 +1,7 @@
 """Odd text: characters str.splitlines breaks at but Python and VS Code do not (form feed, \\x0b,
 U+2028) keep every result on its line; a latin-1 file with a coding cookie runs as Python runs
 it; bytes that decode in no declared encoding are a clear error with valid JSON, never a traceback."""
+
 from __future__ import annotations
 
 import json
@@ -8,8 +9,8 @@ import subprocess
 import sys
 
 import pytest
-
 from markers import CORPUS
+
 from triton_lens.analysis import analyze
 from triton_lens.trace.runner import RunRequest, run
 
@@ -45,8 +46,9 @@ def test_a_latin1_file_with_a_coding_cookie_runs_as_python_runs_it(tmp_path):
 def test_undecodable_bytes_are_a_clear_error_and_check_exits_2_with_json(tmp_path):
     path = tmp_path / "broken.py"
     path.write_bytes(b"import torch\nname = '\xff\xfe caf\xe9'\nprint(name)\n")
-    p = subprocess.run([sys.executable, "-m", "triton_lens", "check", str(path), "--json"],
-                       capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "triton_lens", "check", str(path), "--json"], capture_output=True, text=True, timeout=300
+    )
     assert p.returncode == 2, p.stderr
     assert "Traceback" not in p.stderr
     out = json.loads(p.stdout)
@@ -55,6 +57,7 @@ def test_undecodable_bytes_are_a_clear_error_and_check_exits_2_with_json(tmp_pat
     assert any("not valid utf-8" in m and "line 2" in m and "coding" in m for m in msgs), out
     assert any(f["line"] == 2 for f in out["findings"]), out["findings"]
     # Without --json: one line on stderr that says what to do.
-    p = subprocess.run([sys.executable, "-m", "triton_lens", "check", str(path)], capture_output=True, text=True,
-                       timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "triton_lens", "check", str(path)], capture_output=True, text=True, timeout=300
+    )
     assert p.returncode == 2 and "Traceback" not in p.stderr and "Save the file as UTF-8" in p.stderr

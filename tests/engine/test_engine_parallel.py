@@ -5,6 +5,7 @@ with 2 workers, and what cannot be split (atomics, an exception, a crash) runs a
 The tests lower the thresholds (TRITON_LENS_PARALLEL_*) so that even the corpus's small launches are
 split after their first program, and read the report the engine writes for each split launch.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,9 +17,9 @@ import textwrap
 import numpy as np
 import pytest
 import triton
-
 from markers import corpus_files
 from test_engine_corpus import HANG_LIMIT_S, analysed, check
+
 from triton_lens.analysis import analyze
 from triton_lens.trace.runner import RunRequest, run
 
@@ -28,8 +29,13 @@ FILES = [cf for cf in corpus_files() if cf.applies_to(triton.__version__)]
 
 
 def split_env(report) -> dict:
-    return dict(os.environ, TRITON_LENS_PARALLEL_MIN_PROGRAMS="2", TRITON_LENS_PARALLEL_MIN_SECONDS="0",
-                TRITON_LENS_PARALLEL_PROBE_SECONDS="0", TRITON_LENS_PARALLEL_REPORT=str(report))
+    return dict(
+        os.environ,
+        TRITON_LENS_PARALLEL_MIN_PROGRAMS="2",
+        TRITON_LENS_PARALLEL_MIN_SECONDS="0",
+        TRITON_LENS_PARALLEL_PROBE_SECONDS="0",
+        TRITON_LENS_PARALLEL_REPORT=str(report),
+    )
 
 
 def splits(report) -> list[dict]:
@@ -78,10 +84,15 @@ def test_marker_holds_with_two_workers(cf, e, tmp_path_factory):
 
 def test_the_corpus_was_really_split(tmp_path_factory):
     """The comparisons above mean something: launches were split and merged, kernels with atomics were not."""
-    by_file = {cf.name: runs_of(cf, tmp_path_factory)[2] for cf in FILES
-               if cf.name in ("softmax.py", "matmul.py", "atomic_histogram.py", "lock_critical_section.py")}
+    by_file = {
+        cf.name: runs_of(cf, tmp_path_factory)[2]
+        for cf in FILES
+        if cf.name in ("softmax.py", "matmul.py", "atomic_histogram.py", "lock_critical_section.py")
+    }
     for name in ("softmax.py", "matmul.py"):
-        assert by_file[name] and all(s["merged"] and s["children"] == ["ok", "ok"] for s in by_file[name]), by_file[name]
+        assert by_file[name] and all(s["merged"] and s["children"] == ["ok", "ok"] for s in by_file[name]), by_file[
+            name
+        ]
     assert by_file["atomic_histogram.py"] == []  # its one kernel adds with tl.atomic_add
     # The spin lock's kernel runs in one process; the file's kernel without atomics is split.
     assert [s["kernel"] for s in by_file["lock_critical_section.py"]] == ["unlocked_accumulate"]
@@ -111,7 +122,10 @@ def _both(path, tmp_path, **kw):
 
 def test_a_split_launch_records_and_stores_exactly_what_one_process_does(tmp_path):
     # Contiguous and scattered stores, a @jit helper first called in a child, out-of-bounds lanes.
-    path = _script(tmp_path, HEADER + """
+    path = _script(
+        tmp_path,
+        HEADER
+        + """
     @triton.jit
     def add(x, y, o, n, B: tl.constexpr):
         offs = tl.program_id(0) * B + tl.arange(0, B)
@@ -140,7 +154,8 @@ def test_a_split_launch_records_and_stores_exactly_what_one_process_does(tmp_pat
     idx = torch.randperm(4096).to(torch.int32)
     g = torch.zeros(4096, dtype=torch.float16)
     scatter[(64,)](x, idx, g, B=64)
-    """)
+    """,
+    )
     one, two, report = _both(path, tmp_path)
     assert one.status == two.status == "ok", (one.error, two.error)
     assert [s["kernel"] for s in report] == ["add", "scatter"] and all(s["merged"] for s in report)
@@ -159,7 +174,10 @@ def test_a_split_launch_records_and_stores_exactly_what_one_process_does(tmp_pat
 
 
 def test_an_exception_in_a_childs_program_is_the_one_process_exception(tmp_path):
-    path = _script(tmp_path, HEADER + """
+    path = _script(
+        tmp_path,
+        HEADER
+        + """
     @triton.jit
     def k(x, o, B: tl.constexpr):
         pid = tl.program_id(0)
@@ -171,18 +189,26 @@ def test_an_exception_in_a_childs_program_is_the_one_process_exception(tmp_path)
 
     x = torch.randn(100 * 16); o = torch.zeros(100 * 16)
     k[(100,)](x, o, B=16)
-    """)
+    """,
+    )
     one, two, report = _both(path, tmp_path)
     assert one.status == two.status == "exception"
-    assert (two.error.type, two.error.message, two.error.line, two.error.traceback) == \
-        (one.error.type, one.error.message, one.error.line, one.error.traceback)
+    assert (two.error.type, two.error.message, two.error.line, two.error.traceback) == (
+        one.error.type,
+        one.error.message,
+        one.error.line,
+        one.error.traceback,
+    )
     assert without_timings(analyze(two).to_json()) == without_timings(analyze(one).to_json())
     assert report and report[0]["children"] == ["ok", "error"] and not report[0]["merged"]
 
 
 def test_an_atomic_the_kernel_code_hides_is_met_in_the_child_and_runs_in_one_process(tmp_path):
     # The atomic is in a helper reached through a dict: the static check cannot see it.
-    path = _script(tmp_path, HEADER + """
+    path = _script(
+        tmp_path,
+        HEADER
+        + """
     @triton.jit
     def bump(p, v):
         tl.atomic_add(p, v)
@@ -198,7 +224,8 @@ def test_an_atomic_the_kernel_code_hides_is_met_in_the_child_and_runs_in_one_pro
     x = torch.arange(64 * 8, dtype=torch.float32); total = torch.zeros(1)
     k[(64,)](x, total, B=8)
     print(float(total[0]))
-    """)
+    """,
+    )
     one, two, report = _both(path, tmp_path)
     assert one.status == two.status == "ok", (one.error, two.error)
     assert one.stdout.strip() == two.stdout.strip() == str(float(sum(range(64 * 8))))
@@ -207,7 +234,10 @@ def test_an_atomic_the_kernel_code_hides_is_met_in_the_child_and_runs_in_one_pro
 
 
 def test_a_crash_in_a_child_ends_the_run_as_in_one_process(tmp_path):
-    path = _script(tmp_path, HEADER + """
+    path = _script(
+        tmp_path,
+        HEADER
+        + """
     import os, signal
 
     @triton.jit
@@ -226,7 +256,8 @@ def test_a_crash_in_a_child_ends_the_run_as_in_one_process(tmp_path):
     x = torch.randn(100 * 16); o = torch.zeros(100 * 16)
     first[(100,)](x, o, B=16)
     k[(100,)](x, o, B=16)
-    """)
+    """,
+    )
     one, two, report = _both(path, tmp_path)
     assert one.status == two.status == "crashed"
     kill_line = path.read_text().splitlines().index("        os.kill(os.getpid(), signal.SIGSEGV)") + 1
@@ -238,7 +269,10 @@ def test_a_crash_in_a_child_ends_the_run_as_in_one_process(tmp_path):
 def test_the_memory_limit_counts_the_children(tmp_path):
     # Each program keeps 16 MB. The parent runs program 0 only (its 16 MB stay far below the limit);
     # the two children keep 1 GB each: only counting them stops the run.
-    path = _script(tmp_path, HEADER + """
+    path = _script(
+        tmp_path,
+        HEADER
+        + """
     import time
     import numpy as np
     KEEP = []
@@ -251,7 +285,8 @@ def test_the_memory_limit_counts_the_children(tmp_path):
 
     x = torch.zeros(16)
     k[(129,)](x, B=16)
-    """)
+    """,
+    )
     report = tmp_path / "report.jsonl"
     r = run(RunRequest(path=str(path), workers=2, memory_mb=900, env=split_env(report)))
     assert r.status == "crashed" and r.error.type == "MemoryLimit", (r.status, r.error)
@@ -263,8 +298,13 @@ def test_check_cli_takes_workers(tmp_path):
     softmax = next(cf.path for cf in FILES if cf.name == "softmax.py")  # 64 programs
     out = {}
     for w in ("1", "2"):
-        p = subprocess.run([sys.executable, "-m", "triton_lens", "check", "--json", "--workers", w, str(softmax)],
-                           capture_output=True, text=True, env=split_env(report), timeout=300)
+        p = subprocess.run(
+            [sys.executable, "-m", "triton_lens", "check", "--json", "--workers", w, str(softmax)],
+            capture_output=True,
+            text=True,
+            env=split_env(report),
+            timeout=300,
+        )
         assert p.returncode == 0, p.stderr
         out[w] = without_timings(json.loads(p.stdout))
     assert out["1"] == out["2"]
@@ -283,7 +323,10 @@ def test_workers_setting_and_default():
 
 
 def test_a_child_past_the_time_limit_says_where_it_was(tmp_path):
-    path = _script(tmp_path, HEADER + """
+    path = _script(
+        tmp_path,
+        HEADER
+        + """
     import time
 
     @triton.jit
@@ -296,7 +339,8 @@ def test_a_child_past_the_time_limit_says_where_it_was(tmp_path):
 
     x = torch.randn(100 * 16); o = torch.zeros(100 * 16)
     k[(100,)](x, o, B=16)
-    """)
+    """,
+    )
     one, two, _ = _both(path, tmp_path, timeout_s=60.0)  # a loaded machine takes seconds to start a worker
     sleep_line = path.read_text().splitlines().index("        time.sleep(1000)") + 1
     assert one.status == two.status == "timeout"

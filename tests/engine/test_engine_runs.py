@@ -1,11 +1,13 @@
 """What runs: the unsaved buffer instead of the file, another script or a pytest command that
 launches this file's kernels, and hooks that leave nothing behind after an in-process run."""
+
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
 from markers import CORPUS
+
 from triton_lens.analysis import analyze
 from triton_lens.trace.runner import RunRequest, run
 
@@ -38,8 +40,9 @@ def test_another_script_launching_this_files_kernel_is_attributed_here():
 
 def test_pytest_command_with_selection():
     kernels = PROJECT / "kernels.py"
-    r = run(RunRequest(path=str(kernels), command=["pytest", "-q", "tests/test_scale.py", "-k", "small"],
-                       cwd=str(PROJECT)))
+    r = run(
+        RunRequest(path=str(kernels), command=["pytest", "-q", "tests/test_scale.py", "-k", "small"], cwd=str(PROJECT))
+    )
     assert r.status == "ok", (r.error, r.stdout[-2000:])
     assert len(r.launches) == 1 and r.launches[0].grid == (1, 1, 1)
 
@@ -108,9 +111,11 @@ def test_a_warm_worker_is_ready_for_the_next_run_and_ends_with_its_parent(tmp_pa
 
     # A runner killed outright (a language server's process) leaves no worker behind.
     pid_file = tmp_path / "pid"
-    code = ("import os, sys, time\nfrom triton_lens.trace import runner\n"
-            "w = runner._Worker(sys.executable, dict(os.environ, TRITON_INTERPRET='1'))\n"
-            f"open({str(pid_file)!r}, 'w').write(str(w.proc.pid))\nos._exit(0)\n")
+    code = (
+        "import os, sys, time\nfrom triton_lens.trace import runner\n"
+        "w = runner._Worker(sys.executable, dict(os.environ, TRITON_INTERPRET='1'))\n"
+        f"open({str(pid_file)!r}, 'w').write(str(w.proc.pid))\nos._exit(0)\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
     pid = int(pid_file.read_text())
     deadline = time.monotonic() + 30

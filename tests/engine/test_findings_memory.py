@@ -1,11 +1,11 @@
 """Host-write tracking: what torch operations wrote, uninitialised reads, unwritten outputs' severity."""
+
 from __future__ import annotations
 
 import subprocess
 import sys
 
 import pytest
-
 from findings_script import Script
 from markers import CORPUS
 
@@ -49,14 +49,19 @@ def test_a_partial_write_of_torch_empty_is_a_warning(s):
 
 def test_the_grid_too_small_bug_makes_check_exit_1():
     # PyTorch issue 195535: grid n // BLOCK instead of cdiv, output from torch.empty.
-    p = subprocess.run([sys.executable, "-m", "triton_lens", "check", str(CORPUS / "unwritten_output.py")],
-                       capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "triton_lens", "check", str(CORPUS / "unwritten_output.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 1, p.stdout + p.stderr
     assert "warning: out_ptr: 104 of 1000 elements" in p.stdout
 
 
 def test_a_run_stopped_inside_a_launch_keeps_the_programs_that_finished():
     from findings_script import SCRIPTS
+
     from triton_lens.analysis import analyze
     from triton_lens.trace.runner import RunRequest, run
 

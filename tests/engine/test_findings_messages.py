@@ -1,10 +1,11 @@
 """Out-of-bounds messages that are exactly true: launches named, broadcast views, padding, masks, plurals."""
+
 from __future__ import annotations
 
 import pytest
-
 from findings_script import Script
 from markers import CORPUS
+
 from triton_lens.analysis import analyze
 from triton_lens.trace.runner import RunRequest, run
 

@@ -1,10 +1,10 @@
 """Races that respect synchronisation: locks (with their sem/scope), atomics, identical stores."""
+
 from __future__ import annotations
 
 import re
 
 import pytest
-
 from findings_script import Script
 
 pytestmark = pytest.mark.engine
@@ -33,8 +33,7 @@ def test_atomics_against_atomics_are_no_race(s):
     assert not s.at("atomic_only_a", "race") and not s.at("atomic_only_b", "race")
 
 
-@pytest.mark.parametrize("name", ["store_released_load", "store_released_store", "xchg_lock_load",
-                                  "inside_store"])
+@pytest.mark.parametrize("name", ["store_released_load", "store_released_store", "xchg_lock_load", "inside_store"])
 def test_accesses_under_the_same_lock_do_not_race_with_each_other(s, name):
     if name == "inside_store":  # ordered against the other programs' locked loads and stores...
         (f,) = _race(s, name)

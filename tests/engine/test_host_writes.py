@@ -1,4 +1,5 @@
 """The host-write tracker on its own: which torch operations count as writes, element by element."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,11 +1,12 @@
 """The one kernel finder (trace/kernels.py): kernels, their ranges and parameters, the kernel at a line."""
+
 from __future__ import annotations
 
 import ast
 
 import pytest
-
 from markers import corpus_paths
+
 from triton_lens.trace.kernels import kernel_at, launched_on_line, outline
 
 SRC = '''import triton
@@ -43,10 +44,10 @@ def test_outline_reads_kernels_ranges_and_parameters():
     assert [k.name for k in ks] == ["add_kernel", "helper"]  # numba's jit is not triton's
     k = ks[0]
     assert (k.first_line, k.line, k.body_line, k.end_line) == (6, 8, 11, 12)
-    assert SRC.splitlines()[k.line - 1][k.col:].startswith("add_kernel(")
+    assert SRC.splitlines()[k.line - 1][k.col :].startswith("add_kernel(")
     assert [(p.name, p.line) for p in k.params] == [("x_ptr", 8), ("y_ptr", 8), ("n", 9), ("BLOCK", 9)]
     for p in k.params:
-        assert SRC.splitlines()[p.line - 1][p.col:p.end_col] == p.name
+        assert SRC.splitlines()[p.line - 1][p.col : p.end_col] == p.name
     assert k.param("x_ptr[1]").name == "x_ptr" and k.param("nope") is None
 
 
@@ -73,6 +74,9 @@ def test_a_file_that_does_not_parse_is_outlined_from_its_lines():
 def test_every_corpus_kernel_is_found_where_it_is_defined(path):
     src = path.read_text()
     tree = ast.parse(src)
-    defs = sorted(n.lineno for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
-                  and any("jit" in ast.unparse(d) for d in n.decorator_list))
+    defs = sorted(
+        n.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in n.decorator_list)
+    )
     assert [k.line for k in outline(src)] == defs

@@ -1,5 +1,6 @@
 """trace/plan.py: the one run plan (comment, runCommands mapping, else the file) and which files a
 folder check picks. Pure: nothing is run."""
+
 from __future__ import annotations
 
 from triton_lens.check.targets import find_targets
@@ -49,11 +50,19 @@ def test_a_folder_check_runs_launching_files_and_run_comments_not_helper_modules
     assert sorted(x.path.replace(str(tmp_path), "") for x in t.files) == ["/launch.py", "/pkg/tested.py"]
     assert not t.problems
     # a file named on the command line always runs; a glob filters like a folder; a wrong path is reported
-    t = find_targets([str(tmp_path / "helper.py"), str(tmp_path / "*.py"), str(tmp_path / "missing.py"),
-                      str(tmp_path / "nothing*.py")])
+    t = find_targets(
+        [
+            str(tmp_path / "helper.py"),
+            str(tmp_path / "*.py"),
+            str(tmp_path / "missing.py"),
+            str(tmp_path / "nothing*.py"),
+        ]
+    )
     assert [x.path for x in t.files] == [str(tmp_path / "helper.py"), str(tmp_path / "launch.py")]
-    assert t.problems == [f"no such file or folder: {tmp_path / 'missing.py'}",
-                          f"no file matches {tmp_path / 'nothing*.py'}"]
+    assert t.problems == [
+        f"no such file or folder: {tmp_path / 'missing.py'}",
+        f"no file matches {tmp_path / 'nothing*.py'}",
+    ]
 
 
 def test_filter_named_files_for_pre_commit(tmp_path):
@@ -67,7 +76,9 @@ def test_filter_named_files_for_pre_commit(tmp_path):
 
 def test_variables_in_run_commands_are_expanded_like_vs_code(tmp_path):
     f = str(tmp_path / "k" / "add.py")
-    p = plan(f, KERNEL, {"k/*.py": "pytest ${file} -x --root=${workspaceFolder} ${fileDirname} ${nope}"}, [str(tmp_path)])
+    p = plan(
+        f, KERNEL, {"k/*.py": "pytest ${file} -x --root=${workspaceFolder} ${fileDirname} ${nope}"}, [str(tmp_path)]
+    )
     assert p.command == ["pytest", f, "-x", f"--root={tmp_path}", str(tmp_path / "k"), "${nope}"]
     p = plan(f, KERNEL + "# triton-lens: run python '${fileDirname}/bench me.py'\n", {}, [str(tmp_path)])
     assert p.command == ["python", str(tmp_path / "k" / "bench me.py")]

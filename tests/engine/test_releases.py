@@ -1,4 +1,5 @@
 """`triton-lens --triton-version` names the supported releases when the Python has another one."""
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,9 @@ def test_cli_on_an_unsupported_release(tmp_path):
     fake.mkdir()
     (fake / "__init__.py").write_text('__version__ = "3.1.0"\n')
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
-    p = subprocess.run([sys.executable, "-m", "triton_lens", "--triton-version"], capture_output=True, text=True,
-                       env=env, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "triton_lens", "--triton-version"], capture_output=True, text=True, env=env, timeout=120
+    )
     assert p.returncode == 1
     assert p.stdout.strip() == "3.1.0"
     assert "not supported" in p.stderr and "3.2.0" in p.stderr and "3.9.0" in p.stderr

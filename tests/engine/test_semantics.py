@@ -1,5 +1,6 @@
 """The compiler's semantics where the bare interpreter differs (trace/semantics.py, libdevice.py, fp8.py):
 fp8 rounding and libdevice values against torch, and kernel scripts run by the engine."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-import triton
 
 from triton_lens.analysis import analyze
 from triton_lens.trace import fp8, libdevice
@@ -20,8 +20,27 @@ HAS_FP8 = hasattr(torch, "float8_e4m3fn")
 def _values(n=100_000, lo=-24, hi=17, seed=0):
     g = torch.Generator().manual_seed(seed)
     mag = torch.exp2(torch.empty(n).uniform_(lo, hi, generator=g))
-    special = torch.tensor([0.0, -0.0, 124.3, 7.9, 1.0625, 1.1875, 240.0, 232.0, 448.0, 464.0, 57344.0,
-                            2.0 ** -9, 2.0 ** -10, 3 * 2.0 ** -11, 2.0 ** -16, 2.0 ** -17, 3 * 2.0 ** -18])
+    special = torch.tensor(
+        [
+            0.0,
+            -0.0,
+            124.3,
+            7.9,
+            1.0625,
+            1.1875,
+            240.0,
+            232.0,
+            448.0,
+            464.0,
+            57344.0,
+            2.0**-9,
+            2.0**-10,
+            3 * 2.0**-11,
+            2.0**-16,
+            2.0**-17,
+            3 * 2.0**-18,
+        ]
+    )
     return torch.cat([mag * torch.sign(torch.randn(n, generator=g)), special, -special])
 
 
@@ -75,24 +94,25 @@ def test_libdevice_unary_matches_torch(symbol, ref, x):
 
 def test_libdevice_binary_and_integer_functions():
     a, b = _grid(0.5, 4), _grid(-2, 2)
-    torch.testing.assert_close(torch.from_numpy(libdevice.evaluate("__nv_powf", [a.numpy(), b.numpy()], np.float32)),
-                               torch.pow(a, b))
-    torch.testing.assert_close(torch.from_numpy(libdevice.evaluate("__nv_atan2f", [b.numpy(), a.numpy()], np.float32)),
-                               torch.atan2(b, a))
-    i = np.array([0, 1, 2, 255, -1, 2 ** 31 - 1, -2 ** 31], np.int32)
+    torch.testing.assert_close(
+        torch.from_numpy(libdevice.evaluate("__nv_powf", [a.numpy(), b.numpy()], np.float32)), torch.pow(a, b)
+    )
+    torch.testing.assert_close(
+        torch.from_numpy(libdevice.evaluate("__nv_atan2f", [b.numpy(), a.numpy()], np.float32)), torch.atan2(b, a)
+    )
+    i = np.array([0, 1, 2, 255, -1, 2**31 - 1, -(2**31)], np.int32)
     assert list(libdevice.evaluate("__nv_clz", [i], np.int32)) == [32, 31, 30, 24, 0, 1, 0]
     assert list(libdevice.evaluate("__nv_popc", [i], np.int32)) == [0, 1, 1, 8, 32, 31, 1]
     assert list(libdevice.evaluate("__nv_ffs", [i], np.int32)) == [0, 1, 2, 1, 1, 1, 32]
     u = np.array([0xFFFFFFFF, 3, 0x80000000], np.uint32)
     assert list(libdevice.evaluate("__nv_umulhi", [u, u], np.uint32)) == [(int(v) * int(v)) >> 32 for v in u]
-    s = np.array([-7, 7, -(2 ** 31)], np.int32)
-    assert list(libdevice.evaluate("__nv_mulhi", [s, s + 3], np.int32)) == \
-        [(int(x) * (int(x) + 3)) >> 32 for x in s]
-    big = np.array([2 ** 63 - 1, -3], np.int64)
+    s = np.array([-7, 7, -(2**31)], np.int32)
+    assert list(libdevice.evaluate("__nv_mulhi", [s, s + 3], np.int32)) == [(int(x) * (int(x) + 3)) >> 32 for x in s]
+    big = np.array([2**63 - 1, -3], np.int64)
     assert list(libdevice.evaluate("__nv_mul64hi", [big, big], np.int64)) == [(int(x) * int(x)) >> 64 for x in big]
     f = np.array([2.7, -2.7, 1e20, np.nan], np.float32)
-    assert list(libdevice.evaluate("__nv_float2int_rz", [f], np.int32)) == [2, -2, 2 ** 31 - 1, 0]
-    assert list(libdevice.evaluate("__nv_float2int_rn", [f], np.int32)) == [3, -3, 2 ** 31 - 1, 0]
+    assert list(libdevice.evaluate("__nv_float2int_rz", [f], np.int32)) == [2, -2, 2**31 - 1, 0]
+    assert list(libdevice.evaluate("__nv_float2int_rn", [f], np.int32)) == [3, -3, 2**31 - 1, 0]
     assert list(libdevice.evaluate("__nv_isnanf", [f], np.int32)) == [0, 0, 0, 1]
 
 
@@ -131,13 +151,25 @@ def test_hooks_leave_the_interpreter_as_it_was():
 
     from triton_lens.trace.recorder import Recorder
 
-    before = (interp.FunctionRewriter.ast_transformer, interp.InterpretedFunction.rewritten_fn, generic.tanh,
-              interp._implicit_cvt, interp.GridExecutor.__init__, interp.InterpreterBuilder.create_fp_to_fp)
+    before = (
+        interp.FunctionRewriter.ast_transformer,
+        interp.InterpretedFunction.rewritten_fn,
+        generic.tanh,
+        interp._implicit_cvt,
+        interp.GridExecutor.__init__,
+        interp.InterpreterBuilder.create_fp_to_fp,
+    )
     with Recorder():
         assert interp.FunctionRewriter.ast_transformer is not before[0]
         assert generic.tanh is not before[2]
-    after = (interp.FunctionRewriter.ast_transformer, interp.InterpretedFunction.rewritten_fn, generic.tanh,
-             interp._implicit_cvt, interp.GridExecutor.__init__, interp.InterpreterBuilder.create_fp_to_fp)
+    after = (
+        interp.FunctionRewriter.ast_transformer,
+        interp.InterpretedFunction.rewritten_fn,
+        generic.tanh,
+        interp._implicit_cvt,
+        interp.GridExecutor.__init__,
+        interp.InterpreterBuilder.create_fp_to_fp,
+    )
     assert all(x is y for x, y in zip(before, after))
 
 

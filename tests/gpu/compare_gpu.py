@@ -15,6 +15,7 @@ go through it). The compiled run is that wrapper in a plain Python; the tool's r
 the run command of the engine (runner.run), so the kernels run under the interpreter with the tool's
 semantics and the analysis sees them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,14 +25,13 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 TESTS = Path(__file__).resolve().parent.parent
 REPO = TESTS.parent
 sys.path.insert(0, str(TESTS))
 sys.path.insert(0, str(REPO / "server"))
 
-CAPTURE = r'''
+CAPTURE = r"""
 import atexit, os, runpy, sys
 out_path, script, device = sys.argv[1], sys.argv[2], sys.argv[3]
 import torch
@@ -89,7 +89,7 @@ try:
     runpy.run_path(script, run_name="__main__")
 finally:
     torch.save(launches, out_path)
-'''
+"""
 
 # (rtol, atol) per dtype: the compiled kernel uses FMA, fast math and tf32 dots where the interpreter
 # computes in numpy, so floats agree to a few ulps of their precision (more for tf32 dots), integers exactly.
@@ -118,6 +118,7 @@ class Comparison:
 
 def compare_tensors(a, b) -> tuple[bool, float]:
     import torch
+
     if a.shape != b.shape or a.dtype != b.dtype:
         return False, float("inf")
     dt = str(a.dtype)
@@ -159,7 +160,7 @@ class Row:
     gpu_status: str
     tool_status: str
     findings: list[str]
-    comparison: Optional[Comparison]
+    comparison: Comparison | None
     gpu_error: str = ""
     tool_error: str = ""
 
@@ -183,15 +184,22 @@ def write_wrapper(directory: Path) -> Path:
     return path
 
 
-def gpu_run(script: Path, wrapper: Path, out: Path, timeout: float, device: str = "cuda",
-            interpret: bool = False) -> tuple[str, str]:
+def gpu_run(
+    script: Path, wrapper: Path, out: Path, timeout: float, device: str = "cuda", interpret: bool = False
+) -> tuple[str, str]:
     """The compiled run (`interpret`: the bare interpreter instead, for testing this script without a GPU)."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     if interpret:
         env["TRITON_INTERPRET"] = "1"
     try:
-        p = subprocess.run([sys.executable, str(wrapper), str(out), str(script), device], env=env,
-                           capture_output=True, text=True, timeout=timeout, cwd=str(script.parent))
+        p = subprocess.run(
+            [sys.executable, str(wrapper), str(out), str(script), device],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=str(script.parent),
+        )
     except subprocess.TimeoutExpired:
         return "timeout", ""
     tail = (p.stderr.strip().splitlines() or [""])[-1][:160]
@@ -201,13 +209,21 @@ def gpu_run(script: Path, wrapper: Path, out: Path, timeout: float, device: str 
 def tool_run(script: Path, wrapper: Path, out: Path, timeout: float, device: str = "cuda"):
     from triton_lens.analysis import analyze
     from triton_lens.trace.runner import RunRequest, run
-    r = run(RunRequest(path=str(script), command=[sys.executable, str(wrapper), str(out), str(script), device],
-                       cwd=str(script.parent), timeout_s=timeout))
+
+    r = run(
+        RunRequest(
+            path=str(script),
+            command=[sys.executable, str(wrapper), str(out), str(script), device],
+            cwd=str(script.parent),
+            timeout_s=timeout,
+        )
+    )
     return analyze(r)
 
 
 def load(out: Path) -> list[dict]:
     import torch
+
     return torch.load(out, weights_only=False) if out.exists() else []
 
 
@@ -220,8 +236,7 @@ def run_one(script: Path, work: Path, timeout: float, device: str = "cuda", inte
     # "no-launch" is the tool's word for a script that ran to the end without launching a kernel
     tool_status = "ok" if a.result.status == "no-launch" else a.result.status
     tool_error = f"{a.result.error.type}: {a.result.error.message}"[:160] if a.result.error else ""
-    return Row(script.name, gpu_status, tool_status, findings, compare(load(g_out), load(t_out)),
-               gpu_error, tool_error)
+    return Row(script.name, gpu_status, tool_status, findings, compare(load(g_out), load(t_out)), gpu_error, tool_error)
 
 
 def table(rows: list[Row]) -> str:
@@ -230,8 +245,10 @@ def table(rows: list[Row]) -> str:
         c = r.comparison
         launches = f"{c.launches_gpu}/{c.launches_tool}" if c else "-"
         extra = (", ".join(r.findings[:4]) + ("..." if len(r.findings) > 4 else "")) if r.findings else ""
-        lines.append(f"{r.name:30} {r.gpu_status:10} {r.tool_status:10} {launches:>9} {c.tensors if c else 0:>8} "
-                     f"{(c.worst if c else 0):8.3g}  {r.verdict}{'  ' + extra if extra else ''}")
+        lines.append(
+            f"{r.name:30} {r.gpu_status:10} {r.tool_status:10} {launches:>9} {c.tensors if c else 0:>8} "
+            f"{(c.worst if c else 0):8.3g}  {r.verdict}{'  ' + extra if extra else ''}"
+        )
         if r.gpu_error:
             lines.append(f"{'':32}gpu: {r.gpu_error}")
         if r.tool_error and r.tool_error != r.gpu_error:
@@ -251,6 +268,7 @@ def table(rows: list[Row]) -> str:
 def scripts(only: list[str], realworld: bool) -> list[Path]:
     import triton
     from markers import CORPUS, parse
+
     out = [p for p in sorted(CORPUS.glob("*.py")) if parse(p).applies_to(triton.__version__)]
     if realworld:
         out += sorted(p for p in (TESTS / "realworld").glob("*.py") if not p.name.startswith(("test_", "conftest")))
@@ -259,7 +277,7 @@ def scripts(only: list[str], realworld: bool) -> list[Path]:
     return [p for p in out if not only or p.stem in only]
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", nargs="*", default=[])
     ap.add_argument("--out")
@@ -269,9 +287,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     import numpy
     import torch
     import triton
+
     assert torch.cuda.is_available(), "no CUDA device: this script compares compiled GPU runs with the tool's"
-    head = (f"triton {triton.__version__}, torch {torch.__version__}, numpy {numpy.__version__}, "
-            f"{torch.cuda.get_device_name(0)}")
+    head = (
+        f"triton {triton.__version__}, torch {torch.__version__}, numpy {numpy.__version__}, "
+        f"{torch.cuda.get_device_name(0)}"
+    )
     print(head, flush=True)
     work = Path(tempfile.mkdtemp(prefix="compare_gpu_"))
     rows = []

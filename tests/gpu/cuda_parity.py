@@ -12,9 +12,9 @@ launches and their per-line stats) and by their findings' kind, line and argumen
 
 Prints one line per file and exits 1 on any difference. Not collected by pytest: CI has no GPU.
 """
+
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -22,15 +22,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import triton  # noqa: E402
-
 from markers import CORPUS, parse  # noqa: E402
+
 from triton_lens.analysis import analyze  # noqa: E402
 from triton_lens.model import RunResult  # noqa: E402
 from triton_lens.trace.runner import RunRequest, run  # noqa: E402
 
 # Runs a script with every new tensor on the GPU (CPU generators stay CPU-only: seeded on the CPU,
 # then moved, as a user would).
-WRAPPER = '''
+WRAPPER = """
 import runpy, sys, torch
 torch.set_default_device("cuda")
 _randint = torch.randint
@@ -44,12 +44,13 @@ path = sys.argv[1]
 sys.argv = [path]
 sys.path.insert(0, __import__("os").path.dirname(path))
 runpy.run_path(path, run_name="__main__")
-'''
+"""
 
 
 def summary(a):
-    acc = sorted((s.line, s.arg, s.kind, s.launches, s.programs, s.lanes, s.active, s.unique, s.oob, s.bytes)
-                 for s in a.accesses)
+    acc = sorted(
+        (s.line, s.arg, s.kind, s.launches, s.programs, s.lanes, s.active, s.unique, s.oob, s.bytes) for s in a.accesses
+    )
     fnd = sorted((f.kind, f.severity, f.line, f.arg, f.access, f.lanes, f.programs, f.elements) for f in a.findings)
     return acc, fnd
 
@@ -63,8 +64,18 @@ def per_launch(run_result):
     launches = set()
     for L in run_result.launches:
         one = analyze(RunResult(file=run_result.file, status="ok", launches=[L]))
-        launches.add((L.kernel, L.grid, tuple(sorted((s.line, s.arg, s.kind, s.programs, s.lanes, s.active, s.unique,
-                                                       s.oob, s.bytes) for s in one.accesses))))
+        launches.add(
+            (
+                L.kernel,
+                L.grid,
+                tuple(
+                    sorted(
+                        (s.line, s.arg, s.kind, s.programs, s.lanes, s.active, s.unique, s.oob, s.bytes)
+                        for s in one.accesses
+                    )
+                ),
+            )
+        )
     fnd = {(f.kind, f.line, f.arg, f.access) for f in analyze(run_result).findings if f.kind != "cpu-timing"}
     return launches, fnd
 
@@ -74,11 +85,17 @@ def compare_gpu_scripts(paths) -> int:
     for path in paths:
         real = run(RunRequest(path=str(path), timeout_s=300.0))
         standin = run(RunRequest(path=str(path), timeout_s=300.0, device="cpu"))
-        same = per_launch(real) == per_launch(standin) and real.status == standin.status \
-            and real.cuda_standin is None and standin.cuda_standin is not None
+        same = (
+            per_launch(real) == per_launch(standin)
+            and real.status == standin.status
+            and real.cuda_standin is None
+            and standin.cuda_standin is not None
+        )
         failures += not same
-        print(f"{'same' if same else 'DIFFERENT':9} {path.name:26} real CUDA vs CPU stand-in: status={real.status} "
-              f"launches={len(real.launches)}/{len(standin.launches)}")
+        print(
+            f"{'same' if same else 'DIFFERENT':9} {path.name:26} real CUDA vs CPU stand-in: status={real.status} "
+            f"launches={len(real.launches)}/{len(standin.launches)}"
+        )
         if not same:
             print("   cuda:   ", per_launch(real), real.error)
             print("   stand-in:", per_launch(standin), standin.error)
@@ -88,6 +105,7 @@ def compare_gpu_scripts(paths) -> int:
 def main() -> int:
     corpus = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else CORPUS
     import torch
+
     assert torch.cuda.is_available(), "no CUDA device"
     print(f"triton {triton.__version__}, torch {torch.__version__}, {torch.cuda.get_device_name(0)}")
     wrapper = Path(tempfile.mkdtemp()) / "on_cuda.py"
@@ -101,14 +119,23 @@ def main() -> int:
         cpu = analyze(run(RunRequest(path=str(path), timeout_s=timeout)))
         gpu_run = run(RunRequest(path=str(path), command=[sys.executable, str(wrapper), str(path)], timeout_s=timeout))
         gpu = analyze(gpu_run)
-        standin = analyze(run(RunRequest(path=str(path), command=[sys.executable, str(wrapper), str(path)],
-                                         timeout_s=timeout, device="cpu")))
+        standin = analyze(
+            run(
+                RunRequest(
+                    path=str(path), command=[sys.executable, str(wrapper), str(path)], timeout_s=timeout, device="cpu"
+                )
+            )
+        )
         devices = sorted({t.device for L in gpu_run.launches for t in L.tensors})
-        same = summary(cpu) == summary(gpu) == summary(standin) and \
-            cpu.result.status == gpu.result.status == standin.result.status
+        same = (
+            summary(cpu) == summary(gpu) == summary(standin)
+            and cpu.result.status == gpu.result.status == standin.result.status
+        )
         failures += not same
-        print(f"{'same' if same else 'DIFFERENT':9} {path.name:26} status={gpu.result.status:10} devices={devices} "
-              f"findings={[(f.kind, f.line, f.lanes) for f in gpu.findings]}")
+        print(
+            f"{'same' if same else 'DIFFERENT':9} {path.name:26} status={gpu.result.status:10} devices={devices} "
+            f"findings={[(f.kind, f.line, f.lanes) for f in gpu.findings]}"
+        )
         if not same:
             print("   cpu:", summary(cpu), cpu.result.error)
             print("   gpu:", summary(gpu), gpu.result.error)

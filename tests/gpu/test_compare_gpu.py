@@ -1,5 +1,6 @@
 """The CPU-only parts of compare_gpu.py: the launch capture (under the bare interpreter standing in for
 the compiled run, and under the engine), the comparison with dtype tolerances, the table."""
+
 from __future__ import annotations
 
 import sys

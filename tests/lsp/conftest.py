@@ -1,4 +1,5 @@
 """The `session` fixture of the end-to-end tests (the harness itself is lsp_harness.py)."""
+
 import pytest
 
 

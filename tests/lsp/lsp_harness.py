@@ -2,14 +2,15 @@
 
 One server per test module (each run spawns a worker process; the machine has two cores), so tests
 in a module share it and use their own documents."""
+
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import time
-import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest_lsp
 from lsprotocol import types as lsp
@@ -20,7 +21,10 @@ SERVER = [sys.executable, "-m", "triton_lens", "lsp"]
 
 def CORPUS_FILE(name: str) -> Path:
     from markers import CORPUS
+
     return CORPUS / name
+
+
 RUN_TIMEOUT_S = 90.0
 
 
@@ -37,37 +41,49 @@ class Session:
         self.finished: list[dict] = []
         self.refreshes = {"inlayHint": 0, "codeLens": 0}
         self.versions: dict[str, int] = {}
-        self.published: list[tuple[str, Optional[int], list]] = []  # (uri, version, diagnostics)
+        self.published: list[tuple[str, int | None, list]] = []  # (uri, version, diagnostics)
         self._event = asyncio.Event()
 
     def _note(self) -> None:
         self._event.set()
 
     # -- documents ----------------------------------------------------------------------------
-    def open(self, path: Path | str, text: Optional[str] = None, version: int = 1) -> str:
+    def open(self, path: Path | str, text: str | None = None, version: int = 1) -> str:
         uri = file_uri(path)
         text = Path(path).read_text() if text is None else text
         self.versions[uri] = version
-        self.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
-            lsp.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)))
+        self.client.text_document_did_open(
+            lsp.DidOpenTextDocumentParams(
+                lsp.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)
+            )
+        )
         return uri
 
     def edit(self, uri: str, line: int, col: int, end_line: int, end_col: int, text: str) -> int:
         """One incremental edit (0-based positions); returns the new version."""
         v = self.versions[uri] + 1
         self.versions[uri] = v
-        self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            lsp.VersionedTextDocumentIdentifier(uri=uri, version=v),
-            [lsp.TextDocumentContentChangePartial(
-                range=lsp.Range(lsp.Position(line, col), lsp.Position(end_line, end_col)), text=text)]))
+        self.client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                lsp.VersionedTextDocumentIdentifier(uri=uri, version=v),
+                [
+                    lsp.TextDocumentContentChangePartial(
+                        range=lsp.Range(lsp.Position(line, col), lsp.Position(end_line, end_col)), text=text
+                    )
+                ],
+            )
+        )
         return v
 
     def replace_all(self, uri: str, text: str) -> int:
         v = self.versions[uri] + 1
         self.versions[uri] = v
-        self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            lsp.VersionedTextDocumentIdentifier(uri=uri, version=v),
-            [lsp.TextDocumentContentChangeWholeDocument(text=text)]))
+        self.client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                lsp.VersionedTextDocumentIdentifier(uri=uri, version=v),
+                [lsp.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
         return v
 
     def save(self, uri: str) -> None:
@@ -85,16 +101,18 @@ class Session:
                 return got
             left = deadline - time.monotonic()
             if left <= 0:
-                raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}; "
-                                     f"runs finished: {self.finished[-5:]}")
+                raise AssertionError(
+                    f"timed out after {timeout:.0f} s waiting for {what}; runs finished: {self.finished[-5:]}"
+                )
             self._event.clear()
             try:
                 await asyncio.wait_for(self._event.wait(), min(left, 0.5))
             except asyncio.TimeoutError:
                 pass
 
-    async def finished_run(self, uri: str, version: Optional[int] = None, timeout: float = RUN_TIMEOUT_S,
-                           after: int = 0) -> dict:
+    async def finished_run(
+        self, uri: str, version: int | None = None, timeout: float = RUN_TIMEOUT_S, after: int = 0
+    ) -> dict:
         """The first runFinished for `uri` (at `version`, if given) among notifications after index `after`."""
         v = self.versions[uri] if version is None else version
 
@@ -103,12 +121,13 @@ class Session:
                 if n["uri"] == uri and n["version"] == v and n["status"] != "cancelled":
                     return n
             return None
+
         return await self.wait_for(pred, timeout, f"runFinished of {uri} v{v}")
 
     def diagnostics(self, uri: str) -> list[lsp.Diagnostic]:
         return list(self.client.diagnostics.get(uri, []))
 
-    def published_version(self, uri: str) -> Optional[int]:
+    def published_version(self, uri: str) -> int | None:
         for u, v, _ in reversed(self.published):
             if u == uri:
                 return v
@@ -116,18 +135,26 @@ class Session:
 
     # -- requests -----------------------------------------------------------------------------
     async def hints(self, uri: str, last_line: int = 10_000) -> list[lsp.InlayHint]:
-        res = await self.client.text_document_inlay_hint_async(lsp.InlayHintParams(
-            text_document=lsp.TextDocumentIdentifier(uri),
-            range=lsp.Range(lsp.Position(0, 0), lsp.Position(last_line, 0))))
+        res = await self.client.text_document_inlay_hint_async(
+            lsp.InlayHintParams(
+                text_document=lsp.TextDocumentIdentifier(uri),
+                range=lsp.Range(lsp.Position(0, 0), lsp.Position(last_line, 0)),
+            )
+        )
         return list(res or [])
 
-    async def hover(self, uri: str, line: int, char: int) -> Optional[lsp.Hover]:
-        return await self.client.text_document_hover_async(lsp.HoverParams(
-            text_document=lsp.TextDocumentIdentifier(uri), position=lsp.Position(line, char)))
+    async def hover(self, uri: str, line: int, char: int) -> lsp.Hover | None:
+        return await self.client.text_document_hover_async(
+            lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri), position=lsp.Position(line, char))
+        )
 
     async def lenses(self, uri: str) -> list[lsp.CodeLens]:
-        return list(await self.client.text_document_code_lens_async(
-            lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri))) or [])
+        return list(
+            await self.client.text_document_code_lens_async(
+                lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri))
+            )
+            or []
+        )
 
     async def request(self, method: str, params: dict) -> Any:
         return await self.client.protocol.send_request_async(method, params)
@@ -177,8 +204,9 @@ def install(client: LanguageClient) -> Session:
     return s
 
 
-async def start_session(client: LanguageClient, settings: dict, init_options: Optional[dict] = None,
-                        root: Optional[Path] = None) -> Session:
+async def start_session(
+    client: LanguageClient, settings: dict, init_options: dict | None = None, root: Path | None = None
+) -> Session:
     s = install(client)
     client.set_configuration(settings, section="tritonLens")
     caps = client_capabilities("visual-studio-code")
@@ -194,7 +222,7 @@ async def start_session(client: LanguageClient, settings: dict, init_options: Op
     return s
 
 
-def session_fixture(settings: dict, init_options: Optional[dict] = None, with_workspace: bool = False):
+def session_fixture(settings: dict, init_options: dict | None = None, with_workspace: bool = False):
     """A module-scoped fixture: one server for the module, started with these settings (and, with
     `with_workspace`, the module's `workspace` fixture as its workspace folder)."""
 

@@ -1,6 +1,7 @@
 """Every file of the corpus (tests/corpus and ../shared/corpus), opened in the real server: its diagnostics and inlay hints agree
 with the file's `# expect:` markers. Files whose `# requires:` excludes the installed triton are
 left out (and named in the test log)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -8,9 +9,8 @@ import re
 
 import pytest
 import triton
-from lsprotocol import types as lsp
-
 from lsp_harness import Session, session_fixture
+from lsprotocol import types as lsp
 from markers import CORPUS, CorpusFile, Expect, corpus_files
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -23,8 +23,11 @@ DEFAULT_LIMIT_S = 120.0
 
 client = session_fixture({"timeLimit": DEFAULT_LIMIT_S})
 
-ERROR, WARNING, INFO = (lsp.DiagnosticSeverity.Error, lsp.DiagnosticSeverity.Warning,
-                        lsp.DiagnosticSeverity.Information)
+ERROR, WARNING, INFO = (
+    lsp.DiagnosticSeverity.Error,
+    lsp.DiagnosticSeverity.Warning,
+    lsp.DiagnosticSeverity.Information,
+)
 
 
 async def test_corpus_is_there_and_requires_is_honoured():
@@ -92,14 +95,14 @@ def check(cf: CorpusFile, e: Expect, diags: list[lsp.Diagnostic], hints: list[ls
         assert re.search(r"\(\d+(, \d+)*,?\)", d.message)  # example program ids
         # the range is the call itself, not the whole line
         src = lines[e.line - 1]
-        assert src[d.range.start.character:].startswith(("tl.", "tl.load", "tl.store")), src[d.range.start.character:]
+        assert src[d.range.start.character :].startswith(("tl.", "tl.load", "tl.store")), src[d.range.start.character :]
         # related information: the tensor's parameter in the kernel's def line
         rel = [r for r in d.related_information or [] if "parameter of" in r.message]
         assert rel, d.related_information
         loc = rel[0].location
         pline = lines[loc.range.start.line]
-        assert pline[loc.range.start.character:loc.range.end.character] == arg
-        assert "def " in "\n".join(lines[max(0, loc.range.start.line - 3):loc.range.start.line + 1])
+        assert pline[loc.range.start.character : loc.range.end.character] == arg
+        assert "def " in "\n".join(lines[max(0, loc.range.start.line - 3) : loc.range.start.line + 1])
     elif e.kind == "race":
         arg = e.words[-1]
         found = [d for d in _at(diags, e.line, "race") if d.message.startswith(arg + ":")]

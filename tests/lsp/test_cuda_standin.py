@@ -1,17 +1,17 @@
 """A kernel file whose __main__ makes its tensors with device="cuda", opened in the real server on a
 machine without a GPU: it gets its hints and diagnostics, and the server tells the editor that CPU
 tensors stood in for CUDA ones (runFinished's cudaStandIn, the kernel's code lens)."""
+
 from __future__ import annotations
 
 import pytest
-from lsprotocol import types as lsp
-
 from lsp_harness import Session, session_fixture
+
 from triton_lens.lsp.settings import Settings
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-ON_CUDA = '''import torch
+ON_CUDA = """import torch
 import triton
 import triton.language as tl
 
@@ -28,7 +28,7 @@ if __name__ == "__main__":
     out = torch.empty_like(x)
     scale_kernel[(8,)](x, out, 1000, B=128)
     torch.cuda.synchronize()
-'''
+"""
 LOAD_LINE = 8  # 0-based: `x = tl.load(x_ptr + offs)`, no mask
 
 

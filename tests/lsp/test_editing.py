@@ -1,14 +1,14 @@
 """Editing a buffer: diagnostics and hints follow the unsaved text, stale results are never shown as
 current, a new edit cancels the run in flight, quick edits are debounced into one run."""
+
 from __future__ import annotations
 
 import asyncio
 import time
 
 import pytest
-from lsprotocol import types as lsp
-
 from lsp_harness import Session, session_fixture, worker_children
+from lsprotocol import types as lsp
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 DEBOUNCE_MS = 300
@@ -38,7 +38,7 @@ if __name__ == "__main__":
 '''
 X_LINE = 11  # 0-based line of `x = tl.load(x_ptr + offs)`
 
-SLOW = '''import time
+SLOW = """import time
 import torch
 import triton
 import triton.language as tl
@@ -55,7 +55,7 @@ if __name__ == "__main__":
     out = torch.empty(300)
     copy_kernel[(3,)](x, out, 300, BLOCK=128)
     time.sleep(SECONDS)
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +76,7 @@ async def _publication(s: Session, uri: str, version: int) -> list[lsp.Diagnosti
             if u == uri and v == version:
                 return [d]
         return None
+
     return (await s.wait_for(pred, 10, f"diagnostics published for v{version}"))[0]
 
 
@@ -140,8 +141,9 @@ async def test_a_new_edit_cancels_the_run_in_flight(session: Session, workspace)
     path = workspace / "slow.py"
     path.write_text(SLOW.replace("SECONDS", "40"))
     uri = session.open(path)
-    await session.wait_for(lambda: [n for n in session.started if n["uri"] == uri and n["version"] == 1], 10,
-                           "runStarted v1")
+    await session.wait_for(
+        lambda: [n for n in session.started if n["uri"] == uri and n["version"] == 1], 10, "runStarted v1"
+    )
     await session.wait_for(lambda: worker_children(session.client), 10, "the worker to start")
     await asyncio.sleep(1.0)  # the run is busy (sleeping after its launch)
     t0 = time.monotonic()
@@ -157,8 +159,9 @@ async def test_a_new_edit_cancels_the_run_in_flight(session: Session, workspace)
     await session.wait_for(lambda: not worker_children(session.client), 10, "no worker left")
     # A run longer than half a second showed progress: created, begun, ended.
     reports = [r for r in session.client.progress_reports.values() if r]
-    assert any(isinstance(r[0], lsp.WorkDoneProgressBegin) and isinstance(r[-1], lsp.WorkDoneProgressEnd)
-               for r in reports), session.client.progress_reports
+    assert any(
+        isinstance(r[0], lsp.WorkDoneProgressBegin) and isinstance(r[-1], lsp.WorkDoneProgressEnd) for r in reports
+    ), session.client.progress_reports
     session.close(uri)
 
 
@@ -218,7 +221,10 @@ async def test_viewer_requests_and_code_lenses(session: Session, workspace):
     assert titles[0] == "▶ Visualize this kernel" and titles[1] == "Debug this kernel"
     assert lenses[0].command.command == "tritonLens.visualize"
     assert list(lenses[0].command.arguments) == [uri, "add_kernel", 7]  # 0-based def line
-    assert lenses[1].command.command == "tritonLens.debugKernel" and list(lenses[1].command.arguments) == [uri, "add_kernel"]
+    assert lenses[1].command.command == "tritonLens.debugKernel" and list(lenses[1].command.arguments) == [
+        uri,
+        "add_kernel",
+    ]
     assert titles[2].startswith("1 launch · 8 programs") and lenses[2].command.command == "tritonLens.showOutput"
     assert lenses[0].range.start.line == 6  # above the decorator
 
@@ -233,8 +239,19 @@ async def test_viewer_requests_and_code_lenses(session: Session, workspace):
     # hover on the load: tensor facts, per-dimension ranges, programs, mask, out of bounds, map
     hover = await session.hover(uri, X_LINE + 1, 10)
     md = hover.contents.value
-    for part in ("`x_ptr`", "float32", "shape `(1000,)`", "strides `(1,)`", "x_ptr[0:1000]", "program `(0,)`",
-                 "x_ptr[0:128]", "mask:", "out of bounds: 24 active lanes", "bytes", "█"):
+    for part in (
+        "`x_ptr`",
+        "float32",
+        "shape `(1000,)`",
+        "strides `(1,)`",
+        "x_ptr[0:1000]",
+        "program `(0,)`",
+        "x_ptr[0:128]",
+        "mask:",
+        "out of bounds: 24 active lanes",
+        "bytes",
+        "█",
+    ):
         assert part in md, (part, md)
     assert hover.range.start.line == X_LINE + 1
     assert await session.hover(uri, 2, 0) is None  # not on an access
@@ -248,8 +265,9 @@ async def test_inlay_hints_setting(session: Session, workspace):
     await session.finished_run(uri, 1)
     assert await session.hints(uri)
     refreshes = session.refreshes["inlayHint"]
-    session.client.set_configuration({"debounceMs": DEBOUNCE_MS, "timeLimit": 60, "inlayHints": False},
-                                     section="tritonLens")
+    session.client.set_configuration(
+        {"debounceMs": DEBOUNCE_MS, "timeLimit": 60, "inlayHints": False}, section="tritonLens"
+    )
     session.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
     await session.wait_for(lambda: session.refreshes["inlayHint"] > refreshes, 10, "an inlay hint refresh")
     assert await session.hints(uri) == []
@@ -274,8 +292,11 @@ async def test_save_runs_at_once_and_a_slow_debounce_waits(session: Session, wor
         assert not [n for n in session.started if n["uri"] == uri and n["version"] == v2], "ran before the debounce"
         t0 = time.monotonic()
         session.save(uri)
-        await session.wait_for(lambda: [n for n in session.started if n["uri"] == uri and n["version"] == v2], 5,
-                               "the run of the saved text")
+        await session.wait_for(
+            lambda: [n for n in session.started if n["uri"] == uri and n["version"] == v2],
+            5,
+            "the run of the saved text",
+        )
         assert time.monotonic() - t0 < 5
         await session.finished_run(uri, v2)
         n_started = len(session.started)
@@ -298,10 +319,11 @@ async def test_kernel_outline_request_serves_the_engine_kernel_finder(session: S
     k = out.kernels[0]
     assert (k.firstLine, k.line, k.bodyLine) == (6, 7, 8)  # 0-based, as LSP positions
     assert [p.name for p in k.params] == ["x_ptr", "y_ptr", "out_ptr", "n", "BLOCK"]
-    assert BUGGY.splitlines()[k.params[0].line][k.params[0].col:k.params[0].endCol] == "x_ptr"
+    assert BUGGY.splitlines()[k.params[0].line][k.params[0].col : k.params[0].endCol] == "x_ptr"
     # the editor's text wins (the extension sends what the user sees); a file the server never opened works too
-    other = await session.request("tritonLens/kernelOutline",
-                                  {"uri": "file:///not/open.py", "text": "x = 1\n", "line": 0})
+    other = await session.request(
+        "tritonLens/kernelOutline", {"uri": "file:///not/open.py", "text": "x = 1\n", "line": 0}
+    )
     assert other.kernels == [] and other.at is None
     with pytest.raises(Exception):
         await session.request("tritonLens/kernelOutline", {"uri": "file:///not/open.py"})

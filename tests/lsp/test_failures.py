@@ -1,20 +1,20 @@
 """Scripts that hang, raise, exit, segfault; files that do not parse or define no kernel; runs
 chosen by a comment or by the runCommands setting. The server shows each for what it is and never dies."""
+
 from __future__ import annotations
 
 import asyncio
 import sys
 
 import pytest
-from lsprotocol import types as lsp
-
 from lsp_harness import Session, server_alive, session_fixture
+from lsprotocol import types as lsp
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 TIME_LIMIT_S = 8
 SETTINGS = {"timeLimit": TIME_LIMIT_S, "runCommands": {"viaset/*.py": "python viaset_launch.py"}}
 
-KERNEL = '''import torch
+KERNEL = """import torch
 import triton
 import triton.language as tl
 
@@ -24,15 +24,15 @@ def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n)
     tl.store(out_ptr + offs, x, mask=offs < n)
-'''
+"""
 LOAD_LINE = 8  # 0-based
-LAUNCH = '''
+LAUNCH = """
 
 if __name__ == "__main__":
     x = torch.rand(200)
     out = torch.empty(200)
     copy_kernel[(2,)](x, out, 200, BLOCK=128)
-'''
+"""
 
 
 def script(tail: str, head: str = "") -> str:
@@ -49,18 +49,21 @@ def workspace(tmp_path_factory):
     (root / "lib_kernels.py").write_text(KERNEL + "# triton-lens: run python launch_lib.py\n")
     (root / "launch_lib.py").write_text(
         "import torch\nfrom lib_kernels import copy_kernel\n"
-        "x = torch.rand(200)\nout = torch.empty(200)\ncopy_kernel[(2,)](x, out, 200, BLOCK=128)\n")
+        "x = torch.rand(200)\nout = torch.empty(200)\ncopy_kernel[(2,)](x, out, 200, BLOCK=128)\n"
+    )
     (root / "launch_raises.py").write_text(
         "import torch\nfrom raising_kernels import copy_kernel\n"
         "x = torch.rand(200)\nout = torch.empty(200)\ncopy_kernel[(2,)](x, out, 200, BLOCK=128)\n"
-        "raise LookupError('the launcher failed')\n")
+        "raise LookupError('the launcher failed')\n"
+    )
     (root / "raising_kernels.py").write_text(KERNEL + "# triton-lens: run python launch_raises.py\n")
     (root / "unlaunched_kernels.py").write_text(KERNEL + "# triton-lens: run python launch_lib.py\n")
     (root / "viaset").mkdir()
     (root / "viaset" / "k.py").write_text(KERNEL)
     (root / "viaset_launch.py").write_text(
         "import torch\nfrom viaset.k import copy_kernel\n"
-        "x = torch.rand(300)\nout = torch.empty(300)\ncopy_kernel[(3,)](x, out, 300, BLOCK=128)\n")
+        "x = torch.rand(300)\nout = torch.empty(300)\ncopy_kernel[(3,)](x, out, 300, BLOCK=128)\n"
+    )
     return root
 
 

@@ -1,14 +1,14 @@
 """Odd text and bad requests: every request gets an answer (InvalidParams for params that do not
 fit), a change with an older version is dropped visibly, and lines are counted as VS Code counts
 them (a form feed or U+2028 above a kernel moves no result, edits below it land where typed)."""
+
 from __future__ import annotations
 
 import asyncio
 
 import pytest
-from lsprotocol import types as lsp
-
 from lsp_harness import CORPUS_FILE, Session, session_fixture
+from lsprotocol import types as lsp
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -40,12 +40,15 @@ async def answer(s: Session, method: str, params):
         return e
 
 
-@pytest.mark.parametrize("method,params", [
-    ("textDocument/hover", {"textDocument": {"uri": "file:///w/k.py"}}),  # no position
-    ("textDocument/inlayHint", {"textDocument": {"uri": "file:///w/k.py"}, "range": None}),
-    ("textDocument/hover", [{"uri": "file:///w/k.py"}, {"line": 0, "character": 0}]),  # list params
-    ("textDocument/codeLens", {"textDocument": None}),
-])
+@pytest.mark.parametrize(
+    "method,params",
+    [
+        ("textDocument/hover", {"textDocument": {"uri": "file:///w/k.py"}}),  # no position
+        ("textDocument/inlayHint", {"textDocument": {"uri": "file:///w/k.py"}, "range": None}),
+        ("textDocument/hover", [{"uri": "file:///w/k.py"}, {"line": 0, "character": 0}]),  # list params
+        ("textDocument/codeLens", {"textDocument": None}),
+    ],
+)
 async def test_malformed_params_get_invalid_params(session: Session, method, params):
     got = await answer(session, method, params)
     assert isinstance(got, Exception) and getattr(got, "code", None) == INVALID_PARAMS, repr(got)
@@ -69,8 +72,9 @@ async def test_values_without_count_use_the_default(session: Session, tmp_path):
 ODD = "PAGE = 1  # \x0c \x0b \u2028 \u2029 \x85: no line breaks for VS Code or Python\n"
 
 
-async def test_odd_characters_above_a_kernel_move_no_result_and_edits_below_land_where_typed(session: Session,
-                                                                                            tmp_path):
+async def test_odd_characters_above_a_kernel_move_no_result_and_edits_below_land_where_typed(
+    session: Session, tmp_path
+):
     plain = CORPUS_FILE("oob_missing_mask.py").read_text()
     text = ODD + plain
     path = tmp_path / "odd.py"
@@ -86,7 +90,9 @@ async def test_odd_characters_above_a_kernel_move_no_result_and_edits_below_land
     oob = [d for d in session.diagnostics(uri) if d.code == "oob"]
     assert [d.range.start.line for d in oob] == [13]
     got = await answer(session, "tritonLens/kernels", {"uri": uri})
-    assert got.docVersion == v and [k.line for k in got.kernels] == [lines.index(next(x for x in lines if "def " in x)) + 2]
+    assert got.docVersion == v and [k.line for k in got.kernels] == [
+        lines.index(next(x for x in lines if "def " in x)) + 2
+    ]
     session.close(uri)
 
 
@@ -94,11 +100,17 @@ async def test_a_change_with_an_older_version_is_ignored_and_said_so(session: Se
     path = tmp_path / "old.py"
     path.write_text("print(1)\n")
     uri = session.open(path, version=5)
-    session.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-        lsp.VersionedTextDocumentIdentifier(uri=uri, version=3),
-        [lsp.TextDocumentContentChangeWholeDocument(text="garbage(\n")]))
-    await session.wait_for(lambda: [m for m in session.client.log_messages if "ignored a change" in m.message],
-                           10, "the server to say it ignored the change")
+    session.client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            lsp.VersionedTextDocumentIdentifier(uri=uri, version=3),
+            [lsp.TextDocumentContentChangeWholeDocument(text="garbage(\n")],
+        )
+    )
+    await session.wait_for(
+        lambda: [m for m in session.client.log_messages if "ignored a change" in m.message],
+        10,
+        "the server to say it ignored the change",
+    )
     (m,) = [m for m in session.client.log_messages if "ignored a change" in m.message]
     assert "version 3" in m.message and "version 5" in m.message and m.type == lsp.MessageType.Warning
     got = await answer(session, "tritonLens/kernels", {"uri": uri})

@@ -1,11 +1,11 @@
 """`tritonLens/runPlan`: the server's run plan of a file (what "Debug this kernel" runs), from the
 run comment of the buffer, the runCommands setting, or the file itself."""
+
 from __future__ import annotations
 
 import asyncio
 
 import pytest
-
 from lsp_harness import Session, file_uri, session_fixture
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -18,8 +18,10 @@ def workspace(tmp_path_factory):
     return tmp_path_factory.mktemp("plan")
 
 
-client = session_fixture({"runCommands": {"kernels/*.py": "pytest tests -k ${fileBasenameNoExtension} ${file}"},
-                          "debounceMs": 60_000}, with_workspace=True)
+client = session_fixture(
+    {"runCommands": {"kernels/*.py": "pytest tests -k ${fileBasenameNoExtension} ${file}"}, "debounceMs": 60_000},
+    with_workspace=True,
+)
 
 
 async def test_run_plan_follows_comment_setting_and_file(session: Session, workspace):

@@ -1,4 +1,5 @@
 """Run scheduling without the engine: debounce, cancel, which run's results are adopted."""
+
 from __future__ import annotations
 
 import asyncio
@@ -34,8 +35,9 @@ class Recorder:
 
 def make(rec: Recorder, max_workers: int = 2):
     docs = {}
-    sched = RunScheduler(rec.on_start, rec.on_finish, lambda d: docs.get(d.uri) is d, max_workers=max_workers,
-                         execute_fn=rec.execute)
+    sched = RunScheduler(
+        rec.on_start, rec.on_finish, lambda d: docs.get(d.uri) is d, max_workers=max_workers, execute_fn=rec.execute
+    )
     doc = Doc(uri="file:///k.py", path="/k.py", version=1, text="v1", plan=Plan(True))
     docs[doc.uri] = doc
     return sched, doc, docs
@@ -46,6 +48,7 @@ async def wait_finished(rec: Recorder, n: int, timeout: float = 5.0):
         while len(rec.finished) < n:
             rec.done.clear()
             await rec.done.wait()
+
     await asyncio.wait_for(loop(), timeout)
 
 

@@ -1,5 +1,6 @@
 """Lines as VS Code counts them (\\n, \\r\\n, \\r only) in the server's copy of a document and in the
 line maps; line maps in linear (n log n) work, whatever the lines repeat."""
+
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -15,8 +16,14 @@ ODD = "a = 1  # \x0c form feed\nb = '\x0b'\nc = '\u2028'\r\nd = '\x1c\x1d\x1e\x8
 
 
 def test_only_newline_characters_break_lines():
-    assert split_lines(ODD) == ["a = 1  # \x0c form feed", "b = '\x0b'", "c = '\u2028'", "d = '\x1c\x1d\x1e\x85\u2029'",
-                                "e", ""]
+    assert split_lines(ODD) == [
+        "a = 1  # \x0c form feed",
+        "b = '\x0b'",
+        "c = '\u2028'",
+        "d = '\x1c\x1d\x1e\x85\u2029'",
+        "e",
+        "",
+    ]
     assert "".join(split_lines(ODD, keepends=True)) == ODD
     assert Lines.from_text(ODD).get(4) == "e"
     assert len(Lines.from_text(ODD).text_lines) == 6
@@ -51,6 +58,7 @@ def test_linemap_counts_lines_as_the_editor_does():
 
 class Counted:
     """A line that counts how often it is hashed or compared."""
+
     ops = 0
 
     def __init__(self, s):
@@ -68,7 +76,18 @@ class Counted:
 def test_a_20k_line_file_of_repeated_lines_maps_in_linear_work():
     base = []
     for i in range(2000):
-        base += ["", "    x = tl.load(p + offs, mask=m)", ")", f"# block {i}", "", "    tl.store(q, x)", "", ")", "", "pass"]
+        base += [
+            "",
+            "    x = tl.load(p + offs, mask=m)",
+            ")",
+            f"# block {i}",
+            "",
+            "    tl.store(q, x)",
+            "",
+            ")",
+            "",
+            "pass",
+        ]
     old = [Counted(s) for s in base]
     new_s = base[:10000] + ["    y = 1  # typed"] + base[10000:15000] + base[15001:]
     new = [Counted(s) for s in new_s]
@@ -84,7 +103,8 @@ async def test_a_large_documents_line_map_is_computed_off_the_event_loop(monkeyp
     import asyncio
     import threading
 
-    from triton_lens.lsp import documents, server as server_mod
+    from triton_lens.lsp import documents
+    from triton_lens.lsp import server as server_mod
     from triton_lens.lsp.documents import Doc
     from triton_lens.lsp.runplan import Plan
     from triton_lens.lsp.view import RunView
@@ -110,8 +130,10 @@ async def test_a_large_documents_line_map_is_computed_off_the_event_loop(monkeyp
     srv.docs[doc.uri] = doc
     srv.publish(doc)
     assert published == [] and doc.map_pending == (1, 2)  # nothing computed on the loop, nothing published yet
-    assert doc.hover(lsp.Position(2401, 0)) is None and doc.inlay_hints(lsp.Range(lsp.Position(0, 0),
-                                                                                   lsp.Position(9999, 0))) == []
+    assert (
+        doc.hover(lsp.Position(2401, 0)) is None
+        and doc.inlay_hints(lsp.Range(lsp.Position(0, 0), lsp.Position(9999, 0))) == []
+    )
     for _ in range(200):
         await asyncio.sleep(0.01)
         if published:

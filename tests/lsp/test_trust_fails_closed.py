@@ -1,11 +1,11 @@
 """An editor that does not say the workspace is trusted (no "trusted", or not a boolean) gets a
 server that runs nothing: trust fails closed."""
+
 from __future__ import annotations
 
 import asyncio
 
 import pytest
-
 from lsp_harness import CORPUS_FILE, Session, session_fixture
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

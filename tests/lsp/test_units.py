@@ -1,5 +1,6 @@
 """Pure pieces of the server, no process: editor facts (analysis/hover.py), line maps, settings,
 run plans, hint and hover text."""
+
 from __future__ import annotations
 
 import os
@@ -15,8 +16,8 @@ from triton_lens.lsp.settings import Settings, from_initialization_options, glob
 from triton_lens.lsp.text import Lines
 from triton_lens.model import AccessStats
 
-
 # -- index ranges -------------------------------------------------------------------------------
+
 
 def test_dim_ranges_contiguous_step_and_scattered():
     assert dim_ranges((1000,), np.arange(0, 1000)) == ["0:1000"]
@@ -55,8 +56,14 @@ def test_text_map_marks_touched_cells_and_downsamples():
 
 
 def test_param_location_finds_the_parameter_in_the_def_from_the_decorator_line():
-    src = ["import triton", "", "@triton.jit", "def k(x_ptr, out_ptr,", "      n, BLOCK: tl.constexpr):",
-           "    x_ptr2 = 1"]
+    src = [
+        "import triton",
+        "",
+        "@triton.jit",
+        "def k(x_ptr, out_ptr,",
+        "      n, BLOCK: tl.constexpr):",
+        "    x_ptr2 = 1",
+    ]
     assert param_location(src, 3, "x_ptr") == (4, 6, 11)
     assert param_location(src, 3, "n") == (5, 6, 7)
     assert param_location(src, 3, "t[1]") is None
@@ -66,6 +73,7 @@ def test_param_location_finds_the_parameter_in_the_def_from_the_decorator_line()
 
 
 # -- line maps ----------------------------------------------------------------------------------
+
 
 def test_linemap_identity_edit_in_place_insert_and_delete():
     a = "a\nb\nc\nd"
@@ -84,14 +92,33 @@ def test_linemap_identity_edit_in_place_insert_and_delete():
 
 # -- settings -----------------------------------------------------------------------------------
 
+
 def test_settings_merge_defaults_and_bad_values():
     s = Settings()
-    assert (s.time_limit_s, s.memory_limit_mb, s.python, s.inlay_hints, s.debounce_ms) == \
-        (30.0, 8192, sys.executable, True, 400)
-    s2 = s.merged({"timeLimit": 5, "memoryLimitMb": "bad", "python": "", "inlayHints": False, "debounceMs": 100,
-                   "runCommands": {"kernels/**": "pytest tests -k small"}})
-    assert (s2.time_limit_s, s2.memory_limit_mb, s2.python, s2.inlay_hints, s2.debounce_ms) == \
-        (5.0, 8192, sys.executable, False, 100)
+    assert (s.time_limit_s, s.memory_limit_mb, s.python, s.inlay_hints, s.debounce_ms) == (
+        30.0,
+        8192,
+        sys.executable,
+        True,
+        400,
+    )
+    s2 = s.merged(
+        {
+            "timeLimit": 5,
+            "memoryLimitMb": "bad",
+            "python": "",
+            "inlayHints": False,
+            "debounceMs": 100,
+            "runCommands": {"kernels/**": "pytest tests -k small"},
+        }
+    )
+    assert (s2.time_limit_s, s2.memory_limit_mb, s2.python, s2.inlay_hints, s2.debounce_ms) == (
+        5.0,
+        8192,
+        sys.executable,
+        False,
+        100,
+    )
     assert s2.command_for("/w/kernels/a/add.py", ["/w"]) == ["pytest", "tests", "-k", "small"]
     assert s2.command_for("/w/other/add.py", ["/w"]) is None
     opts, trusted = from_initialization_options({"trusted": False, "settings": {"timeLimit": 7}})
@@ -160,6 +187,7 @@ def test_plan_file_importing_a_workspace_kernel_runs(tmp_path):
 
 # -- text ---------------------------------------------------------------------------------------
 
+
 def test_lines_utf16_columns_and_trimmed_ranges():
     lines = Lines.from_text("    x = 1  \né = tl.load(p)\n")
     r = lines.trimmed(0)
@@ -169,9 +197,27 @@ def test_lines_utf16_columns_and_trimmed_ranges():
 
 # -- hint text ----------------------------------------------------------------------------------
 
+
 def _stats(**kw):
-    base = dict(file="/k.py", line=3, col=4, end_line=3, end_col=20, arg="x", kind="load", op="tl.load", launches=1,
-                programs=8, lanes=1024, active=1000, unique=1000, oob=0, bytes=4000, executions=8, extent="x[0:1000]")
+    base = dict(
+        file="/k.py",
+        line=3,
+        col=4,
+        end_line=3,
+        end_col=20,
+        arg="x",
+        kind="load",
+        op="tl.load",
+        launches=1,
+        programs=8,
+        lanes=1024,
+        active=1000,
+        unique=1000,
+        oob=0,
+        bytes=4000,
+        executions=8,
+        extent="x[0:1000]",
+    )
     base.update(kw)
     return AccessStats(**base)
 
@@ -194,8 +240,15 @@ def test_module_files_are_small_and_the_server_holds_no_analysis():
 def test_touched_mask_agrees_with_sorting_the_indices():
     from triton_lens.analysis.hover import format_mask, text_map_mask
     from triton_lens.model.elements import ElementSetsBuilder
-    sets = [np.arange(0, 100), np.arange(50, 150), np.array([3, 500, 900]),
-            np.concatenate([np.arange(200, 210), np.arange(300, 310)]), np.empty(0, np.int64), np.arange(990, 1000)]
+
+    sets = [
+        np.arange(0, 100),
+        np.arange(50, 150),
+        np.array([3, 500, 900]),
+        np.concatenate([np.arange(200, 210), np.arange(300, 310)]),
+        np.empty(0, np.int64),
+        np.arange(990, 1000),
+    ]
     b = ElementSetsBuilder()
     for x in sets:
         b.add(x)
@@ -211,6 +264,7 @@ def test_touched_mask_agrees_with_sorting_the_indices():
 
 def test_columns_follow_the_negotiated_position_encoding():
     from triton_lens.lsp import text
+
     lines = Lines.from_text("é = tl.load(p)  ")
     try:
         for enc, col, length in (("utf-16", 4, 14), ("utf-8", 5, 15), ("utf-32", 4, 14)):
@@ -224,12 +278,14 @@ def test_columns_follow_the_negotiated_position_encoding():
 def test_only_triton_jit_counts_and_installed_libraries_never_run(tmp_path):
     def kernels(src):
         return [k.name for k in plan(str(tmp_path / "k.py"), src, Settings(), []).kernels]
+
     assert kernels("import triton as tr\n@tr.jit\ndef a(x): pass\n") == ["a"]
     assert kernels("from triton import jit\n@jit\ndef b(x): pass\n") == ["b"]
     assert kernels("import triton\n@triton.autotune(configs=[], key=[])\n@triton.jit\ndef c(x): pass\n") == ["c"]
     assert kernels("import numba\n@numba.jit\ndef d(x): pass\n") == []
     assert kernels("from jax import jit\n@jit\ndef e(x): pass\n") == []
     import triton.language
+
     lib = triton.language.__file__.replace("__init__.py", "standard.py")
     p = plan(lib, open(lib).read(), Settings(), [])
     assert not p.runnable and p.why_not == "an installed library file"

@@ -1,10 +1,10 @@
 """initializationOptions {"trusted": false}: the server never runs user code, and says so once."""
+
 from __future__ import annotations
 
 import asyncio
 
 import pytest
-
 from lsp_harness import CORPUS_FILE, Session, session_fixture
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

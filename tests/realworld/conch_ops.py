@@ -1,7 +1,7 @@
 """conch-triton-kernels (PyPI): SiLU-and-mul, GeLU-tanh-and-mul, RMSNorm (plain and fused-add) and static
 fp8 quantization on small CPU inputs, compared to torch. The fp8 kernel checks the GPU's rounding."""
-import torch
 
+import torch
 from conch.ops.activation.gelu_tanh_and_mul import gelu_tanh_and_mul
 from conch.ops.activation.silu_and_mul import silu_and_mul
 from conch.ops.normalization.rms_norm import fused_add_rms_norm, rms_norm
@@ -11,8 +11,9 @@ torch.manual_seed(0)
 x = torch.randn(5, 2 * 48)
 a, b = x[:, :48], x[:, 48:]
 torch.testing.assert_close(silu_and_mul(x), torch.nn.functional.silu(a) * b, rtol=1e-5, atol=1e-5)
-torch.testing.assert_close(gelu_tanh_and_mul(x), torch.nn.functional.gelu(a, approximate="tanh") * b,
-                           rtol=1e-5, atol=1e-5)
+torch.testing.assert_close(
+    gelu_tanh_and_mul(x), torch.nn.functional.gelu(a, approximate="tanh") * b, rtol=1e-5, atol=1e-5
+)
 
 h = torch.randn(6, 64)
 w = torch.randn(64)

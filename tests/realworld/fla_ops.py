@@ -1,7 +1,7 @@
 """flash-linear-attention (fla-core from PyPI): the chunk-local cumulative sum and the L2 norm
 forward kernels on small CPU inputs, compared to torch."""
-import torch
 
+import torch
 from fla.modules.l2norm import l2norm_fwd
 from fla.ops.utils.cumsum import chunk_local_cumsum
 

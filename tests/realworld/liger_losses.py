@@ -1,7 +1,7 @@
 """Liger-Kernel's cross-entropy (forward and the gradient it computes in place), RoPE and the RMSNorm
 backward, from PyPI, on small CPU inputs, compared to torch."""
-import torch
 
+import torch
 from liger_kernel.ops.cross_entropy import cross_entropy_forward
 from liger_kernel.ops.rope import rope_forward
 
@@ -24,7 +24,7 @@ cos, sin = emb.cos()[None], emb.sin()[None]
 
 
 def rot(t):
-    t1, t2 = t[..., : hd // 2], t[..., hd // 2:]
+    t1, t2 = t[..., : hd // 2], t[..., hd // 2 :]
     return torch.cat([-t2, t1], -1)
 
 

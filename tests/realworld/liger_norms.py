@@ -1,8 +1,8 @@
 """Liger-Kernel's RMSNorm, LayerNorm and SwiGLU/GeGLU forward kernels (installed from PyPI) on small CPU
 inputs, compared to torch. RMSNorm passes `eps` as a Python float and calls `eps.to(tl.float32)`-style
 code paths that need the JIT's scalar types."""
-import torch
 
+import torch
 from liger_kernel.ops.geglu import geglu_forward
 from liger_kernel.ops.layer_norm import layer_norm_forward
 from liger_kernel.ops.rms_norm import rms_norm_forward

@@ -1,6 +1,7 @@
 """Real kernels from PyPI libraries (Liger-Kernel, flash-linear-attention, conch), imported, not copied,
 run under the engine: each script runs to the end, its outputs equal torch's (the script asserts that),
 and the analysis has no warning or error."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,6 +26,9 @@ def test_real_kernels_run_clean_and_match_torch(script):
     assert script.stem.replace("_", " ") + " ok" in r.stdout  # the script's torch comparisons all passed
     assert r.launches, "no kernel ran"
     a = analyze(r)
-    bad = [(f.severity, f.kind, Path(f.file).name, f.line, f.message) for f in a.findings
-           if f.severity in ("warning", "error")]
+    bad = [
+        (f.severity, f.kind, Path(f.file).name, f.line, f.message)
+        for f in a.findings
+        if f.severity in ("warning", "error")
+    ]
     assert not bad, bad

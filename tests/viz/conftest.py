@@ -1,6 +1,5 @@
 import os
 import shutil
-import socket
 import sys
 from pathlib import Path
 

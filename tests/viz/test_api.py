@@ -1,4 +1,5 @@
 """The Triton-Viz API surface: `import triton_lens as triton_viz` and the decorator on every kind of kernel."""
+
 import os
 import subprocess
 import sys
@@ -7,7 +8,6 @@ import textwrap
 import pytest
 import torch
 import triton
-
 import viz_kernels as kernels
 from viz_kernels import LINES
 
@@ -42,7 +42,8 @@ def test_helpers_stdlib_jit_and_autotune_with_or_without_TRITON_INTERPRET(tmp_pa
     # switches to the interpreter, including @jit helpers, triton's own tl.cdiv, and an autotuner (no GPU).
     # TRITON_INTERPRET=1: they are InterpretedFunctions already.
     script = tmp_path / "s.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {os.path.dirname(__file__)!r})
         import torch, triton
@@ -60,7 +61,8 @@ def test_helpers_stdlib_jit_and_autotune_with_or_without_TRITON_INTERPRET(tmp_pa
         assert torch.equal(out, -x)
         L = triton_viz.launches
         print(len(L), L[0].kernel, sorted({{s.line for s in L[0].sites}}), L[1].kernel, L[1].grid[0] in (8, 16))
-    """))
+    """)
+    )
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     if interpret == "1":
         env["TRITON_INTERPRET"] = "1"
@@ -68,8 +70,14 @@ def test_helpers_stdlib_jit_and_autotune_with_or_without_TRITON_INTERPRET(tmp_pa
     p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     # 2 launches: the autotuner's timing launches are not recorded
-    assert p.stdout.split() == ["2", "axpy_kernel", "[" + f"{LINES['helper.load']}," , f"{LINES['axpy.store']}]",
-                                "neg_kernel", "True"]
+    assert p.stdout.split() == [
+        "2",
+        "axpy_kernel",
+        "[" + f"{LINES['helper.load']},",
+        f"{LINES['axpy.store']}]",
+        "neg_kernel",
+        "True",
+    ]
 
 
 def test_bare_decorator_and_launch_via_run(viz):
@@ -141,6 +149,8 @@ def test_workers_splits_a_launch_and_the_tracer_gets_the_one_process_trace(viz, 
     for c in ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob"):
         assert np.array_equal(getattr(one, c), getattr(two, c)), c
     for s in ("touched", "masked", "oob"):
-        assert all(np.array_equal(a, b) for a, b in zip(getattr(one, s).arrays().values(), getattr(two, s).arrays().values()))
+        assert all(
+            np.array_equal(a, b) for a, b in zip(getattr(one, s).arrays().values(), getattr(two, s).arrays().values())
+        )
     splits = [json.loads(line) for line in report.read_text().splitlines()]
     assert len(splits) == 1 and splits[0]["merged"] and splits[0]["children"] == ["ok", "ok"]

@@ -1,4 +1,5 @@
 """The seed's example, verbatim but for the import, and its viewer in real headless Chromium."""
+
 import json
 import os
 import runpy
@@ -15,8 +16,13 @@ def line_of(path, needle):
 
 def browse(env, **spec):
     spec.setdefault("chromium", env["chromium"])
-    p = subprocess.run([env["node"], os.path.join(HERE, "browse.mjs"), json.dumps(spec)], cwd=HERE,
-                       capture_output=True, text=True, timeout=180)
+    p = subprocess.run(
+        [env["node"], os.path.join(HERE, "browse.mjs"), json.dumps(spec)],
+        cwd=HERE,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert p.returncode == 0, p.stderr[-4000:]
     return json.loads(p.stdout)
 
@@ -26,17 +32,30 @@ def test_seed_example_viewer_shows_each_access_per_program(viz, port, browser_en
     runpy.run_path(SCRIPT, run_name="__main__")  # records the launch, serves the viewer in the background
     url = f"http://127.0.0.1:{port}/"
     assert f"triton-lens viewer: {url}" in capsys.readouterr().out
-    lx, ly, lz = (line_of(SCRIPT, "x = tl.load(x_ptr"), line_of(SCRIPT, "y = tl.load(y_ptr"),
-                  line_of(SCRIPT, "tl.store(z_ptr"))
-    out = browse(browser_env, url=url, numel=128, follow=[lx, ly, lz], hover={"tensor": "x_ptr", "index": 5},
-                 clickCell={"tensor": "z_ptr", "index": 70}, keepBodies=True)
+    lx, ly, lz = (
+        line_of(SCRIPT, "x = tl.load(x_ptr"),
+        line_of(SCRIPT, "y = tl.load(y_ptr"),
+        line_of(SCRIPT, "tl.store(z_ptr"),
+    )
+    out = browse(
+        browser_env,
+        url=url,
+        numel=128,
+        follow=[lx, ly, lz],
+        hover={"tensor": "x_ptr", "index": 5},
+        clickCell={"tensor": "z_ptr", "index": 70},
+        keepBodies=True,
+    )
     assert out["errors"] == []
     assert out["state"]["kernel"] == "add_kernel" and out["state"]["launch"] == 0
     assert out["state"]["tensors"] == ["x_ptr", "y_ptr", "z_ptr"]
-    assert out["kernelOptions"] == [f"add_kernel  (vector_add_viz.py:{line_of(SCRIPT, 'def add_kernel') })"]
+    assert out["kernelOptions"] == [f"add_kernel  (vector_add_viz.py:{line_of(SCRIPT, 'def add_kernel')})"]
     # the three accesses of add_kernel, and the line picker lists them
-    assert out["lines"] == [f"line {lx}: tl.load(x_ptr …)", f"line {ly}: tl.load(y_ptr …)",
-                            f"line {lz}: tl.store(z_ptr …)"]
+    assert out["lines"] == [
+        f"line {lx}: tl.load(x_ptr …)",
+        f"line {ly}: tl.load(y_ptr …)",
+        f"line {lz}: tl.store(z_ptr …)",
+    ]
     # following each access (clicked in the source panel): program 0 drew 0..63, program 1 64..127,
     # on that access's tensor only
     for line, tensor in ((lx, "x_ptr"), (ly, "y_ptr"), (lz, "z_ptr")):
@@ -57,7 +76,9 @@ def test_seed_example_viewer_shows_each_access_per_program(viz, port, browser_en
     assert sorted(m["tensor"]["name"] for m in maps) == ["x_ptr", "y_ptr", "z_ptr"]
     for m in maps:
         assert sorted((tuple(a["program"]), json.dumps(a["touched"])) for a in m["accesses"]) == [
-            ((0, 0, 0), '{"runs": [0, 64]}'), ((1, 0, 0), '{"runs": [64, 64]}')]
+            ((0, 0, 0), '{"runs": [0, 64]}'),
+            ((1, 0, 0), '{"runs": [64, 64]}'),
+        ]
     assert all(a["status"] == 200 for a in out["api"])
     assert sum(a["bytes"] for a in out["api"] if a["path"] == "/api/accessMap") < 3000
 
@@ -70,8 +91,13 @@ def test_view_command_shows_out_of_bounds_lanes(port, browser_env):
     server = cli_view._last_server.pop()
     try:
         lx = line_of(script, "x = tl.load(x_ptr + offs)")
-        out = browse(browser_env, url=server.url, numel=1000, follow=[lx],
-                     probes=[{"tensor": "x_ptr", "index": {"offset": 1000}}, {"tensor": "x_ptr", "index": {"offset": 1023}}])
+        out = browse(
+            browser_env,
+            url=server.url,
+            numel=1000,
+            follow=[lx],
+            probes=[{"tensor": "x_ptr", "index": {"offset": 1000}}, {"tensor": "x_ptr", "index": {"offset": 1023}}],
+        )
         assert out["errors"] == []
         assert out["state"]["tensors"] == ["x_ptr", "y_ptr", "out_ptr"]
         f = out["followed"][str(lx)]

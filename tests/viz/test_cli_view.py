@@ -1,4 +1,5 @@
 """`triton-lens view FILE`: runs the script in a worker (the engine's runner) and serves the viewer."""
+
 import gzip
 import json
 import os
@@ -14,8 +15,9 @@ REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 
 
 def post(url, body):
-    req = urllib.request.Request(url, data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json", "Accept-Encoding": "gzip"})
+    req = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json", "Accept-Encoding": "gzip"}
+    )
     with urllib.request.urlopen(req, timeout=30) as r:
         raw = r.read()
         if r.headers.get("Content-Encoding") == "gzip":
@@ -40,7 +42,9 @@ def test_view_runs_a_triton_viz_script_and_serves_its_launches(port, capsys):
         m = post(server.url + "api/accessMap", {"launch": 0, "tensor": 2})
         assert m["tensor"]["name"] == "z_ptr"
         assert [(a["program"], a["touched"]) for a in m["accesses"]] == [
-            ([0, 0, 0], {"runs": [0, 64]}), ([1, 0, 0], {"runs": [64, 64]})]
+            ([0, 0, 0], {"runs": [0, 64]}),
+            ([1, 0, 0], {"runs": [64, 64]}),
+        ]
         v = post(server.url + "api/values", {"launch": 0, "tensor": 2, "start": 60, "count": 4})
         assert v["values"] == [120.0, 122.0, 124.0, 126.0]  # z = x + y, after the launch
     finally:
@@ -53,18 +57,41 @@ def test_view_through_the_cli_entry_point_and_its_errors(tmp_path):
 
     assert cli_view.main([str(tmp_path / "missing.py")]) == 2
     env = dict(os.environ, PATH=str(tmp_path), PYTHONPATH=os.path.join(REPO, "server"))
-    p = subprocess.run([sys.executable, "-m", "triton_lens.cli", "view",
-                        os.path.join(HERE, "scripts", "vector_add_viz.py"), "--share"],
-                       capture_output=True, text=True, env=env, timeout=120)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "triton_lens.cli",
+            "view",
+            os.path.join(HERE, "scripts", "vector_add_viz.py"),
+            "--share",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert p.returncode == 2 and "cloudflared" in p.stderr and "share=False" in p.stderr
 
 
 def test_view_blocks_and_serves_until_interrupted(tmp_path):
     port = free_port()
     env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "server"))
-    proc = subprocess.Popen([sys.executable, "-m", "triton_lens.cli", "view",
-                             os.path.join(HERE, "scripts", "oob_missing_mask.py"), "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "triton_lens.cli",
+            "view",
+            os.path.join(HERE, "scripts", "oob_missing_mask.py"),
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         deadline = time.time() + 120
         line = ""
@@ -95,8 +122,10 @@ def test_triton_viz_script_under_the_engine_is_recorded_once_and_launch_does_not
     from triton_lens.trace.runner import RunRequest, run
 
     src = open(os.path.join(HERE, "scripts", "oob_missing_mask.py")).read()
-    src = src.replace("import triton.language as tl\n", "import triton.language as tl\nimport triton_lens as triton_viz\n")
-    src = src.replace("@triton.jit\n", "@triton_viz.trace(\"sanitizer\")\n@triton_viz.trace(\"tracer\")\n@triton.jit\n")
+    src = src.replace(
+        "import triton.language as tl\n", "import triton.language as tl\nimport triton_lens as triton_viz\n"
+    )
+    src = src.replace("@triton.jit\n", '@triton_viz.trace("sanitizer")\n@triton_viz.trace("tracer")\n@triton.jit\n')
     src += "    triton_viz.launch(share=False)\n    print('after launch')\n"
     script = tmp_path / "viz_oob.py"
     script.write_text(src)

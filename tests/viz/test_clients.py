@@ -1,4 +1,5 @@
 """The three Triton-Viz clients (tracer, sanitizer, profiler) on corpus kernels, and `Client`."""
+
 import io
 import os
 
@@ -7,7 +8,6 @@ import pytest
 import torch
 import triton
 import triton.language as tl
-
 import viz_kernels as kernels
 from viz_kernels import LINES
 
@@ -45,7 +45,6 @@ def test_sanitizer_raises_with_line_program_and_elements(viz, capsys):
 def test_sanitizer_by_name_reports_on_stderr_and_the_launch_still_computes(viz, capsys):
     k = viz.trace("sanitizer")(kernels.oob_add_kernel)
     with pytest.raises(viz.SanitizerError):
-        x, y, out = None, None, None
         run_oob(k)
     err = capsys.readouterr().err
     assert f"viz_kernels.py:{LINES['oob.x']}: out-of-bounds load of x_ptr (1000 elements) by program (7,)" in err
@@ -89,19 +88,69 @@ def test_profiler_prints_per_line_bytes_mask_activity_and_reuse(viz):
     text = buf.getvalue()
     lines = text.splitlines()
     assert lines[0].startswith("triton-lens profiler: oob_add_kernel grid=(8, 1, 1) (8 programs")
-    assert lines[1].split() == ["line", "access", "tensor", "loaded", "stored", "mask", "active", "sectors", "unique",
-                                "reuse", "oob"]
+    assert lines[1].split() == [
+        "line",
+        "access",
+        "tensor",
+        "loaded",
+        "stored",
+        "mask",
+        "active",
+        "sectors",
+        "unique",
+        "reuse",
+        "oob",
+    ]
     rows = {ln.split()[0]: ln.split() for ln in lines[2:]}
     # unmasked load of x: 1024 lanes, 24 out of bounds -> 1000 elements (4,000 bytes) really loaded
-    assert rows[str(LINES["oob.x"])] == [str(LINES["oob.x"]), "tl.load", "x_ptr", "4,000", "B", "-",
-                                         "1024/1024", "(100%)", "100.0%", "1000", "1.00", "24"]
-    assert rows[str(LINES["oob.y"])] == [str(LINES["oob.y"]), "tl.load", "y_ptr", "4,000", "B", "-",
-                                         "1000/1024", "(98%)", "100.0%", "1000", "1.00", "-"]
-    assert rows[str(LINES["oob.out"])] == [str(LINES["oob.out"]), "tl.store", "out_ptr", "-", "4,000", "B",
-                                           "1000/1024", "(98%)", "100.0%", "1000", "1.00", "-"]
+    assert rows[str(LINES["oob.x"])] == [
+        str(LINES["oob.x"]),
+        "tl.load",
+        "x_ptr",
+        "4,000",
+        "B",
+        "-",
+        "1024/1024",
+        "(100%)",
+        "100.0%",
+        "1000",
+        "1.00",
+        "24",
+    ]
+    assert rows[str(LINES["oob.y"])] == [
+        str(LINES["oob.y"]),
+        "tl.load",
+        "y_ptr",
+        "4,000",
+        "B",
+        "-",
+        "1000/1024",
+        "(98%)",
+        "100.0%",
+        "1000",
+        "1.00",
+        "-",
+    ]
+    assert rows[str(LINES["oob.out"])] == [
+        str(LINES["oob.out"]),
+        "tl.store",
+        "out_ptr",
+        "-",
+        "4,000",
+        "B",
+        "1000/1024",
+        "(98%)",
+        "100.0%",
+        "1000",
+        "1.00",
+        "-",
+    ]
     assert rows["total"] == ["total", "8,000", "B", "4,000", "B"]
-    assert [(s.line, s.bytes) for s in prof.stats] == [(LINES["oob.x"], 4000), (LINES["oob.y"], 4000),
-                                                       (LINES["oob.out"], 4000)]
+    assert [(s.line, s.bytes) for s in prof.stats] == [
+        (LINES["oob.x"], 4000),
+        (LINES["oob.y"], 4000),
+        (LINES["oob.out"], 4000),
+    ]
     # no tl.dot: the launch is memory-bound; DRAM moves x, y (read) and out (written) once, 12,000 B
     assert lines[-2] == "DRAM >= 12,000 B (each touched 32-byte sector once), no tl.dot"
     assert lines[-1].startswith("roofline estimate (peak bandwidth and FLOP/s, no launch overhead): H100 SXM ")
@@ -125,12 +174,17 @@ def test_tracer_records_launches_with_elements_and_clear_empties_them(viz):
     k[(2,)](x, x, z, 128, 64)
     k[(4,)](x, x, z, 128, 32)
     assert torch.equal(z, 2 * x)
-    assert [(L.index, L.kernel, L.grid) for L in viz.launches] == [(0, "add_kernel", (2, 1, 1)),
-                                                                  (1, "add_kernel", (4, 1, 1))]
+    assert [(L.index, L.kernel, L.grid) for L in viz.launches] == [
+        (0, "add_kernel", (2, 1, 1)),
+        (1, "add_kernel", (4, 1, 1)),
+    ]
     L = viz.launches[0]
     assert [t.name for t in L.tensors] == ["x_ptr", "y_ptr", "z_ptr"]
-    assert [(s.line, s.kind) for s in L.sites] == [(LINES["add.x"], "load"), (LINES["add.y"], "load"),
-                                                   (LINES["add.z"], "store")]
+    assert [(s.line, s.kind) for s in L.sites] == [
+        (LINES["add.x"], "load"),
+        (LINES["add.y"], "load"),
+        (LINES["add.z"], "store"),
+    ]
     launches = viz.launches
     viz.clear()
     assert launches == [] and viz.launches is launches  # emptied in place: references stay valid
@@ -165,8 +219,22 @@ def test_custom_client_gets_launch_start_each_access_and_launch_end(viz):
 
         def on_access(self, a):
             e = a.elements()
-            events.append(("access", a.kind, a.tensor.name, a.line, a.program, a.lanes, a.active, a.oob,
-                           int(e[0]), int(e[-1]), e.size, a.bytes))
+            events.append(
+                (
+                    "access",
+                    a.kind,
+                    a.tensor.name,
+                    a.line,
+                    a.program,
+                    a.lanes,
+                    a.active,
+                    a.oob,
+                    int(e[0]),
+                    int(e[-1]),
+                    e.size,
+                    a.bytes,
+                )
+            )
 
         def on_launch_end(self, trace):
             events.append(("end", trace.kernel, len(trace.ex_site)))
@@ -204,8 +272,9 @@ def test_access_offsets_of_out_of_bounds_lanes(viz):
     class Oob(viz.Client):
         def on_access(self, a):
             if a.oob:
-                seen.append((a.line, a.program, a.oob, a.oob_offsets().tolist()[:2], a.oob_offsets().size,
-                             a.elements().size))
+                seen.append(
+                    (a.line, a.program, a.oob, a.oob_offsets().tolist()[:2], a.oob_offsets().size, a.elements().size)
+                )
 
     run_oob(viz.trace(Oob())(kernels.oob_add_kernel))
     assert seen == [(LINES["oob.x"], (7, 0, 0), 24, [1000, 1001], 24, 104)]

@@ -1,4 +1,5 @@
 """launch(): the viewer server. Binds 127.0.0.1 only, clear errors, share=True through cloudflared."""
+
 import base64
 import json
 import os
@@ -11,7 +12,6 @@ import urllib.request
 
 import pytest
 import torch
-
 import viz_kernels as kernels
 from viz_support import free_port
 
@@ -115,7 +115,7 @@ def test_port_in_use_is_a_clear_error(viz, port):
 def test_default_ports_and_port_zero(viz):
     from triton_lens.viz import server
 
-    for share_port in (5001,):
+    for _share_port in (5001,):
         try:
             url = viz.launch(share=False, block=False)
         except RuntimeError as e:  # something else on this machine holds 5001: the error names it
@@ -217,8 +217,9 @@ def test_value_map_dots_and_performance_routes(viz, port):
     url = viz.launch(share=False, port=port, block=False)
 
     def post(path, body):
-        return json.loads(get(url + "api/" + path, data=json.dumps(body).encode(),
-                              headers={"Content-Type": "application/json"})[2])
+        return json.loads(
+            get(url + "api/" + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})[2]
+        )
 
     dots = post("dots", {"launch": 0})
     assert len(dots["executions"]) == 4 and {d["m"] for d in dots["executions"]} == {16}
@@ -263,8 +264,11 @@ def test_events_new_launches_refresh_the_page_and_source_clicks_reach_it(viz, po
     get(url + "api/cursor", data=json.dumps({"file": kernels.__file__, "line": 14}).encode(), headers=hdr)
     get(url + "api/reveal", data=json.dumps({"file": kernels.__file__, "line": 17}).encode(), headers=hdr)
     t.join(15)
-    assert got["events"] == [{"type": "refresh"}, {"type": "cursor", "file": kernels.__file__, "line": 14},
-                             {"type": "reveal", "file": kernels.__file__, "line": 17}]
+    assert got["events"] == [
+        {"type": "refresh"},
+        {"type": "cursor", "file": kernels.__file__, "line": 14},
+        {"type": "reveal", "file": kernels.__file__, "line": 17},
+    ]
     _, _, body = get(url + "api/kernels", data=b"{}", headers=hdr)
     assert [li["index"] for li in json.loads(body)["kernels"][0]["launches"]] == [0, 1]
 
@@ -272,17 +276,22 @@ def test_events_new_launches_refresh_the_page_and_source_clicks_reach_it(viz, po
 def test_source_of_a_run_file_with_its_access_lines(viz, port):
     record_one(viz)
     url = viz.launch(share=False, port=port, block=False)
-    _, headers, body = get(url + "api/source", data=json.dumps({"file": kernels.__file__}).encode(),
-                           headers={"Content-Type": "application/json", "Accept-Encoding": "gzip"})
+    _, headers, body = get(
+        url + "api/source",
+        data=json.dumps({"file": kernels.__file__}).encode(),
+        headers={"Content-Type": "application/json", "Accept-Encoding": "gzip"},
+    )
     import gzip
 
     src = json.loads(gzip.decompress(body) if headers.get("Content-Encoding") == "gzip" else body)
     assert src["text"] == open(kernels.__file__).read()
     from viz_kernels import LINES
 
-    assert src["lines"] == [{"line": LINES["add.x"], "kinds": ["load"], "args": ["x_ptr"]},
-                            {"line": LINES["add.y"], "kinds": ["load"], "args": ["y_ptr"]},
-                            {"line": LINES["add.z"], "kinds": ["store"], "args": ["z_ptr"]}]
+    assert src["lines"] == [
+        {"line": LINES["add.x"], "kinds": ["load"], "args": ["x_ptr"]},
+        {"line": LINES["add.y"], "kinds": ["load"], "args": ["y_ptr"]},
+        {"line": LINES["add.z"], "kinds": ["store"], "args": ["z_ptr"]},
+    ]
     assert src["kernels"] == [{"name": "add_kernel", "line": 10}]
 
 
@@ -339,9 +348,15 @@ def test_a_background_viewer_and_its_tunnel_end_with_the_script(tmp_path, fake_c
         "add[(1,)](x, x, torch.zeros(64), 64, 64)\n"
         f"print(triton_viz.launch(share=True, port={port}, block=False), flush=True)\n"
         "from triton_lens.viz import server\n"
-        "print(server.current().tunnel.proc.pid, flush=True)\n")
-    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(__file__), "..", "..", "server")))
+        "print(server.current().tunnel.proc.pid, flush=True)\n"
+    )
+    p = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(__file__), "..", "..", "server")),
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     lines = p.stdout.split()
     assert FAKE_URL + "/" in lines

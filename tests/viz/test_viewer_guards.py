@@ -1,11 +1,11 @@
 """The viewer listens on 127.0.0.1, and a web page in the user's browser cannot reach past that:
 not by DNS rebinding (a foreign Host), not by a cross-site POST (no JSON content type, a foreign
 Origin, parameters in the query string), not by framing the page. launch() is local unless asked."""
+
 import http.client
 import json
 
 import pytest
-
 from test_server import FAKE_URL, fake_cloudflared, record_one  # noqa: F401  (a fixture)
 
 
@@ -29,11 +29,18 @@ def served(viz, port):
     return port
 
 
-@pytest.mark.parametrize("host", ["attacker.example", "attacker.example:{port}", "127.0.0.1:1", "localhost.evil:{port}"])
+@pytest.mark.parametrize(
+    "host", ["attacker.example", "attacker.example:{port}", "127.0.0.1:1", "localhost.evil:{port}"]
+)
 def test_a_foreign_host_gets_nothing(served, host):
     host = host.format(port=served)
-    for method, path, body in (("GET", "/", None), ("GET", "/view", None), ("POST", "/api/source", b"{}"),
-                               ("POST", "/api/kernels", b"{}"), ("GET", "/api/events", None)):
+    for method, path, body in (
+        ("GET", "/", None),
+        ("GET", "/view", None),
+        ("POST", "/api/source", b"{}"),
+        ("POST", "/api/kernels", b"{}"),
+        ("GET", "/api/events", None),
+    ):
         status, _, text = request(served, method, path, body, {"Host": host, **JSON})
         assert status == 403, (method, path, status)
         assert b"open http://127.0.0.1" in text and b"add_kernel" not in text
@@ -48,19 +55,22 @@ def test_the_local_names_are_served(served, host):
 def test_a_cross_site_simple_post_is_refused(served):
     # What an HTML form on another site can send without a preflight: form-encoded or text/plain.
     for ctype in ("application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"):
-        status, _, _ = request(served, "POST", "/api/cursor?file=/x.py&line=3", b"file=/x.py&line=3",
-                               {"Content-Type": ctype})
+        status, _, _ = request(
+            served, "POST", "/api/cursor?file=/x.py&line=3", b"file=/x.py&line=3", {"Content-Type": ctype}
+        )
         assert status == 415, ctype
-    status, _, _ = request(served, "POST", "/api/cursor", b'{"file": "/x.py", "line": 3}',
-                           {"Origin": "https://attacker.example", **JSON})
+    status, _, _ = request(
+        served, "POST", "/api/cursor", b'{"file": "/x.py", "line": 3}', {"Origin": "https://attacker.example", **JSON}
+    )
     assert status == 403
     status, _, body = request(served, "POST", "/api/cursor?file=/x.py&line=3", b"{}", JSON)
     assert status == 400 and b"line" in body  # query-string parameters are not read
 
 
 def test_the_pages_own_origin_may_post(served):
-    status, _, _ = request(served, "POST", "/api/cursor", b'{"file": "/x.py", "line": 3}',
-                           {"Origin": f"http://127.0.0.1:{served}", **JSON})
+    status, _, _ = request(
+        served, "POST", "/api/cursor", b'{"file": "/x.py", "line": 3}', {"Origin": f"http://127.0.0.1:{served}", **JSON}
+    )
     assert status == 200
 
 
@@ -104,8 +114,15 @@ def test_share_true_warns_that_anyone_with_the_link_sees_the_data(viz, port, fak
     assert status == 200
 
 
-@pytest.mark.parametrize("body", [b'{"launch": 1e400, "tensor": 0}', b'{"launch": 0.5, "tensor": 0}',
-                                  b'{"launch": true, "tensor": 0}', b'{"launch": "x", "tensor": 0}'])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"launch": 1e400, "tensor": 0}',
+        b'{"launch": 0.5, "tensor": 0}',
+        b'{"launch": true, "tensor": 0}',
+        b'{"launch": "x", "tensor": 0}',
+    ],
+)
 def test_a_launch_that_is_no_integer_is_a_400(served, body):
     status, _, text = request(served, "POST", "/api/accessMap", body, JSON)
     assert status == 400 and b"launch must be an integer" in text, (status, text)

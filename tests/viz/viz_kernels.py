@@ -2,6 +2,7 @@
 
 Line numbers matter: tests look for the lines of the loads and stores below (see LINES).
 """
+
 import triton
 import triton.language as tl
 
@@ -69,10 +70,15 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constex
 
 
 _NEEDLES = {
-    "add.x": "x = tl.load(x_ptr + offsets", "add.y": "y = tl.load(y_ptr + offsets", "add.z": "tl.store(z_ptr + offsets",
-    "oob.x": "x = tl.load(x_ptr + offs)", "oob.y": "y = tl.load(y_ptr + offs, mask=mask)",
-    "oob.out": "tl.store(out_ptr + offs, x + y", "sum.store": "tl.store(out_ptr, tl.sum",
-    "helper.load": "return tl.load(ptr + offs", "axpy.store": "tl.store(out_ptr + offs, a * x",
+    "add.x": "x = tl.load(x_ptr + offsets",
+    "add.y": "y = tl.load(y_ptr + offsets",
+    "add.z": "tl.store(z_ptr + offsets",
+    "oob.x": "x = tl.load(x_ptr + offs)",
+    "oob.y": "y = tl.load(y_ptr + offs, mask=mask)",
+    "oob.out": "tl.store(out_ptr + offs, x + y",
+    "sum.store": "tl.store(out_ptr, tl.sum",
+    "helper.load": "return tl.load(ptr + offs",
+    "axpy.store": "tl.store(out_ptr + offs, a * x",
     "neg.load": "x = tl.load(x_ptr + offs, mask=offs < n)",
 }
 

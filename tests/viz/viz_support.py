@@ -1,4 +1,5 @@
 """Helpers the viz tests import by name (a module name of their own: several test folders have a conftest)."""
+
 import socket
 
 

@@ -28,15 +28,26 @@ function blockCase({ shape, programs, masked = 0, bits = false, steps = 0, value
   for (let p = 0; p < programs; p++) {
     const s = p * per;
     const n = Math.max(0, Math.min(per, numel - s));
-    const a = { site: 0, program: [p, 0, 0], touched: n ? { runs: [s, n] } : null,
-      masked: masked ? { runs: [s + per, masked] } : null, oob: null, rows: [p] };
+    const a = {
+      site: 0,
+      program: [p, 0, 0],
+      touched: n ? { runs: [s, n] } : null,
+      masked: masked ? { runs: [s + per, masked] } : null,
+      oob: null,
+      rows: [p],
+    };
     if (steps) {
       // a loop: the program's block in `steps` iterations (what access_map sends as `steps`)
       const k = Math.ceil(n / steps);
       a.executions = steps;
       a.rows = Array.from({ length: steps }, (_, i) => p * steps + i);
-      a.steps = Array.from({ length: steps }, (_, i) => ({ lanes: k, active: k,
-        touched: { runs: [s + i * k, Math.max(0, Math.min(k, n - i * k))] }, masked: null, oob: null }));
+      a.steps = Array.from({ length: steps }, (_, i) => ({
+        lanes: k,
+        active: k,
+        touched: { runs: [s + i * k, Math.max(0, Math.min(k, n - i * k))] },
+        masked: null,
+        oob: null,
+      }));
     }
     accesses.push(a);
     accesses.push({ site: 1, program: [p, 0, 0], touched: n ? { runs: [s, n] } : null, masked: null, oob: null });
@@ -45,7 +56,13 @@ function blockCase({ shape, programs, masked = 0, bits = false, steps = 0, value
     // one gather touching every third element, as a bitmap over the whole tensor
     const bytes = new Uint8Array(Math.ceil(numel / 8));
     for (let i = 0; i < numel; i += 3) bytes[i >> 3] |= 1 << (i & 7);
-    accesses.push({ site: 2, program: [0, 0, 0], touched: { lo: 0, n: numel, bits: Buffer.from(bytes).toString('base64') }, masked: null, oob: null });
+    accesses.push({
+      site: 2,
+      program: [0, 0, 0],
+      touched: { lo: 0, n: numel, bits: Buffer.from(bytes).toString('base64') },
+      masked: null,
+      oob: null,
+    });
   }
   const strides = shape.map((_, k) => shape.slice(k + 1).reduce((a, b) => a * b, 1));
   const extra = { valueMap: {} };
@@ -54,18 +71,54 @@ function blockCase({ shape, programs, masked = 0, bits = false, steps = 0, value
     const block = Math.max(1, Math.ceil(numel / 32768));
     const cells = Math.ceil(numel / block);
     const q = new Uint8Array(cells);
-    for (let i = 0; i < cells; i++) q[i] = (i * 2654435761 >>> 24) % 255;
-    extra.valueMap['0/0/after'] = { when: 'after', dtype: 'float32', numel, lo: -1, hi: 1, block, cells,
-      q: Buffer.from(q).toString('base64'), before: false, after: true,
-      histograms: [{ file: FILE, line: 12, lo: -1, hi: 1, counts: Array(32).fill(numel / 32), elements: numel, nonfinite: 0 }] };
+    for (let i = 0; i < cells; i++) q[i] = ((i * 2654435761) >>> 24) % 255;
+    extra.valueMap['0/0/after'] = {
+      when: 'after',
+      dtype: 'float32',
+      numel,
+      lo: -1,
+      hi: 1,
+      block,
+      cells,
+      q: Buffer.from(q).toString('base64'),
+      before: false,
+      after: true,
+      histograms: [
+        { file: FILE, line: 12, lo: -1, hi: 1, counts: Array(32).fill(numel / 32), elements: numel, nonfinite: 0 },
+      ],
+    };
   }
   return {
     extra,
-    kernels: { file: FILE, status: 'ok', kernels: [{ name: 'k', file: FILE, line: 1,
-      launches: [{ index: 0, grid: [programs, 1, 1], file: FILE, line: 50, programs, tensors: [{ index: 0, name: 'x_ptr' }] }] }] },
-    maps: { '0/0': { launch: { index: 0, kernel: 'k', grid: [programs, 1, 1] },
-      tensor: { index: 0, name: 'x_ptr', shape, strides, dtype: 'float32', itemsize: 4, numel },
-      sites: [site(0, 12, 'load'), site(1, 15, 'store'), site(2, 18, 'load')], accesses } },
+    kernels: {
+      file: FILE,
+      status: 'ok',
+      kernels: [
+        {
+          name: 'k',
+          file: FILE,
+          line: 1,
+          launches: [
+            {
+              index: 0,
+              grid: [programs, 1, 1],
+              file: FILE,
+              line: 50,
+              programs,
+              tensors: [{ index: 0, name: 'x_ptr' }],
+            },
+          ],
+        },
+      ],
+    },
+    maps: {
+      '0/0': {
+        launch: { index: 0, kernel: 'k', grid: [programs, 1, 1] },
+        tensor: { index: 0, name: 'x_ptr', shape, strides, dtype: 'float32', itemsize: 4, numel },
+        sites: [site(0, 12, 'load'), site(1, 15, 'store'), site(2, 18, 'load')],
+        accesses,
+      },
+    },
     values: { '0/0': null },
   };
 }
@@ -76,10 +129,14 @@ const CASES = [
   ['2-D 1024x1024 + a bitmap gather (every 3rd element)', { shape: [1024, 1024], programs: 256, bits: true }],
   ['2-D 2048x2048 (4M elements), 4096 programs', { shape: [2048, 2048], programs: 4096 }],
   ['3-D 16x256x256 (1M elements, 16 slices of 64K shown)', { shape: [16, 256, 256], programs: 1024 }],
-  ['2-D 1024x1024, Values on (32,768 colours) + 4 loop steps per access, iteration 1 shown',
-    { shape: [1024, 1024], programs: 256, steps: 4, values: true }],
-  ['1-D 1M elements, Values on + 4 loop steps per access, iteration 1 shown',
-    { shape: [1 << 20], programs: 1024, steps: 4, values: true }],
+  [
+    '2-D 1024x1024, Values on (32,768 colours) + 4 loop steps per access, iteration 1 shown',
+    { shape: [1024, 1024], programs: 256, steps: 4, values: true },
+  ],
+  [
+    '1-D 1M elements, Values on + 4 loop steps per access, iteration 1 shown',
+    { shape: [1 << 20], programs: 1024, steps: 4, values: true },
+  ],
 ];
 
 const stats = (xs) => {
@@ -97,10 +154,16 @@ try {
     const page = await openPage(browser, server, { fixture, viewport: { width: 1200, height: 1000 } });
     if (spec.values) {
       await page.selectOption('#tl-values', 'after');
-      await page.waitForFunction(() => { const v = window.__viewer.values('x_ptr'); return v && v.cells > 0; });
+      await page.waitForFunction(() => {
+        const v = window.__viewer.values('x_ptr');
+        return v && v.cells > 0;
+      });
     }
     if (spec.steps) {
-      await page.$eval('#tl-iteration', (e) => { e.value = '1'; e.dispatchEvent(new Event('input')); });
+      await page.$eval('#tl-iteration', (e) => {
+        e.value = '1';
+        e.dispatchEvent(new Event('input'));
+      });
       await page.waitForFunction(() => window.__viewer.state().iteration === 1);
     }
     const loadMs = Date.now() - t0;
@@ -123,13 +186,18 @@ try {
         const sel = document.querySelector('#tl-values');
         const it = document.querySelector('#tl-iteration');
         const set = (values, iter) => {
-          sel.value = values; sel.dispatchEvent(new Event('change'));
-          it.value = String(iter); it.dispatchEvent(new Event('input'));
+          sel.value = values;
+          sel.dispatchEvent(new Event('change'));
+          it.value = String(iter);
+          it.dispatchEvent(new Event('input'));
         };
-        const off = [], on = [];
+        const off = [],
+          on = [];
         for (let i = 0; i < n; i++) {
-          set('off', -1); off.push(v.rerender());
-          set('after', 1); on.push(v.rerender());
+          set('off', -1);
+          off.push(v.rerender());
+          set('after', 1);
+          on.push(v.rerender());
         }
         return { off, on };
       }, REPEAT);
@@ -141,18 +209,25 @@ try {
     const b = stats(one);
     const g = res.geom;
     const ax = (x) => (x.down > 1 ? `${x.down} cells/px` : `${x.up} px/cell`);
-    lines.push(`${label}\n    cells ${res.cells.toLocaleString()}, canvas ${g.x.px}x${g.y.px} px (x: ${ax(g.x)}, y: ${ax(g.y)})\n` +
-      `    render, all programs:  median ${a.median.toFixed(1)} ms (min ${a.min.toFixed(1)}, max ${a.max.toFixed(1)}, n=${REPEAT})\n` +
-      `    render, one program:   median ${b.median.toFixed(1)} ms (min ${b.min.toFixed(1)}, max ${b.max.toFixed(1)}, n=${REPEAT})\n` +
-      `    page load incl. JSON transfer and decode: ${loadMs} ms\n` +
-      `    data: access map ${(mapJson.length / 1024).toFixed(0)} KB` + (valJson ? ` + value map ${(valJson.length / 1024).toFixed(0)} KB` : '') +
-      `, ${(wire / 1024).toFixed(1)} KB gzipped (target <= 256 KB)` +
-      (sideBySide ? (() => {
-        const off = stats(sideBySide.off).median;
-        const on = stats(sideBySide.on).median;
-        return `\n    side by side, interleaved (n=${REPEAT}): Values+Iteration off ${off.toFixed(1)} ms, on ${on.toFixed(1)} ms, ` +
-          `ratio on/off ${(on / off).toFixed(2)}`;
-      })() : ''));
+    lines.push(
+      `${label}\n    cells ${res.cells.toLocaleString()}, canvas ${g.x.px}x${g.y.px} px (x: ${ax(g.x)}, y: ${ax(g.y)})\n` +
+        `    render, all programs:  median ${a.median.toFixed(1)} ms (min ${a.min.toFixed(1)}, max ${a.max.toFixed(1)}, n=${REPEAT})\n` +
+        `    render, one program:   median ${b.median.toFixed(1)} ms (min ${b.min.toFixed(1)}, max ${b.max.toFixed(1)}, n=${REPEAT})\n` +
+        `    page load incl. JSON transfer and decode: ${loadMs} ms\n` +
+        `    data: access map ${(mapJson.length / 1024).toFixed(0)} KB` +
+        (valJson ? ` + value map ${(valJson.length / 1024).toFixed(0)} KB` : '') +
+        `, ${(wire / 1024).toFixed(1)} KB gzipped (target <= 256 KB)` +
+        (sideBySide
+          ? (() => {
+              const off = stats(sideBySide.off).median;
+              const on = stats(sideBySide.on).median;
+              return (
+                `\n    side by side, interleaved (n=${REPEAT}): Values+Iteration off ${off.toFixed(1)} ms, on ${on.toFixed(1)} ms, ` +
+                `ratio on/off ${(on / off).toFixed(2)}`
+              );
+            })()
+          : ''),
+    );
     console.log(lines[lines.length - 1]);
     await page.context().close();
   }
@@ -161,8 +236,12 @@ try {
   await server.close();
 }
 
-let chromium = '';
-try { chromium = execFileSync(CHROMIUM, ['--version']).toString().trim(); } catch { chromium = CHROMIUM; }
+let chromium;
+try {
+  chromium = execFileSync(CHROMIUM, ['--version']).toString().trim();
+} catch {
+  chromium = CHROMIUM;
+}
 const header = [
   'Triton Lens access-map page: render benchmark (tests/webview/bench_render.mjs)',
   `date: ${new Date().toISOString()}`,
@@ -170,7 +249,10 @@ const header = [
   `browser: ${chromium} (headless, --disable-gpu: software canvas); node ${process.version}`,
   'render = rasterise the access sets of every tensor into per-cell typed arrays + compose downsampled',
   'pixels + putImageData, timed in the page (performance.now) over a full redraw of the launch.',
-  `load average (1, 5, 15 min) at the end: ${os.loadavg().map((x) => x.toFixed(1)).join(' ')} (a shared machine: compare the side-by-side ratios)`,
+  `load average (1, 5, 15 min) at the end: ${os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')} (a shared machine: compare the side-by-side ratios)`,
   '',
 ];
 if (process.argv.includes('--write')) {

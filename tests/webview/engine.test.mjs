@@ -26,8 +26,10 @@ function engineMissing() {
 const missing = engineMissing();
 
 function engineFixture(script) {
-  const out = execFileSync(PY, [path.join(HERE, 'engine_fixture.py'), path.join(CORPUS, script)],
-    { maxBuffer: 64 << 20, timeout: 180000 });
+  const out = execFileSync(PY, [path.join(HERE, 'engine_fixture.py'), path.join(CORPUS, script)], {
+    maxBuffer: 64 << 20,
+    timeout: 180000,
+  });
   return JSON.parse(out.toString());
 }
 
@@ -56,14 +58,18 @@ test('engine: vector_add.py as the engine records it', { skip: missing || false 
     assert.equal((await cellState(page, 'z_ptr', 64)).drawn, 'other');
     assert.equal(await page.$eval('[data-tensor="0"] .tl-oob', (e) => e.hidden), true);
     // the overview lists the tensors: no probing past the last one
-    const reqs = await page.evaluate(() => window.__msgs.filter((m) => m.method === 'accessMap').map((m) => m.params.tensor));
+    const reqs = await page.evaluate(() =>
+      window.__msgs.filter((m) => m.method === 'accessMap').map((m) => m.params.tensor),
+    );
     assert.deepEqual(reqs, [0, 1, 2]);
     await page.evaluate((f) => window.postMessage({ type: 'cursor', file: f, line: 15 }, '*'), file);
     await page.waitForFunction(() => window.__viewer.state().follow.line === 15);
     assert.equal((await cellState(page, 'z_ptr', 64)).drawn, 'followed');
     const pt = await page.evaluate(() => window.__viewer.cellPoint('z_ptr', 5));
     await page.mouse.move(pt.x, pt.y);
-    await page.waitForFunction(() => Array.from(document.querySelector('.tl-tooltip').children).some((c) => c.textContent === 'value: 10'));
+    await page.waitForFunction(() =>
+      Array.from(document.querySelector('.tl-tooltip').children).some((c) => c.textContent === 'value: 10'),
+    );
     assert.match(await page.$eval('.tl-tooltip', (e) => e.textContent), /line 15 tl\.store: program 0/);
     await screenshot(page, 'engine_vector_add');
     assert.deepEqual(page.errors, []);
@@ -72,23 +78,29 @@ test('engine: vector_add.py as the engine records it', { skip: missing || false 
   }
 });
 
-test('engine: oob_strided_view.py puts the 700 padding lanes right of the grid', { skip: missing || false }, async () => {
-  const fix = engineFixture('oob_strided_view.py');
-  const page = await openPage(browser, server, { fixture: fix });
-  try {
-    assert.equal(await page.$eval('[data-tensor="0"] .tl-oob', (e) => e.textContent),
-      '⚠ out of bounds — line 12: 700 out-of-bounds addresses (700 in padding)');
-    const lay = await page.evaluate(() => window.__viewer.layout('x_ptr'));
-    assert.equal(lay.Br, 28);
-    const pad = await cellState(page, 'x_ptr', { offset: 100 });
-    assert.deepEqual([pad.drawn, pad.element], ['oob-followed', false]);
-    // program r reads offsets r*100 .. r*100+99: row 1 (offsets 128..227) is split between programs 1 and 2
-    const c71 = await cellState(page, 'x_ptr', [1, 71]);
-    const c72 = await cellState(page, 'x_ptr', [1, 72]);
-    assert.deepEqual([c71.drawn, c71.program, c72.drawn, c72.program], ['followed', 1, 'followed', 2]);
-    await screenshot(page, 'engine_oob_strided_view');
-    assert.deepEqual(page.errors, []);
-  } finally {
-    await page.context().close();
-  }
-});
+test(
+  'engine: oob_strided_view.py puts the 700 padding lanes right of the grid',
+  { skip: missing || false },
+  async () => {
+    const fix = engineFixture('oob_strided_view.py');
+    const page = await openPage(browser, server, { fixture: fix });
+    try {
+      assert.equal(
+        await page.$eval('[data-tensor="0"] .tl-oob', (e) => e.textContent),
+        '⚠ out of bounds — line 12: 700 out-of-bounds addresses (700 in padding)',
+      );
+      const lay = await page.evaluate(() => window.__viewer.layout('x_ptr'));
+      assert.equal(lay.Br, 28);
+      const pad = await cellState(page, 'x_ptr', { offset: 100 });
+      assert.deepEqual([pad.drawn, pad.element], ['oob-followed', false]);
+      // program r reads offsets r*100 .. r*100+99: row 1 (offsets 128..227) is split between programs 1 and 2
+      const c71 = await cellState(page, 'x_ptr', [1, 71]);
+      const c72 = await cellState(page, 'x_ptr', [1, 72]);
+      assert.deepEqual([c71.drawn, c71.program, c72.drawn, c72.program], ['followed', 1, 'followed', 2]);
+      await screenshot(page, 'engine_oob_strided_view');
+      assert.deepEqual(page.errors, []);
+    } finally {
+      await page.context().close();
+    }
+  },
+);

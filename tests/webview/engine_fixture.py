@@ -5,6 +5,7 @@
 The fixture has the shape of the hand-written ones in fixtures/: {"kernels": overview,
 "maps": {"<launch>/<tensor>": access_map}, "values": {"<launch>/<tensor>": [values]}}.
 """
+
 import json
 import sys
 
@@ -25,14 +26,17 @@ def main(path: str) -> None:
             for t in launch.get("tensors") or []:
                 key = f"{launch['index']}/{t['index']}"
                 maps[key] = access_map(result, launch=launch["index"], tensor=t["index"])
-                values[key] = tensor_values(result, launch=launch["index"], tensor=t["index"], start=0,
-                                            count=int(t["numel"]))["values"]
+                values[key] = tensor_values(
+                    result, launch=launch["index"], tensor=t["index"], start=0, count=int(t["numel"])
+                )["values"]
                 for when in ("after", "before"):
                     extra["valueMap"][f"{key}/{when}"] = METHODS["valueMap"](
-                        result, {"launch": launch["index"], "tensor": t["index"], "when": when})
-    json.dump({"about": f"engine result for {path}", "kernels": overview, "maps": maps, "values": values,
-               "extra": extra},
-              sys.stdout)
+                        result, {"launch": launch["index"], "tensor": t["index"], "when": when}
+                    )
+    json.dump(
+        {"about": f"engine result for {path}", "kernels": overview, "maps": maps, "values": values, "extra": extra},
+        sys.stdout,
+    )
 
 
 if __name__ == "__main__":

@@ -18,8 +18,10 @@ const CORPUS = path.join(ROOT, 'tests/corpus');
 const fixtures = new Map();
 function engineFixture(script) {
   if (!fixtures.has(script)) {
-    const out = execFileSync(PY, [path.join(HERE, 'engine_fixture.py'), path.join(CORPUS, script)],
-      { maxBuffer: 64 << 20, timeout: 180000 });
+    const out = execFileSync(PY, [path.join(HERE, 'engine_fixture.py'), path.join(CORPUS, script)], {
+      maxBuffer: 64 << 20,
+      timeout: 180000,
+    });
     fixtures.set(script, JSON.parse(out.toString()));
   }
   return fixtures.get(script);
@@ -43,11 +45,16 @@ after(async () => {
   await server?.close();
 });
 
-const THEMES = [['dark', 'vscode-dark'], ['light', 'vscode-light']];
+const THEMES = [
+  ['dark', 'vscode-dark'],
+  ['light', 'vscode-light'],
+];
 
 async function open(script, theme) {
   const page = await openPage(browser, server, { fixture: engineFixture(script), colorScheme: theme[0] });
-  await page.evaluate((c) => { document.body.className = c; }, theme[1]);
+  await page.evaluate((c) => {
+    document.body.className = c;
+  }, theme[1]);
   await waitIdle(page);
   return page;
 }
@@ -59,7 +66,14 @@ async function follow(page, file, line) {
 }
 
 async function setIteration(page, i) {
-  await page.$eval('#tl-iteration', (e, v) => { e.value = String(v); e.dispatchEvent(new Event('input')); }, i);
+  await page.$eval(
+    '#tl-iteration',
+    (e, v) => {
+      e.value = String(v);
+      e.dispatchEvent(new Event('input'));
+    },
+    i,
+  );
   await waitIdle(page);
 }
 
@@ -73,7 +87,10 @@ for (const theme of THEMES) {
       const storeLine = lineOf(script, 'tl.store(y_ptr');
       await follow(page, file, storeLine);
       await page.selectOption('#tl-values', 'after');
-      await page.waitForFunction(() => { const v = window.__viewer.values('y_ptr'); return v && v.histogram; });
+      await page.waitForFunction(() => {
+        const v = window.__viewer.values('y_ptr');
+        return v && v.histogram;
+      });
       const v = await page.evaluate(() => window.__viewer.values('y_ptr'));
       // y = layernorm(x) * w + b: 16 rows of 200, every element stored by the followed line
       const want = fix.extra.valueMap['0/1/after'];
@@ -81,7 +98,10 @@ for (const theme of THEMES) {
       assert.equal(v.cells, 3200);
       assert.equal(v.histogram.line, storeLine);
       assert.equal(v.histogram.elements, 3200);
-      assert.equal(v.histogram.counts.reduce((a, b) => a + b, 0), 3200);
+      assert.equal(
+        v.histogram.counts.reduce((a, b) => a + b, 0),
+        3200,
+      );
       assert.deepEqual(v.histogram.counts, want.histograms.find((h) => h.line === storeLine).counts);
       // the cell of the largest value is drawn in the brightest colour, the smallest in the darkest
       const ys = fix.values['0/1'];
@@ -95,17 +115,26 @@ for (const theme of THEMES) {
       // every cell's tooltip has its value (after the launch)
       const pt = await page.evaluate((i) => window.__viewer.cellPoint('y_ptr', i), iMax);
       await page.mouse.move(pt.x, pt.y);
-      await page.waitForFunction(() => /^value: /.test(document.querySelector('.tl-tip-value')?.textContent || '') &&
-        document.querySelector('.tl-tip-value').textContent !== 'value: …');
+      await page.waitForFunction(
+        () =>
+          /^value: /.test(document.querySelector('.tl-tip-value')?.textContent || '') &&
+          document.querySelector('.tl-tip-value').textContent !== 'value: …',
+      );
       const tip = await page.$eval('.tl-tip-value', (e) => e.textContent);
       assert.equal(Number(tip.slice('value: '.length)), Number(ys[iMax].toPrecision(6)));
       // before the launch: y came from torch.empty; x is an input: its histogram is of the input values
       await page.selectOption('#tl-values', 'before');
-      await page.waitForFunction(() => { const x = window.__viewer.values('x_ptr'); return x && x.lo !== undefined; });
+      await page.waitForFunction(() => {
+        const x = window.__viewer.values('x_ptr');
+        return x && x.lo !== undefined;
+      });
       const xb = await page.evaluate(() => window.__viewer.values('x_ptr'));
       const xs = fix.extra.valueMap['0/0/before'];
       assert.deepEqual([xb.lo, xb.hi], [xs.lo, xs.hi]);
-      assert.match(await page.$eval('[data-tensor="0"] .tl-values-box', (e) => e.textContent), /values before the launch/);
+      assert.match(
+        await page.$eval('[data-tensor="0"] .tl-values-box', (e) => e.textContent),
+        /values before the launch/,
+      );
       await page.mouse.move(1, 1);
       await screenshot(page, `values_layernorm_${theme[0]}`);
       assert.deepEqual(page.errors, []);
@@ -175,7 +204,15 @@ for (const theme of THEMES) {
     const page = await open(script, theme);
     try {
       const slices = await page.evaluate(() => window.__viewer.slices('q_ptr'));
-      assert.deepEqual(slices.map((s) => s.index), [[0, 0], [0, 1], [0, 2], [0, 3]]);
+      assert.deepEqual(
+        slices.map((s) => s.index),
+        [
+          [0, 0],
+          [0, 1],
+          [0, 2],
+          [0, 3],
+        ],
+      );
       assert.equal(await page.$$eval('[data-tensor="0"] .tl-slice-card canvas', (e) => e.length), 4);
       const titles = await page.$$eval('[data-tensor="0"] .tl-slice-title', (e) => e.map((x) => x.textContent));
       assert.deepEqual(titles, ['q_ptr[0, 0, :, :]', 'q_ptr[0, 1, :, :]', 'q_ptr[0, 2, :, :]', 'q_ptr[0, 3, :, :]']);
@@ -206,7 +243,6 @@ for (const theme of THEMES) {
     const script = 'matmul.py';
     const page = await open(script, theme);
     try {
-      const file = path.join(CORPUS, script);
       const aLine = lineOf(script, 'a = tl.load(');
       const bLine = lineOf(script, 'b = tl.load(');
       const cLine = lineOf(script, 'tl.store(c_ptr');
@@ -220,22 +256,39 @@ for (const theme of THEMES) {
       await page.press('#tl-pid input[data-axis="1"]', 'Enter');
       await waitIdle(page);
       assert.deepEqual((await page.evaluate(() => window.__viewer.state())).programs, [3]);
-      const rows = await page.$$eval('#tl-ops-panel .tl-op', (els) => els.map((e) => Array.from(e.children).map((c) => c.textContent)));
-      assert.deepEqual(rows.map((r) => [r[1], r[2], r[3]]), [
-        [String(aLine), 'a_ptr', 'load (tl.load)'], [String(bLine), 'b_ptr', 'load (tl.load)'],
-        [String(aLine), 'a_ptr', 'load (tl.load)'], [String(bLine), 'b_ptr', 'load (tl.load)'],
-        [String(aLine), 'a_ptr', 'load (tl.load)'], [String(bLine), 'b_ptr', 'load (tl.load)'],
-        [String(cLine), 'c_ptr', 'store (tl.store)']]);
+      const rows = await page.$$eval('#tl-ops-panel .tl-op', (els) =>
+        els.map((e) => Array.from(e.children).map((c) => c.textContent)),
+      );
+      assert.deepEqual(
+        rows.map((r) => [r[1], r[2], r[3]]),
+        [
+          [String(aLine), 'a_ptr', 'load (tl.load)'],
+          [String(bLine), 'b_ptr', 'load (tl.load)'],
+          [String(aLine), 'a_ptr', 'load (tl.load)'],
+          [String(bLine), 'b_ptr', 'load (tl.load)'],
+          [String(aLine), 'a_ptr', 'load (tl.load)'],
+          [String(bLine), 'b_ptr', 'load (tl.load)'],
+          [String(cLine), 'c_ptr', 'store (tl.store)'],
+        ],
+      );
       // program (1, 1): rows 32:48 of a (16 of 32 rows), so 16 x 32 = 512 of 1024 lanes; then 16 x 8 in the last block
-      assert.deepEqual(rows.map((r) => r[4]), ['512/1024', '256/1024', '512/1024', '256/1024', '128/1024', '64/1024', '128/1024']);
-      assert.equal(await page.$eval('#tl-ops-panel h2', (e) => e.textContent), 'Memory operations of program (1,1), in order');
+      assert.deepEqual(
+        rows.map((r) => r[4]),
+        ['512/1024', '256/1024', '512/1024', '256/1024', '128/1024', '64/1024', '128/1024'],
+      );
+      assert.equal(
+        await page.$eval('#tl-ops-panel h2', (e) => e.textContent),
+        'Memory operations of program (1,1), in order',
+      );
       // clicking an operation follows its line at its iteration
       await page.click('#tl-ops-panel .tl-op:nth-of-type(5)');
       await waitIdle(page);
       const st = await page.evaluate(() => window.__viewer.state());
       assert.deepEqual([st.follow.line, st.iteration], [bLine, 1]);
       // Performance: lines with mask / sector efficiency and reuse; the GPU picker changes the estimate
-      const perf = await page.$$eval('#tl-perf .tl-perf tr', (els) => els.slice(1).map((e) => Array.from(e.children).map((c) => c.textContent)));
+      const perf = await page.$$eval('#tl-perf .tl-perf tr', (els) =>
+        els.slice(1).map((e) => Array.from(e.children).map((c) => c.textContent)),
+      );
       assert.deepEqual(perf[0], [String(aLine), 'a_ptr', 'load', '27.0 KB', '56.3%', '100.0%', '2.00×']);
       assert.equal(perf[3][1], 'tl.dot');
       const h100 = await page.$eval('#tl-roofline', (e) => e.firstChild.textContent);
@@ -256,28 +309,77 @@ for (const theme of THEMES) {
 
 test('Values beyond the colour budget: downsampled, and the page says so', async () => {
   // a value map as value_map sends it for a 100,000-element tensor: 25,000 colours, 4 elements each
-  const numel = 100000, block = 4, cells = numel / block;
+  const numel = 100000,
+    block = 4,
+    cells = numel / block;
   const q = new Uint8Array(cells);
   for (let i = 0; i < cells; i++) q[i] = Math.floor((i / cells) * 254);
   const F = '/k.py';
   const fix = {
-    kernels: { file: F, status: 'ok', kernels: [{ name: 'k', file: F, line: 1,
-      launches: [{ index: 0, grid: [1, 1, 1], file: F, line: 9, programs: 1, tensors: [{ index: 0, name: 'x_ptr' }] }] }] },
-    maps: { '0/0': { launch: { index: 0, kernel: 'k', grid: [1, 1, 1] },
-      tensor: { index: 0, name: 'x_ptr', shape: [numel], strides: [1], dtype: 'float32', itemsize: 4, numel },
-      sites: [{ id: 0, file: F, line: 3, col: 4, end_line: 3, end_col: 20, kind: 'load', op: 'tl.load' }],
-      accesses: [{ site: 0, program: [0, 0, 0], touched: { runs: [0, numel] }, masked: null, oob: null, rows: [0], executions: 1 }] } },
+    kernels: {
+      file: F,
+      status: 'ok',
+      kernels: [
+        {
+          name: 'k',
+          file: F,
+          line: 1,
+          launches: [
+            { index: 0, grid: [1, 1, 1], file: F, line: 9, programs: 1, tensors: [{ index: 0, name: 'x_ptr' }] },
+          ],
+        },
+      ],
+    },
+    maps: {
+      '0/0': {
+        launch: { index: 0, kernel: 'k', grid: [1, 1, 1] },
+        tensor: { index: 0, name: 'x_ptr', shape: [numel], strides: [1], dtype: 'float32', itemsize: 4, numel },
+        sites: [{ id: 0, file: F, line: 3, col: 4, end_line: 3, end_col: 20, kind: 'load', op: 'tl.load' }],
+        accesses: [
+          {
+            site: 0,
+            program: [0, 0, 0],
+            touched: { runs: [0, numel] },
+            masked: null,
+            oob: null,
+            rows: [0],
+            executions: 1,
+          },
+        ],
+      },
+    },
     values: { '0/0': null },
-    extra: { valueMap: { '0/0/after': { when: 'after', dtype: 'float32', numel, lo: 0, hi: 1, block, cells,
-      q: Buffer.from(q).toString('base64'), before: false, after: true,
-      histograms: [{ file: F, line: 3, lo: 0, hi: 1, counts: Array(32).fill(numel / 32), elements: numel, nonfinite: 0 }] } } },
+    extra: {
+      valueMap: {
+        '0/0/after': {
+          when: 'after',
+          dtype: 'float32',
+          numel,
+          lo: 0,
+          hi: 1,
+          block,
+          cells,
+          q: Buffer.from(q).toString('base64'),
+          before: false,
+          after: true,
+          histograms: [
+            { file: F, line: 3, lo: 0, hi: 1, counts: Array(32).fill(numel / 32), elements: numel, nonfinite: 0 },
+          ],
+        },
+      },
+    },
   };
   const page = await openPage(browser, server, { fixture: fix });
   try {
     await page.selectOption('#tl-values', 'after');
-    await page.waitForFunction(() => { const v = window.__viewer.values('x_ptr'); return v && v.histogram; });
-    assert.equal(await page.$eval('.tl-downsampled', (e) => e.textContent),
-      'downsampled: each colour is the mean of 4 neighbouring elements (100,000 elements, 25,000 colours sent); the tooltip shows exact values');
+    await page.waitForFunction(() => {
+      const v = window.__viewer.values('x_ptr');
+      return v && v.histogram;
+    });
+    assert.equal(
+      await page.$eval('.tl-downsampled', (e) => e.textContent),
+      'downsampled: each colour is the mean of 4 neighbouring elements (100,000 elements, 25,000 colours sent); the tooltip shows exact values',
+    );
     // values rise with the index: the first element is the darkest colour, later ones brighter
     const lum = (p) => 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2];
     const at = async (i) => lum((await cellState(page, 'x_ptr', i)).pixel);

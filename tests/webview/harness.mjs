@@ -21,8 +21,11 @@ export function loadFixture(name) {
 
 /** Fill the template as a host does. */
 export function renderTemplate({ nonce, cspSource, base }) {
-  return fs.readFileSync(path.join(WEBVIEW, 'index.html'), 'utf8')
-    .replaceAll('{{nonce}}', nonce).replaceAll('{{cspSource}}', cspSource).replaceAll('{{base}}', base);
+  return fs
+    .readFileSync(path.join(WEBVIEW, 'index.html'), 'utf8')
+    .replaceAll('{{nonce}}', nonce)
+    .replaceAll('{{cspSource}}', cspSource)
+    .replaceAll('{{base}}', base);
 }
 
 /**
@@ -41,7 +44,10 @@ export async function startServer() {
       res.end(renderTemplate({ nonce, cspSource: "'self'", base: '/webview/' }));
       return;
     }
-    if (p === '/favicon.ico') { res.writeHead(204).end(); return; }
+    if (p === '/favicon.ico') {
+      res.writeHead(204).end();
+      return;
+    }
     if (p.startsWith('/webview/')) {
       const rel = path.normalize(decodeURIComponent(p.slice('/webview/'.length)));
       const file = path.join(WEBVIEW, rel);
@@ -54,7 +60,11 @@ export async function startServer() {
       return;
     }
     if (p === '/api/events') {
-      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', Connection: 'keep-alive' });
+      res.writeHead(200, {
+        'Content-Type': 'text/event-stream',
+        'Cache-Control': 'no-store',
+        Connection: 'keep-alive',
+      });
       res.write(': hello\n\n');
       sse.add(res);
       req.on('close', () => sse.delete(res));
@@ -62,10 +72,17 @@ export async function startServer() {
     }
     if (p.startsWith('/api/') && req.method === 'POST') {
       let body = '';
-      req.on('data', (c) => { body += c; });
+      req.on('data', (c) => {
+        body += c;
+      });
       req.on('end', () => {
-        let params = {};
-        try { params = body ? JSON.parse(body) : {}; } catch { res.writeHead(400).end(); return; }
+        let params;
+        try {
+          params = body ? JSON.parse(body) : {};
+        } catch {
+          res.writeHead(400).end();
+          return;
+        }
         const method = p.slice('/api/'.length);
         state.requests.push({ method, params });
         if (method === 'reveal') {
@@ -88,11 +105,17 @@ export async function startServer() {
   const { port } = srv.address();
   return {
     url: `http://127.0.0.1:${port}/`,
-    get fixture() { return state.fixture; },
-    set fixture(f) { state.fixture = f; },
+    get fixture() {
+      return state.fixture;
+    },
+    set fixture(f) {
+      state.fixture = f;
+    },
     reveals: state.reveals,
     requests: state.requests,
-    push(ev) { for (const r of sse) r.write(`data: ${JSON.stringify(ev)}\n\n`); },
+    push(ev) {
+      for (const r of sse) r.write(`data: ${JSON.stringify(ev)}\n\n`);
+    },
     async close() {
       for (const r of sse) r.end();
       await new Promise((resolve) => srv.close(resolve));
@@ -101,8 +124,17 @@ export async function startServer() {
 }
 
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
 
 export function launchBrowser() {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
@@ -110,14 +142,15 @@ export function launchBrowser() {
 
 // Runs in the page before its scripts: a VS Code webview API answering from the fixture.
 function vscodeStub({ fixture, state, answerSrc }) {
-  // eslint-disable-next-line no-new-func
   const answerFn = new Function(`return (${answerSrc})`)();
   window.__fixture = fixture;
   window.__msgs = [];
   window.__csp = [];
   window.__vsState = state || null;
   window.__hold = false; // tests may hold responses to check ordering
-  document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+  document.addEventListener('securitypolicyviolation', (e) =>
+    window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`),
+  );
   let acquired = false;
   window.acquireVsCodeApi = () => {
     if (acquired) throw new Error('acquireVsCodeApi called twice');
@@ -127,33 +160,52 @@ function vscodeStub({ fixture, state, answerSrc }) {
         window.__msgs.push(JSON.parse(JSON.stringify(m)));
         if (m && m.type === 'request') {
           let reply;
-          try { reply = { type: 'response', id: m.id, result: answerFn(window.__fixture, m.method, m.params) }; } catch (e) { reply = { type: 'response', id: m.id, error: { message: e.message } }; }
+          try {
+            reply = { type: 'response', id: m.id, result: answerFn(window.__fixture, m.method, m.params) };
+          } catch (e) {
+            reply = { type: 'response', id: m.id, error: { message: e.message } };
+          }
           setTimeout(() => window.postMessage(reply, '*'), 0);
         }
       },
-      getState() { return window.__vsState; },
-      setState(s) { window.__vsState = JSON.parse(JSON.stringify(s)); },
+      getState() {
+        return window.__vsState;
+      },
+      setState(s) {
+        window.__vsState = JSON.parse(JSON.stringify(s));
+      },
     };
   };
 }
 
 function httpInit() {
   window.__csp = [];
-  document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+  document.addEventListener('securitypolicyviolation', (e) =>
+    window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`),
+  );
 }
 
 /**
  * Open the page. mode 'vscode' (stubbed acquireVsCodeApi answering from `fixture`) or 'http'
  * (the server's API answers from server.fixture). Collects page errors and dialogs.
  */
-export async function openPage(browser, server, { fixture, mode = 'vscode', state = null, viewport = { width: 1000, height: 900 }, colorScheme = 'dark' } = {}) {
+export async function openPage(
+  browser,
+  server,
+  { fixture, mode = 'vscode', state = null, viewport = { width: 1000, height: 900 }, colorScheme = 'dark' } = {},
+) {
   const context = await browser.newContext({ viewport, colorScheme });
   const page = await context.newPage();
   page.errors = [];
   page.dialogs = [];
   page.on('pageerror', (e) => page.errors.push(String(e)));
-  page.on('console', (m) => { if (m.type() === 'error') page.errors.push(m.text()); });
-  page.on('dialog', (d) => { page.dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+  page.on('console', (m) => {
+    if (m.type() === 'error') page.errors.push(m.text());
+  });
+  page.on('dialog', (d) => {
+    page.dialogs.push(d.message());
+    d.dismiss().catch(() => {});
+  });
   if (mode === 'vscode') {
     await page.addInitScript(vscodeStub, { fixture, state, answerSrc: answer.toString() });
   } else {
@@ -172,7 +224,11 @@ export async function waitIdle(page) {
 
 /** Wait until the tooltip has a line with exactly this text. */
 export async function waitTipLine(page, line) {
-  await page.waitForFunction((l) => Array.from(document.querySelector('.tl-tooltip').children).some((c) => c.textContent === l), line, { timeout: 5000 });
+  await page.waitForFunction(
+    (l) => Array.from(document.querySelector('.tl-tooltip').children).some((c) => c.textContent === l),
+    line,
+    { timeout: 5000 },
+  );
 }
 
 /** Post a host event into the page (as VS Code would) and wait for the page to settle. */

@@ -3,17 +3,32 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeEnc, setHas, forEachRun, countIn, encodeRuns, EMPTY } from '../../extension/webview/encoding.js';
 import { makeLayout, defaultWrap } from '../../extension/webview/layout.js';
-import { rasterize, offsetExtent, F_FOLLOW, F_OTHER, F_OOB_F, F_MASK_F, F_MULTI } from '../../extension/webview/raster.js';
+import {
+  rasterize,
+  offsetExtent,
+  F_FOLLOW,
+  F_OTHER,
+  F_OOB_F,
+  F_MASK_F,
+  F_MULTI,
+} from '../../extension/webview/raster.js';
 import { composePixels, fitGeometry, packRGBA } from '../../extension/webview/draw.js';
 
-const runsOf = (set) => { const r = []; forEachRun(set, (s, n) => r.push([s, n])); return r; };
+const runsOf = (set) => {
+  const r = [];
+  forEachRun(set, (s, n) => r.push([s, n]));
+  return r;
+};
 
 test('ENC: null, runs and little-endian bitmaps decode to the same sets', () => {
   assert.equal(decodeEnc(null).kind, EMPTY);
   const r = decodeEnc({ runs: [-3, 2, 10, 5] });
   assert.equal(r.count, 7);
   assert.deepEqual([r.min, r.max], [-3, 14]);
-  assert.deepEqual(runsOf(r), [[-3, 2], [10, 5]]);
+  assert.deepEqual(runsOf(r), [
+    [-3, 2],
+    [10, 5],
+  ]);
   assert.ok(setHas(r, -2) && setHas(r, 10) && setHas(r, 14));
   assert.ok(!setHas(r, -1) && !setHas(r, 9) && !setHas(r, 15));
   // bits over [100, 100 + 20): bytes 0b00000101, 0b11110000, 0b00001000 -> 100, 102, 112..115, 119
@@ -21,7 +36,12 @@ test('ENC: null, runs and little-endian bitmaps decode to the same sets', () => 
   const b = decodeEnc({ lo: 100, n: 20, bits: bytes });
   assert.equal(b.count, 7);
   assert.deepEqual([b.min, b.max], [100, 119]);
-  assert.deepEqual(runsOf(b), [[100, 1], [102, 1], [112, 4], [119, 1]]);
+  assert.deepEqual(runsOf(b), [
+    [100, 1],
+    [102, 1],
+    [112, 4],
+    [119, 1],
+  ]);
   assert.ok(setHas(b, 113) && !setHas(b, 101) && !setHas(b, 120) && !setHas(b, 99));
   assert.equal(countIn(b, 101, 114), 3);
   assert.deepEqual(encodeRuns([1, 2, 3, 7, 9, 10]), { runs: [1, 3, 7, 1, 9, 2] });
@@ -50,7 +70,11 @@ test('layout: 1-D wrap, past-the-end and before-the-start offsets in bands', () 
 
 test('layout: a strided view places padding offsets right of the grid; a transposed view uses a lookup', () => {
   // x = buf[:, :100] of a 32 x 128 buffer
-  const v = makeLayout({ shape: [32, 100], strides: [128, 1] }, {}, { minOffset: 0, maxOffset: 4200, hasNonElement: true });
+  const v = makeLayout(
+    { shape: [32, 100], strides: [128, 1] },
+    {},
+    { minOffset: 0, maxOffset: 4200, hasNonElement: true },
+  );
   assert.equal(v.nested, true);
   assert.equal(v.contiguous, false);
   assert.equal(v.Br, 28);
@@ -77,14 +101,29 @@ test('layout: a strided view places padding offsets right of the grid; a transpo
 });
 
 test('rasterize: followed vs other lines, program filter, several programs, oob and masked counts', () => {
-  const lay = makeLayout({ shape: [16], strides: [1] }, { wrap: 8 }, { minOffset: 14, maxOffset: 19, hasNonElement: true });
+  const lay = makeLayout(
+    { shape: [16], strides: [1] },
+    { wrap: 8 },
+    { minOffset: 14, maxOffset: 19, hasNonElement: true },
+  );
   const acc = [
     { site: 0, prog: 0, touched: decodeEnc({ runs: [0, 8] }), masked: decodeEnc(null), oob: decodeEnc(null) },
-    { site: 0, prog: 1, touched: decodeEnc({ runs: [6, 8] }), masked: decodeEnc({ runs: [14, 2] }), oob: decodeEnc({ runs: [16, 4] }) },
+    {
+      site: 0,
+      prog: 1,
+      touched: decodeEnc({ runs: [6, 8] }),
+      masked: decodeEnc({ runs: [14, 2] }),
+      oob: decodeEnc({ runs: [16, 4] }),
+    },
     { site: 1, prog: 0, touched: decodeEnc({ runs: [0, 16] }), masked: decodeEnc(null), oob: decodeEnc(null) },
   ];
   assert.deepEqual(offsetExtent(acc), { minOffset: 14, maxOffset: 19, hasNonElement: true });
-  const all = rasterize(lay, acc, (s) => s === 0, () => true);
+  const all = rasterize(
+    lay,
+    acc,
+    (s) => s === 0,
+    () => true,
+  );
   const f = (i) => all.flags[lay.indexToCell(i)];
   assert.equal(f(0), F_FOLLOW | F_OTHER);
   assert.equal(f(7) & F_MULTI, F_MULTI, 'element 7 is touched by programs 0 and 1');
@@ -94,7 +133,12 @@ test('rasterize: followed vs other lines, program filter, several programs, oob 
   assert.equal(all.flags[lay.placeOffset(17).cell], F_OOB_F);
   assert.deepEqual(all.counts.oobF, { before: 0, past: 4, padding: 0, hidden: 0 });
   assert.equal(all.counts.touchedF, 16);
-  const p1 = rasterize(lay, acc, (s) => s === 0, (p) => p === 1);
+  const p1 = rasterize(
+    lay,
+    acc,
+    (s) => s === 0,
+    (p) => p === 1,
+  );
   assert.equal(p1.flags[lay.indexToCell(0)], 0);
   assert.equal(p1.flags[lay.indexToCell(7)], F_FOLLOW);
   assert.equal(p1.counts.touchedO, 0);
@@ -104,17 +148,45 @@ test('composePixels: one followed element among a million survives downsampling'
   const n = 1 << 20;
   const lay = makeLayout({ shape: [1024, 1024], strides: [1024, 1] });
   const acc = [
-    { site: 0, prog: 3, touched: decodeEnc({ runs: [512 * 1024 + 700, 1] }), masked: decodeEnc(null), oob: decodeEnc(null) },
+    {
+      site: 0,
+      prog: 3,
+      touched: decodeEnc({ runs: [512 * 1024 + 700, 1] }),
+      masked: decodeEnc(null),
+      oob: decodeEnc(null),
+    },
     { site: 1, prog: 0, touched: decodeEnc({ runs: [0, n] }), masked: decodeEnc(null), oob: decodeEnc(null) },
   ];
-  const r = rasterize(lay, acc, (s) => s === 0, () => true);
+  const r = rasterize(
+    lay,
+    acc,
+    (s) => s === 0,
+    () => true,
+  );
   const geom = fitGeometry(lay.P, lay.Rt, 300, 300);
   assert.ok(geom.x.down >= 4 && geom.width <= 300 && geom.height <= 300);
-  const pal = { gap: 1, elem: 2, band: 3, bandStripe: 4, follow: packRGBA(0, 0, 255), other: 6, maskF: 7, maskF2: 8, maskO: 9, maskO2: 10, oobF: 11, oobO: 12, multi: 13, progCols: new Uint32Array([20, 21, 22, 23]) };
+  const pal = {
+    gap: 1,
+    elem: 2,
+    band: 3,
+    bandStripe: 4,
+    follow: packRGBA(0, 0, 255),
+    other: 6,
+    maskF: 7,
+    maskF2: 8,
+    maskO: 9,
+    maskO2: 10,
+    oobF: 11,
+    oobO: 12,
+    multi: 13,
+    progCols: new Uint32Array([20, 21, 22, 23]),
+  };
   const dst = new Uint32Array(geom.width * geom.height);
   composePixels(dst, geom, r, { Bt: 0, R: 1024, C: 1024, tailCell: Infinity }, pal, false);
   const hits = [];
-  dst.forEach((v, i) => { if (v === pal.follow) hits.push(i); });
+  dst.forEach((v, i) => {
+    if (v === pal.follow) hits.push(i);
+  });
   assert.equal(hits.length, 1);
   const px = hits[0] % geom.width;
   const py = Math.floor(hits[0] / geom.width);

@@ -3,7 +3,15 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startServer, launchBrowser, openPage, loadFixture, sendEvent, cellState, screenshot, waitIdle, waitTipLine,
+  startServer,
+  launchBrowser,
+  openPage,
+  loadFixture,
+  sendEvent,
+  cellState,
+  screenshot,
+  waitIdle,
+  waitTipLine,
 } from './harness.mjs';
 
 let server;
@@ -50,7 +58,11 @@ test('vector add: opens on the first access line and highlights what it touches'
     assert.equal(c0.drawn, 'followed');
     assert.equal(c0.program, 0);
     assert.equal(c127.program, 1);
-    const pal = await page.evaluate(() => ({ p0: window.__viewer.programColor(0), p1: window.__viewer.programColor(1), other: window.__viewer.palette().other }));
+    const pal = await page.evaluate(() => ({
+      p0: window.__viewer.programColor(0),
+      p1: window.__viewer.programColor(1),
+      other: window.__viewer.palette().other,
+    }));
     assert.ok(near(c0.pixel, pal.p0), `program 0 colour ${c0.pixel} vs ${pal.p0}`);
     assert.ok(near(c127.pixel, pal.p1), `program 1 colour ${c127.pixel} vs ${pal.p1}`);
     assert.ok(!near(pal.p0, pal.p1, 20), 'programs have distinct colours');
@@ -58,7 +70,10 @@ test('vector add: opens on the first access line and highlights what it touches'
     const y5 = await cellState(page, 'y_ptr', 5);
     assert.equal(y5.drawn, 'other');
     assert.ok(near(y5.pixel, pal.other));
-    assert.match(await page.$eval('[data-tensor="1"] .tl-card-status', (e) => e.textContent), /not accessed on line 12/);
+    assert.match(
+      await page.$eval('[data-tensor="1"] .tl-card-status', (e) => e.textContent),
+      /not accessed on line 12/,
+    );
     await screenshot(page, 'vector_add');
     await noErrors(page);
   } finally {
@@ -73,11 +88,29 @@ test('protocol: ready first, requests carry ids and methods, acquireVsCodeApi ca
     assert.equal(msgs[0].type, 'ready');
     const reqs = msgs.filter((m) => m.type === 'request');
     assert.equal(reqs[0].method, 'kernels');
-    assert.deepEqual(reqs.slice(1).filter((m) => m.method === 'accessMap').map((m) => [m.method, m.params.launch, m.params.tensor]),
-      [['accessMap', 0, 0], ['accessMap', 0, 1], ['accessMap', 0, 2], ['accessMap', 0, 3]]);
+    assert.deepEqual(
+      reqs
+        .slice(1)
+        .filter((m) => m.method === 'accessMap')
+        .map((m) => [m.method, m.params.launch, m.params.tensor]),
+      [
+        ['accessMap', 0, 0],
+        ['accessMap', 0, 1],
+        ['accessMap', 0, 2],
+        ['accessMap', 0, 3],
+      ],
+    );
     // with the maps, once per launch: the Performance panel's and the tl.dot panel's data
-    assert.deepEqual(reqs.slice(1).filter((m) => m.method !== 'accessMap').map((m) => [m.method, m.params]),
-      [['performance', { launch: 0 }], ['dots', { launch: 0 }]]);
+    assert.deepEqual(
+      reqs
+        .slice(1)
+        .filter((m) => m.method !== 'accessMap')
+        .map((m) => [m.method, m.params]),
+      [
+        ['performance', { launch: 0 }],
+        ['dots', { launch: 0 }],
+      ],
+    );
     assert.equal(new Set(reqs.map((m) => m.id)).size, reqs.length, 'ids are unique');
     await noErrors(page);
   } finally {
@@ -127,7 +160,7 @@ test('program selection: one program, several (coloured by program), all', async
     const c0 = await cellState(page, 'x_ptr', 0);
     const c64 = await cellState(page, 'x_ptr', 64);
     const pal = await page.evaluate(() => window.__viewer.palette('load'));
-    assert.equal(c0.drawn, 'untouched', 'program 0\'s elements are not shown');
+    assert.equal(c0.drawn, 'untouched', "program 0's elements are not shown");
     assert.ok(near(c0.pixel, pal.elem));
     assert.equal(c64.drawn, 'followed');
     assert.ok(near(c64.pixel, pal.follow), 'one program: the followed-load colour');
@@ -173,7 +206,10 @@ test('launch switching: the second launch has 4 programs and a masked tail past 
     assert.equal(m.element, false);
     const pal = await page.evaluate(() => window.__viewer.palette());
     assert.ok(near(m.pixel, pal.maskF) || near(m.pixel, pal.maskF2), `hatched masked colour, got ${m.pixel}`);
-    assert.match(await page.$eval('[data-tensor="0"] .tl-card-status', (e) => e.textContent), /200 elements touched, 56 masked-off lane addresses/);
+    assert.match(
+      await page.$eval('[data-tensor="0"] .tl-card-status', (e) => e.textContent),
+      /200 elements touched, 56 masked-off lane addresses/,
+    );
     await screenshot(page, 'vector_add_launch1');
     // back to launch 0
     await page.selectOption('#tl-launch', '0');
@@ -196,7 +232,9 @@ test('hover shows index, lazily fetched value, programs and lines; click reveals
     assert.ok(tip.includes('value: 70'), tip.join(' | '));
     assert.ok(tip.includes('line 12 tl.load: program 1'), tip.join(' | '));
     assert.ok(tip.includes('click: go to line 12'), tip.join(' | '));
-    const valueReqs = await page.evaluate(() => window.__msgs.filter((m) => m.method === 'values').map((m) => m.params));
+    const valueReqs = await page.evaluate(() =>
+      window.__msgs.filter((m) => m.method === 'values').map((m) => m.params),
+    );
     assert.deepEqual(valueReqs, [{ launch: 0, tensor: 0, start: 0, count: 128 }]);
     // moving to another cell of the same block reuses the fetched block
     const pt2 = await page.evaluate(() => window.__viewer.cellPoint('x_ptr', 3));
@@ -246,15 +284,25 @@ test('out of bounds: lanes past the end, before the start and in padding are dra
     assert.equal(o.element, false);
     const pal = await page.evaluate(() => window.__viewer.palette());
     assert.ok(near(o.pixel, pal.oobF), `red, got ${o.pixel}`);
-    assert.equal(await page.$eval('[data-tensor="0"] .tl-oob', (e) => e.textContent),
-      '⚠ out of bounds — line 12: 24 out-of-bounds addresses (24 past the end)');
-    assert.equal(await page.$eval('[data-tensor="1"] .tl-oob', (e) => e.hidden), true, 'out_ptr is masked, not out of bounds');
+    assert.equal(
+      await page.$eval('[data-tensor="0"] .tl-oob', (e) => e.textContent),
+      '⚠ out of bounds — line 12: 24 out-of-bounds addresses (24 past the end)',
+    );
+    assert.equal(
+      await page.$eval('[data-tensor="1"] .tl-oob', (e) => e.hidden),
+      true,
+      'out_ptr is masked, not out of bounds',
+    );
     assert.equal((await cellState(page, 'out_ptr', { offset: 1010 })).drawn, 'masked-other');
     // tooltip on the out-of-bounds cell
     const pt = await page.evaluate(() => window.__viewer.cellPoint('x_ptr', { offset: 1010 }));
     await page.mouse.move(pt.x, pt.y);
     const tip = await page.$eval('.tl-tooltip', (e) => Array.from(e.children).map((c) => c.textContent));
-    assert.deepEqual(tip.slice(0, 3), ['x_ptr: out of bounds', 'offset 1010 (11 past the end)', 'line 12 tl.load: out-of-bounds lane of program 7']);
+    assert.deepEqual(tip.slice(0, 3), [
+      'x_ptr: out of bounds',
+      'offset 1010 (11 past the end)',
+      'line 12 tl.load: out-of-bounds lane of program 7',
+    ]);
     await screenshot(page, 'oob_scale');
 
     // the cursor moves into shift_kernel (line 34): the page switches kernel and follows it
@@ -264,7 +312,10 @@ test('out of bounds: lanes past the end, before the start and in padding are dra
     const lay = await page.evaluate(() => window.__viewer.layout('x_ptr'));
     assert.ok(lay.Bt >= 1, 'a band above the tensor for negative offsets');
     assert.equal((await cellState(page, 'x_ptr', { offset: -1 })).drawn, 'oob-followed');
-    assert.match(await page.$eval('[data-tensor="0"] .tl-oob', (e) => e.textContent), /1 out-of-bounds address \(1 before the start\)/);
+    assert.match(
+      await page.$eval('[data-tensor="0"] .tl-oob', (e) => e.textContent),
+      /1 out-of-bounds address \(1 before the start\)/,
+    );
     // masked lanes given as a bitmap: element 299 (touched by nobody) and offsets past the end
     assert.equal((await cellState(page, 'x_ptr', 299)).drawn, 'masked-followed');
     assert.equal((await cellState(page, 'x_ptr', { offset: 382 })).drawn, 'masked-followed');
@@ -284,8 +335,10 @@ test('out of bounds: lanes past the end, before the start and in padding are dra
     assert.equal(pad.element, false);
     assert.equal((await cellState(page, 'x_ptr', [1, 0])).drawn, 'followed');
     assert.equal((await cellState(page, 'x_ptr', [1, 0])).program, 1);
-    assert.equal(await page.$eval('[data-tensor="0"] .tl-oob', (e) => e.textContent),
-      '⚠ out of bounds — line 54: 12 out-of-bounds addresses (12 in padding)');
+    assert.equal(
+      await page.$eval('[data-tensor="0"] .tl-oob', (e) => e.textContent),
+      '⚠ out of bounds — line 54: 12 out-of-bounds addresses (12 in padding)',
+    );
     await screenshot(page, 'oob_rowsum');
     await noErrors(page);
   } finally {
@@ -298,10 +351,18 @@ test('2-D softmax: rows per program, masked tails, one program selected', async 
   try {
     assert.deepEqual((await page.evaluate(() => window.__viewer.state())).tensors, ['out_ptr', 'x_ptr']);
     assert.equal((await cellState(page, 'x_ptr', [1, 5])).program, 1);
-    assert.equal((await cellState(page, 'x_ptr', { offset: 125 })).drawn, 'masked-followed', 'last row\'s masked lanes past the end');
+    assert.equal(
+      (await cellState(page, 'x_ptr', { offset: 125 })).drawn,
+      'masked-followed',
+      "last row's masked lanes past the end",
+    );
     await page.click('button[data-pid="2"]');
     assert.equal((await cellState(page, 'x_ptr', [2, 19])).drawn, 'followed');
-    assert.equal((await cellState(page, 'x_ptr', [3, 5])).drawn, 'masked-followed', 'program 2\'s masked lanes point into row 3');
+    assert.equal(
+      (await cellState(page, 'x_ptr', [3, 5])).drawn,
+      'masked-followed',
+      "program 2's masked lanes point into row 3",
+    );
     assert.equal((await cellState(page, 'x_ptr', [3, 15])).drawn, 'untouched');
     assert.equal((await cellState(page, 'x_ptr', [0, 0])).drawn, 'untouched');
     assert.equal((await cellState(page, 'out_ptr', [2, 0])).drawn, 'other');
@@ -327,7 +388,10 @@ test('3-D tensors: every slice of the leading dim in a grid; multi-line statemen
     const lay = await page.evaluate(() => window.__viewer.layout('a_ptr'));
     assert.deepEqual([lay.R, lay.C, lay.nSlices], [4, 8, 3]);
     // [3, 4, 8]: three 4 x 8 slices side by side (no outer dims to pick), each drawn by its own canvas
-    assert.deepEqual((await page.evaluate(() => window.__viewer.slices('a_ptr'))).map((x) => x.index), [[0], [1], [2]]);
+    assert.deepEqual(
+      (await page.evaluate(() => window.__viewer.slices('a_ptr'))).map((x) => x.index),
+      [[0], [1], [2]],
+    );
     assert.equal(await page.$$eval('[data-tensor="0"] .tl-slice-card canvas', (e) => e.length), 3);
     assert.equal(await page.$$eval('[data-tensor="0"] .tl-card-controls input', (e) => e.length), 0);
     assert.equal((await cellState(page, 'a_ptr', [0, 1, 1])).drawn, 'followed');
@@ -353,8 +417,14 @@ test('names, paths and values from user code are shown as text, never parsed as 
     const name = '<img src=x onerror=alert(1)>';
     assert.equal(await page.$$eval('img, svg, script:not([src]), b, i', (n) => n.length), 0);
     assert.equal(await page.$eval('.tl-tensor-name', (e) => e.textContent), name);
-    assert.match(await page.$eval('#tl-kernel option', (e) => e.textContent), /^<img src=x onerror=alert\(1\)> {2}\(evil\.py:5\)/);
-    assert.equal(await page.$eval('#tl-launch option', (e) => e.textContent), 'launch 0: grid 1 — <img src=y onerror=alert(2)>.py:20');
+    assert.match(
+      await page.$eval('#tl-kernel option', (e) => e.textContent),
+      /^<img src=x onerror=alert\(1\)> {2}\(evil\.py:5\)/,
+    );
+    assert.equal(
+      await page.$eval('#tl-launch option', (e) => e.textContent),
+      'launch 0: grid 1 — <img src=y onerror=alert(2)>.py:20',
+    );
     assert.equal(await text(page, '#tl-follow'), `following line 9: tl.load<svg onload=alert(3)>(${name} …)`);
     assert.match(await page.$eval('.tl-tensor-meta', (e) => e.textContent), /^<i>float32<\/i>\[16\]/);
     const pt = await page.evaluate((n) => window.__viewer.cellPoint(n, 2), name);
@@ -428,15 +498,21 @@ test('theme: the canvas follows the body class (light theme colours)', async () 
   const page = await open('vector_add', { colorScheme: 'light' });
   try {
     await page.click('button[data-pid="0"]');
-    await page.evaluate(() => { document.body.className = 'vscode-light'; });
+    await page.evaluate(() => {
+      document.body.className = 'vscode-light';
+    });
     await page.waitForFunction(() => window.__viewer.palette().elem.join() === '232,232,236,255');
     const c = await cellState(page, 'x_ptr', 100);
     assert.equal(c.drawn, 'untouched');
     assert.deepEqual(c.pixel, [232, 232, 236, 255]);
-    await page.evaluate(() => { document.body.className = 'vscode-high-contrast'; });
+    await page.evaluate(() => {
+      document.body.className = 'vscode-high-contrast';
+    });
     await page.waitForFunction(() => window.__viewer.palette().follow.join() === '79,193,255,255');
     assert.deepEqual((await cellState(page, 'x_ptr', 1)).pixel, [79, 193, 255, 255]);
-    await page.evaluate(() => { document.body.className = 'vscode-light'; });
+    await page.evaluate(() => {
+      document.body.className = 'vscode-light';
+    });
     await screenshot(page, 'vector_add_light');
     await noErrors(page);
   } finally {
@@ -448,7 +524,9 @@ test('an error from the host is shown, not thrown', async () => {
   const fix = loadFixture('vector_add');
   fix.kernels = null;
   fix.maps = {};
-  const page = await openPage(browser, server, { fixture: { ...fix, kernels: { file: VA, status: 'error', kernels: [] } } });
+  const page = await openPage(browser, server, {
+    fixture: { ...fix, kernels: { file: VA, status: 'error', kernels: [] } },
+  });
   try {
     assert.match(await text(page, '#tl-message'), /No kernel launches recorded \(error\)/);
     await noErrors(page);

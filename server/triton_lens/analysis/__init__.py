@@ -1,4 +1,5 @@
 """Analysis: pure functions from a recorded run (model.RunResult) to per-line stats and findings."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -24,9 +25,18 @@ class Analysis:
             "status": r.status,
             "triton": r.triton_version,
             "seconds": round(r.seconds, 3),
-            "launches": [{"kernel": L.kernel, "grid": list(L.grid), "file": L.file, "line": L.line,
-                          "def_file": L.def_file, "def_line": L.def_line, "complete": L.complete}
-                         for L in r.launches],
+            "launches": [
+                {
+                    "kernel": L.kernel,
+                    "grid": list(L.grid),
+                    "file": L.file,
+                    "line": L.line,
+                    "def_file": L.def_file,
+                    "def_line": L.def_line,
+                    "complete": L.complete,
+                }
+                for L in r.launches
+            ],
             "accesses": [a.to_json() for a in self.accesses],
             "findings": [f.to_json() for f in self.findings],
             "error": r.error.to_json() if r.error else None,

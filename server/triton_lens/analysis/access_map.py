@@ -2,10 +2,10 @@
 per program, the element sets it touched (compact ENC form, never one JSON number per element).
 The format is documented in docs/architecture.md ("Viewer data").
 """
+
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 import numpy as np
 
@@ -21,9 +21,17 @@ def kernels_overview(result: RunResult) -> dict:
     for L in result.launches:
         key = (L.kernel, L.def_file, L.def_line)
         entry = kernels.setdefault(key, {"name": L.kernel, "file": L.def_file, "line": L.def_line, "launches": []})
-        entry["launches"].append({"index": L.index, "grid": list(L.grid), "file": L.file, "line": L.line,
-                                  "programs": L.n_programs, "complete": L.complete,
-                                  "tensors": [t.to_json() for t in L.tensors]})
+        entry["launches"].append(
+            {
+                "index": L.index,
+                "grid": list(L.grid),
+                "file": L.file,
+                "line": L.line,
+                "programs": L.n_programs,
+                "complete": L.complete,
+                "tensors": [t.to_json() for t in L.tensors],
+            }
+        )
     return {"file": result.file, "status": result.status, "kernels": list(kernels.values())}
 
 
@@ -37,7 +45,7 @@ def _launch(result: RunResult, launch: int) -> LaunchTrace:
 STEP_LIMIT = 8192  # per-execution sets sent per map at most (loop steps); the rest is merged only
 
 
-def access_map(result: RunResult, launch: int, tensor: int, line: Optional[int] = None) -> dict:
+def access_map(result: RunResult, launch: int, tensor: int, line: int | None = None) -> dict:
     """Every access of one tensor in one launch, per (site, program), merged over loop iterations,
     with the launch-wide row (execution order) of each execution and, for accesses a program ran
     more than once (loops), each execution's sets as `steps` (iteration i = steps[i]).
@@ -63,20 +71,27 @@ def access_map(result: RunResult, launch: int, tensor: int, line: Optional[int] 
         bounds = np.append(heads, rows.size)
         for h, e in zip(bounds[:-1], bounds[1:]):
             r = rows[h:e]
-            accesses.append({
-                "site": n,
-                "program": [int(v) for v in L.program_coords(int(progs[h]))],
-                "label": list(program_label(L, int(progs[h]))),
-                "executions": int(r.size),
-                "lanes": int(L.ex_lanes[r].sum()),
-                "active": int(L.ex_active[r].sum()),
-                "touched": _enc_rows(L.touched, r),
-                "masked": _enc_rows(L.masked, r),
-                "oob": _enc_rows(L.oob, r),
-                **_steps(L, r, budget),
-            })
-    return {"launch": {"index": L.index, "kernel": L.kernel, "grid": list(L.grid), "file": L.file, "line": L.line},
-            "tensor": t.to_json(), "sites": sites, "accesses": accesses, "steps_truncated": budget[0] < 0}
+            accesses.append(
+                {
+                    "site": n,
+                    "program": [int(v) for v in L.program_coords(int(progs[h]))],
+                    "label": list(program_label(L, int(progs[h]))),
+                    "executions": int(r.size),
+                    "lanes": int(L.ex_lanes[r].sum()),
+                    "active": int(L.ex_active[r].sum()),
+                    "touched": _enc_rows(L.touched, r),
+                    "masked": _enc_rows(L.masked, r),
+                    "oob": _enc_rows(L.oob, r),
+                    **_steps(L, r, budget),
+                }
+            )
+    return {
+        "launch": {"index": L.index, "kernel": L.kernel, "grid": list(L.grid), "file": L.file, "line": L.line},
+        "tensor": t.to_json(),
+        "sites": sites,
+        "accesses": accesses,
+        "steps_truncated": budget[0] < 0,
+    }
 
 
 def _steps(L: LaunchTrace, r: np.ndarray, budget: list) -> dict:
@@ -87,18 +102,26 @@ def _steps(L: LaunchTrace, r: np.ndarray, budget: list) -> dict:
             budget[0] = -1
             return out
         budget[0] -= int(r.size)
-        cols = [(sets, sets.kind[r].tolist(), sets.lo[r].tolist(), sets.count[r].tolist())
-                for sets in (L.touched, L.masked, L.oob)]
+        cols = [
+            (sets, sets.kind[r].tolist(), sets.lo[r].tolist(), sets.count[r].tolist())
+            for sets in (L.touched, L.masked, L.oob)
+        ]
         lanes, active = L.ex_lanes[r].tolist(), L.ex_active[r].tolist()
         steps = []
         for j, x in enumerate(r.tolist()):
             encs = []
             for sets, kind, lo, count in cols:  # a tile or nothing needs no numpy (the common case)
                 k = kind[j]
-                encs.append(None if k == enc.EMPTY else {"runs": [lo[j], count[j]]} if k == enc.RANGE
-                            else enc.to_json(sets.get(x)))
-            steps.append({"lanes": lanes[j], "active": active[j], "touched": encs[0], "masked": encs[1],
-                          "oob": encs[2]})
+                encs.append(
+                    None
+                    if k == enc.EMPTY
+                    else {"runs": [lo[j], count[j]]}
+                    if k == enc.RANGE
+                    else enc.to_json(sets.get(x))
+                )
+            steps.append(
+                {"lanes": lanes[j], "active": active[j], "touched": encs[0], "masked": encs[1], "oob": encs[2]}
+            )
         out["steps"] = steps
     return out
 
@@ -129,5 +152,5 @@ def tensor_values(result: RunResult, launch: int, tensor: int, start: int = 0, c
     if values is None:
         return {"start": start, "values": None}
     count = max(0, min(int(count), 4096))
-    chunk = values[max(0, start):max(0, start) + count]
+    chunk = values[max(0, start) : max(0, start) + count]
     return {"start": start, "values": [_json_number(v) for v in chunk.tolist()]}

@@ -2,13 +2,14 @@
 script's own failures. Pure functions over the recorded arrays; messages name the problem and the
 fix in the kernel author's terms.
 """
+
 from __future__ import annotations
 
 import os
 
 import numpy as np
 
-from ..model import (CRASHED, ERROR, EXCEPTION, NO_LAUNCH, TIMEOUT, Finding, LaunchTrace, RunResult, TensorInfo)
+from ..model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, TIMEOUT, Finding, LaunchTrace, RunResult, TensorInfo
 from .groups import Group, format_program, program_label
 from .memory import uninit_findings, unwritten_findings
 from .races import race_findings
@@ -37,8 +38,10 @@ def _describe(t: TensorInfo) -> str:
             if st != 0:
                 distinct *= s
         dims = ", ".join(str(k) for k in broadcast)
-        return (f"a broadcast view {_shape(t)} (stride 0 in dim{'s' if len(broadcast) > 1 else ''} {dims}: "
-                f"{plural(distinct, 'distinct element')} in memory)")
+        return (
+            f"a broadcast view {_shape(t)} (stride 0 in dim{'s' if len(broadcast) > 1 else ''} {dims}: "
+            f"{plural(distinct, 'distinct element')} in memory)"
+        )
     size = plural(t.numel, "element") if len(t.shape) <= 1 else f"{_shape(t)}, {plural(t.numel, 'element')}"
     pad = _span(t) - t.numel
     if pad > 0 and all(st > 0 for st in t.strides):
@@ -97,8 +100,11 @@ def oob_findings(groups: dict[tuple, Group]) -> list[Finding]:
         n_off = int((en - st).sum())
         n_prog = len(progs)
         if launches == 1:
-            who = (f"program {format_program(progs[0][1])}" if n_prog == 1
-                   else f"{n_prog} programs (e.g. {', '.join(format_program(p) for _, p in progs[:EXAMPLES])})")
+            who = (
+                f"program {format_program(progs[0][1])}"
+                if n_prog == 1
+                else f"{n_prog} programs (e.g. {', '.join(format_program(p) for _, p in progs[:EXAMPLES])})"
+            )
         elif n_prog == launches and len({p for _, p in progs}) == 1:
             who = f"program {format_program(progs[0][1])} in each of {launches} launches"
         else:
@@ -107,8 +113,11 @@ def oob_findings(groups: dict[tuple, Group]) -> list[Finding]:
         if tensor is not None:
             where = _where_oob(tensor, int(st[0]), int(en[-1]) - 1)
             desc = _describe(tensor)
-            what = (f"{where} {arg}'s tensor, {desc}," if desc.startswith("a broadcast")
-                    else f"{where} {arg}'s tensor ({desc})")
+            what = (
+                f"{where} {arg}'s tensor, {desc},"
+                if desc.startswith("a broadcast")
+                else f"{where} {arg}'s tensor ({desc})"
+            )
         else:
             where, what = "outside", "outside every tensor argument"
         verb = {"load": "would read", "store": "would write", "atomic": "would update"}[kind]
@@ -117,25 +126,48 @@ def oob_findings(groups: dict[tuple, Group]) -> list[Finding]:
         elif where.startswith("in the padding"):
             fix = "compute the address with the tensor's real strides (pass x.stride(0) rather than the row length)"
         else:
-            fix = (f"the {_NOUN[kind]}'s mask lets {'them' if lanes > 1 else 'it'} through: tighten it, "
-                   "or clamp the offsets")
+            fix = (
+                f"the {_NOUN[kind]}'s mask lets {'them' if lanes > 1 else 'it'} through: tighten it, "
+                "or clamp the offsets"
+            )
         offsets = f"{', '.join(str(e) for e in examples)}{'…' if n_off > len(examples) else ''}"
         of_launch = f" of the tensor of {_launch_name(L0)}" if launches > 1 else ""
         word = "offset" if n_off == 1 else "offsets"
         at = f"at element {word} {offsets}{of_launch}"
         if tensor is None:  # a pointer made from an integer: no tensor to count elements in, the byte address
-            at = f"at {'address' if n_off == 1 else 'addresses'} " \
-                 f"{', '.join(hex(e) for e in examples)}{'…' if n_off > len(examples) else ''}"
-            fix = ("the address made from an integer (int_to_ptr) lies in no tensor the script holds: "
-                   "check the integer it was made from")
+            at = (
+                f"at {'address' if n_off == 1 else 'addresses'} "
+                f"{', '.join(hex(e) for e in examples)}{'…' if n_off > len(examples) else ''}"
+            )
+            fix = (
+                "the address made from an integer (int_to_ptr) lies in no tensor the script holds: "
+                "check the integer it was made from"
+            )
         label = arg if tensor is not None else "pointer made from an integer"
-        msg = (f"{label}: {plural(lanes, 'lane')} of {who} {verb} {what} {at} "
-               f"— {fix}. Triton Lens kept them off memory; on a GPU they are undefined behaviour.")
+        msg = (
+            f"{label}: {plural(lanes, 'lane')} of {who} {verb} {what} {at} "
+            f"— {fix}. Triton Lens kept them off memory; on a GPU they are undefined behaviour."
+        )
         s = g.first
-        out.append(Finding(kind="oob", severity="error", file=file, line=line, col=s.col, end_line=s.end_line,
-                           end_col=s.end_col, arg=arg, access=kind, lanes=lanes, programs=n_prog,
-                           elements=elements, example_programs=[p for _, p in progs[:EXAMPLES]],
-                           example_elements=examples, message=msg))
+        out.append(
+            Finding(
+                kind="oob",
+                severity="error",
+                file=file,
+                line=line,
+                col=s.col,
+                end_line=s.end_line,
+                end_col=s.end_col,
+                arg=arg,
+                access=kind,
+                lanes=lanes,
+                programs=n_prog,
+                elements=elements,
+                example_programs=[p for _, p in progs[:EXAMPLES]],
+                example_elements=examples,
+                message=msg,
+            )
+        )
     return out
 
 
@@ -148,13 +180,27 @@ def dead_findings(groups: dict[tuple, Group]) -> list[Finding]:
             continue
         execs = sum(int(p.rows.size) for p in g.parts)
         s = g.first
-        out.append(Finding(kind="dead", severity="warning", file=file, line=line, col=s.col, end_line=s.end_line,
-                           end_col=s.end_col, arg=arg, access=kind, lanes=lanes,
-                           programs=sum(int(np.unique(p.launch.ex_program[p.rows]).size) for p in g.parts),
-                           message=(f"{arg}: this {_NOUN[kind]}'s mask was false in all {lanes} lanes of its "
-                                    f"{_plural(execs, 'execution')}, so it never touched memory"
-                                    f"{' and always returned `other`' if kind == 'load' else ''} — check the mask's "
-                                    "condition (a comparison the wrong way round, or against the wrong bound?)")))
+        out.append(
+            Finding(
+                kind="dead",
+                severity="warning",
+                file=file,
+                line=line,
+                col=s.col,
+                end_line=s.end_line,
+                end_col=s.end_col,
+                arg=arg,
+                access=kind,
+                lanes=lanes,
+                programs=sum(int(np.unique(p.launch.ex_program[p.rows]).size) for p in g.parts),
+                message=(
+                    f"{arg}: this {_NOUN[kind]}'s mask was false in all {lanes} lanes of its "
+                    f"{_plural(execs, 'execution')}, so it never touched memory"
+                    f"{' and always returned `other`' if kind == 'load' else ''} — check the mask's "
+                    "condition (a comparison the wrong way round, or against the wrong bound?)"
+                ),
+            )
+        )
     return out
 
 
@@ -169,40 +215,73 @@ def run_findings(result: RunResult) -> list[Finding]:
         cut = len(result.launches) - len(done)
         kept = ""
         if done:
-            kept = (" The launch that finished before is shown." if len(done) == 1
-                    else f" The {len(done)} launches that finished before are shown.")
+            kept = (
+                " The launch that finished before is shown."
+                if len(done) == 1
+                else f" The {len(done)} launches that finished before are shown."
+            )
         if cut and result.status == TIMEOUT:
-            kept += (" The launch it stopped in is shown with the programs that finished"
-                     if cut == 1 else f" The {cut} launches it stopped in are shown with the programs that finished")
+            kept += (
+                " The launch it stopped in is shown with the programs that finished"
+                if cut == 1
+                else f" The {cut} launches it stopped in are shown with the programs that finished"
+            )
             kept += " (partial)."
         elif cut:
-            kept += (" The launch it was raised in is shown up to that point (partial)." if cut == 1
-                     else f" The {cut} launches it was raised in are shown up to that point (partial).")
+            kept += (
+                " The launch it was raised in is shown up to that point (partial)."
+                if cut == 1
+                else f" The {cut} launches it was raised in are shown up to that point (partial)."
+            )
         if result.status == EXCEPTION:
             where = "" if in_file else f" (raised in {e.file}:{e.line})" if e.file else ""
             msg = f"{e.type}: {e.message}{where}.{kept}"
             sev = "error"
         elif result.status == TIMEOUT:
-            msg = (f"{e.message}{'' if in_file else ''}: the script may hang here, or needs more time "
-                   f"(raise the time limit: tritonLens.timeLimit, or --timeout).{kept}")
+            msg = (
+                f"{e.message}{'' if in_file else ''}: the script may hang here, or needs more time "
+                f"(raise the time limit: tritonLens.timeLimit, or --timeout).{kept}"
+            )
             sev = "warning"
         else:
             msg = f"{e.message}.{kept}"
             sev = "error"
-        out.append(Finding(kind=result.status, severity=sev, file=result.file, line=line, message=msg,
-                           detail=e.traceback))
-    if e is not None and result.status == ERROR and e.line is not None and e.file is not None \
-            and _same_file(e.file, result.file):  # the file itself cannot run (its bytes do not decode)
+        out.append(
+            Finding(kind=result.status, severity=sev, file=result.file, line=line, message=msg, detail=e.traceback)
+        )
+    if (
+        e is not None
+        and result.status == ERROR
+        and e.line is not None
+        and e.file is not None
+        and _same_file(e.file, result.file)
+    ):  # the file itself cannot run (its bytes do not decode)
         out.append(Finding(kind="error", severity="error", file=result.file, line=e.line, message=e.message))
     if result.status == NO_LAUNCH:
         for k in result.kernels:
-            out.append(Finding(kind="no-launch", severity="information", file=k.file, line=k.line,
-                               message=(f"{k.name}: no kernel launch ran in this file, so there is nothing to show. "
-                                        f"Launch it under `if __name__ == \"__main__\":`, or add a comment "
-                                        f"`# triton-lens: run <command>` naming a script or test that launches it.")))
+            out.append(
+                Finding(
+                    kind="no-launch",
+                    severity="information",
+                    file=k.file,
+                    line=k.line,
+                    message=(
+                        f"{k.name}: no kernel launch ran in this file, so there is nothing to show. "
+                        f'Launch it under `if __name__ == "__main__":`, or add a comment '
+                        f"`# triton-lens: run <command>` naming a script or test that launches it."
+                    ),
+                )
+            )
         if not result.kernels:
-            out.append(Finding(kind="no-launch", severity="information", file=result.file, line=1,
-                               message="no Triton kernel launch ran in this file"))
+            out.append(
+                Finding(
+                    kind="no-launch",
+                    severity="information",
+                    file=result.file,
+                    line=1,
+                    message="no Triton kernel launch ran in this file",
+                )
+            )
     return out
 
 
@@ -213,10 +292,15 @@ def _same_file(a: str, b: str) -> bool:
 def all_findings(result: RunResult, groups: dict) -> list[Finding]:
     from .standin import standin_findings
 
-    findings = (oob_findings(groups) + race_findings(result.launches) + dead_findings(groups)
-                + unwritten_findings(result.launches) + uninit_findings(result.launches) + run_findings(result)
-                + standin_findings(result))
+    findings = (
+        oob_findings(groups)
+        + race_findings(result.launches)
+        + dead_findings(groups)
+        + unwritten_findings(result.launches)
+        + uninit_findings(result.launches)
+        + run_findings(result)
+        + standin_findings(result)
+    )
     order = {"error": 0, "warning": 1, "information": 2}
     findings.sort(key=lambda f: (f.file, f.line, order.get(f.severity, 3), f.kind))
     return findings
-

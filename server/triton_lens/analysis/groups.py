@@ -1,4 +1,5 @@
 """Grouping of recorded executions by source access: (file, line, argument name, access kind)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

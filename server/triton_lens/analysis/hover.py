@@ -5,15 +5,14 @@ tensor with the touched cells marked, and where the tensor's parameter is named 
 
 Pure functions over the recorded arrays (model.RunResult + analysis.groups); nothing here knows LSP.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 import numpy as np
 
 from ..model import RunResult, TensorInfo
-from ..model.elements import BITMAP, RANGE, RUNS, ElementSets
 from ..trace.kernels import outline
 from .groups import Group, Key, format_program, group_executions, program_label
 
@@ -99,6 +98,7 @@ def _render(shape: tuple[int, ...], hit: np.ndarray, redge: np.ndarray, cedge: n
 
     def fmt(v: float) -> str:
         return f"{v:.0f}" if v == int(v) else f"~{v:.1f}"
+
     if len(shape) <= 1:
         return lines, f"one cell per {fmt(per_c)} elements"
     rows_word = "row" if len(shape) == 2 else "row of the last dimension"
@@ -111,8 +111,9 @@ def _grid(shape, max_rows: int, max_cols: int):
     return n_rows, n_cols, _bins(n_rows, rows_c), _bins(n_cols, cols_c)
 
 
-def text_map(shape: tuple[int, ...], flat: np.ndarray, max_cols: int = MAP_COLS,
-             max_rows: int = MAP_ROWS) -> tuple[list[str], str]:
+def text_map(
+    shape: tuple[int, ...], flat: np.ndarray, max_cols: int = MAP_COLS, max_rows: int = MAP_ROWS
+) -> tuple[list[str], str]:
     """A small picture of the tensor: one character per cell, each cell a block of elements
     (leading dimensions folded into rows), marked by how many of them `flat` touched.
 
@@ -131,8 +132,9 @@ def text_map(shape: tuple[int, ...], flat: np.ndarray, max_cols: int = MAP_COLS,
     return _render(shape, hit, redge, cedge)
 
 
-def text_map_mask(shape: tuple[int, ...], mask: np.ndarray, max_cols: int = MAP_COLS,
-                  max_rows: int = MAP_ROWS) -> tuple[list[str], str]:
+def text_map_mask(
+    shape: tuple[int, ...], mask: np.ndarray, max_cols: int = MAP_COLS, max_rows: int = MAP_ROWS
+) -> tuple[list[str], str]:
     """`text_map` of the elements set in a bool mask over the whole tensor (row-major)."""
     n_rows, n_cols, redge, cedge = _grid(shape, max_rows, max_cols)
     if n_rows == 0 or n_cols == 0:
@@ -185,7 +187,7 @@ def _box(parts: list[str]) -> int:
 
 
 def _count_suffix(parts: list[str], n: int) -> str:
-    """" (100 elements)" when the ranges describe a box the elements do not fill (and say so nowhere else)."""
+    """ " (100 elements)" when the ranges describe a box the elements do not fill (and say so nowhere else)."""
     box = _box(parts)
     if box == n or (box == -1 and len(parts) == 1):  # "224 of 10:996" already gives the count
         return ""
@@ -207,7 +209,7 @@ def format_mask(name: str, shape: tuple[int, ...], mask: np.ndarray) -> str:
 # Where a parameter is named
 
 
-def param_location(lines: list[str], from_line: int, param: str) -> Optional[tuple[int, int, int]]:
+def param_location(lines: list[str], from_line: int, param: str) -> tuple[int, int, int] | None:
     """(line, col, end_col) of `param` in the signature of the kernel whose decorators or `def` sit at
     1-based `from_line`, from the kernel finder. A tuple member "t[1]" or descriptor field "desc.base" is
     found by its parameter name. None when not found."""
@@ -240,7 +242,7 @@ class AccessFacts:
     kernel: str
     def_file: str
     def_line: int  # the kernel's first line (decorator or def)
-    tensor: Optional[TensorInfo]  # as the first launch saw it
+    tensor: TensorInfo | None  # as the first launch saw it
     launches: int = 0
     programs: int = 0
     executions: int = 0
@@ -279,8 +281,9 @@ def _facts(g: Group, first_programs: int) -> AccessFacts:
     first = g.parts[0].launch
     arg_index = first.sites[g.parts[0].sites[0]].arg
     tensor = first.tensors[arg_index] if arg_index >= 0 else None
-    f = AccessFacts(key=g.key, op=g.first.op, kernel=first.kernel, def_file=first.def_file,
-                    def_line=first.def_line, tensor=tensor)
+    f = AccessFacts(
+        key=g.key, op=g.first.op, kernel=first.kernel, def_file=first.def_file, def_line=first.def_line, tensor=tensor
+    )
     use_mask = tensor is not None and tensor.numel <= MASK_LIMIT
     union_mask = np.zeros(tensor.numel, dtype=bool) if use_mask else None
     union_parts: list[np.ndarray] = []
@@ -337,16 +340,23 @@ def _facts(g: Group, first_programs: int) -> AccessFacts:
         for p in np.unique(progs)[:first_programs]:
             prow = rows[progs == p]
             touched = L.touched.union(prow)
-            f.first_programs.append(ProgramFacts(
-                label=format_program(program_label(L, int(p))), launch=L.index, executions=int(prow.size),
-                lanes=int(L.ex_lanes[prow].sum(dtype=np.int64)), active=int(L.ex_active[prow].sum(dtype=np.int64)),
-                oob=int(L.ex_oob[prow].sum(dtype=np.int64)),
-                extent=format_ranges(arg, t.shape, touched) if t is not None else ""))
+            f.first_programs.append(
+                ProgramFacts(
+                    label=format_program(program_label(L, int(p))),
+                    launch=L.index,
+                    executions=int(prow.size),
+                    lanes=int(L.ex_lanes[prow].sum(dtype=np.int64)),
+                    active=int(L.ex_active[prow].sum(dtype=np.int64)),
+                    oob=int(L.ex_oob[prow].sum(dtype=np.int64)),
+                    extent=format_ranges(arg, t.shape, touched) if t is not None else "",
+                )
+            )
     return f
 
 
-def access_facts(result: RunResult, groups: Optional[dict] = None,
-                 first_programs: int = FIRST_PROGRAMS) -> dict[Key, AccessFacts]:
+def access_facts(
+    result: RunResult, groups: dict | None = None, first_programs: int = FIRST_PROGRAMS
+) -> dict[Key, AccessFacts]:
     """Facts for every (file, line, arg, kind) access of the run."""
     if groups is None:
         groups = group_executions(result.launches)

@@ -7,6 +7,7 @@ executions are consecutive rows and its first attempt to take a lock succeeds: t
 program's acquire and its release are its critical section. See docs/findings.md for what the
 memory model says and what is modelled.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -41,12 +42,17 @@ def lock_sections(L: LaunchTrace) -> tuple[np.ndarray, np.ndarray]:
     for t, site_ids in by_tensor.items():
         sites = [L.sites[i] for i in site_ids]
         has_cas = any(s.op == "tl.atomic_cas" for s in sites)
-        xchg_only = all(s.op == "tl.atomic_xchg" or s.kind == "store" for s in sites) and \
-            any(s.op == "tl.atomic_xchg" for s in sites)
+        xchg_only = all(s.op == "tl.atomic_xchg" or s.kind == "store" for s in sites) and any(
+            s.op == "tl.atomic_xchg" for s in sites
+        )
         if not (has_cas or xchg_only):
             continue
-        take = [i for i in site_ids if L.sites[i].op == "tl.atomic_cas" or (xchg_only and L.sites[i].op == "tl.atomic_xchg")]
-        give = [i for i in site_ids if L.sites[i].op in ("tl.atomic_xchg", "tl.atomic_store") or L.sites[i].kind == "store"]
+        take = [
+            i for i in site_ids if L.sites[i].op == "tl.atomic_cas" or (xchg_only and L.sites[i].op == "tl.atomic_xchg")
+        ]
+        give = [
+            i for i in site_ids if L.sites[i].op in ("tl.atomic_xchg", "tl.atomic_store") or L.sites[i].kind == "store"
+        ]
         rows = np.flatnonzero(np.isin(L.ex_site, take + give))
         # Only scalar lock operations (one element each) take part; a vector of CAS is no lock.
         rows = rows[(L.touched.kind[rows] == RANGE) & (L.touched.count[rows] == 1)]
@@ -59,15 +65,16 @@ def lock_sections(L: LaunchTrace) -> tuple[np.ndarray, np.ndarray]:
 
 def _walk(L: LaunchTrace, t: int, rows: np.ndarray, take: set, give: set, held: np.ndarray) -> None:
     state: dict[tuple[int, int], int] = {}  # (program, element) -> row of the acquire
-    for r, site, prog, elem in zip(rows.tolist(), L.ex_site[rows].tolist(), L.ex_program[rows].tolist(),
-                                   L.touched.lo[rows].tolist()):
+    for r, site, prog, elem in zip(
+        rows.tolist(), L.ex_site[rows].tolist(), L.ex_program[rows].tolist(), L.touched.lo[rows].tolist()
+    ):
         s = L.sites[site]
         k = (prog, elem)
         start = state.get(k)
         if start is not None and site in give and (s.op != "tl.atomic_cas"):
             del state[k]
             if _acquires(L.sites[int(L.ex_site[start])]) and _releases(s):
-                inside = held[start + 1:r]  # a view: nested sections keep the innermost lock
+                inside = held[start + 1 : r]  # a view: nested sections keep the innermost lock
                 inside[inside == NO_LOCK] = t * _KEY + elem
         elif site in take:
             state[k] = r  # a retry of the spin loop starts the section again

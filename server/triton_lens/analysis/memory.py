@@ -6,6 +6,7 @@ earlier kernel store had written when the launch started (memory from torch.empt
 A run recorded without that tracking (the in-process Triton-Viz API) lists none: its unwritten
 outputs stay information and it reports no uninit.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,7 +21,7 @@ def _unwritten_mask(L: LaunchTrace, index: int, numel: int) -> np.ndarray | None
         return None
     out = np.zeros(numel, dtype=bool)
     for lo, n in zip(runs[0::2].tolist(), runs[1::2].tolist()):
-        out[lo:lo + n] = True
+        out[lo : lo + n] = True
     return out
 
 
@@ -56,8 +57,18 @@ def unwritten_findings(launches: list[LaunchTrace]) -> list[Finding]:
             n_garbage = int(np.count_nonzero(garbage))
             first = min((L.sites[i] for i in stores), key=lambda s: (s.line, s.col))
             key = (first.file, first.line, t.name, first.kind)
-            a = acc.setdefault(key, {"site": first, "missing": 0, "garbage": 0, "numel": 0, "examples": [],
-                                     "garbage_examples": [], "launches": 0})
+            a = acc.setdefault(
+                key,
+                {
+                    "site": first,
+                    "missing": 0,
+                    "garbage": 0,
+                    "numel": 0,
+                    "examples": [],
+                    "garbage_examples": [],
+                    "launches": 0,
+                },
+            )
             a["missing"] += n_missing
             a["garbage"] += n_garbage
             a["numel"] += t.numel
@@ -71,22 +82,42 @@ def unwritten_findings(launches: list[LaunchTrace]) -> list[Finding]:
         s = a["site"]
         over = f" (over {a['launches']} launches)" if a["launches"] > 1 else ""
         if a["garbage"]:
-            also = (f"; {a['missing'] - a['garbage']} more hold what was written there before"
-                    if a["missing"] > a["garbage"] else "")
-            msg = (f"{arg}: {a['missing']} of {a['numel']} elements were written by no program{over}, and "
-                   f"{plural(a['garbage'], 'element')} of them (e.g. {_fmt(a['garbage_examples'], a['garbage'])}) "
-                   f"were never written by anything before either{also}: they hold whatever was in memory "
-                   "(torch.empty & co.) — launch enough programs to cover the output (e.g. a grid of "
-                   "triton.cdiv(n, BLOCK)), or fill the tensor first (torch.zeros)")
+            also = (
+                f"; {a['missing'] - a['garbage']} more hold what was written there before"
+                if a["missing"] > a["garbage"]
+                else ""
+            )
+            msg = (
+                f"{arg}: {a['missing']} of {a['numel']} elements were written by no program{over}, and "
+                f"{plural(a['garbage'], 'element')} of them (e.g. {_fmt(a['garbage_examples'], a['garbage'])}) "
+                f"were never written by anything before either{also}: they hold whatever was in memory "
+                "(torch.empty & co.) — launch enough programs to cover the output (e.g. a grid of "
+                "triton.cdiv(n, BLOCK)), or fill the tensor first (torch.zeros)"
+            )
             sev = "warning"
         else:
-            msg = (f"{arg}: {a['missing']} of {a['numel']} elements were written by no program{over}, e.g. "
-                   f"{_fmt(a['examples'], a['missing'])} — they keep what the host or an earlier kernel wrote "
-                   "there (information: fine when the kernel only updates part of the tensor)")
+            msg = (
+                f"{arg}: {a['missing']} of {a['numel']} elements were written by no program{over}, e.g. "
+                f"{_fmt(a['examples'], a['missing'])} — they keep what the host or an earlier kernel wrote "
+                "there (information: fine when the kernel only updates part of the tensor)"
+            )
             sev = "information"
-        out.append(Finding(kind="unwritten", severity=sev, file=file, line=line, col=s.col, end_line=s.end_line,
-                           end_col=s.end_col, arg=arg, access=kind, elements=a["missing"],
-                           example_elements=a["garbage_examples"] or a["examples"], message=msg))
+        out.append(
+            Finding(
+                kind="unwritten",
+                severity=sev,
+                file=file,
+                line=line,
+                col=s.col,
+                end_line=s.end_line,
+                end_col=s.end_col,
+                arg=arg,
+                access=kind,
+                elements=a["missing"],
+                example_elements=a["garbage_examples"] or a["examples"],
+                message=msg,
+            )
+        )
     return out
 
 
@@ -113,8 +144,9 @@ def uninit_findings(launches: list[LaunchTrace]) -> list[Finding]:
                 if n == 0:
                     continue
                 first = min((L.sites[i] for i in sites), key=lambda s: s.col)
-                a = acc.setdefault(key, {"site": first, "elements": 0, "examples": [], "launches": set(),
-                                         "numel": t.numel})
+                a = acc.setdefault(
+                    key, {"site": first, "elements": 0, "examples": [], "launches": set(), "numel": t.numel}
+                )
                 a["elements"] += n
                 a["launches"].add(L.index)
                 if not a["examples"]:
@@ -124,12 +156,27 @@ def uninit_findings(launches: list[LaunchTrace]) -> list[Finding]:
         s = a["site"]
         over = f" (over {plural(len(a['launches']), 'launch')})" if len(a["launches"]) > 1 else ""
         verb = "read" if kind == "load" else "updated"
-        msg = (f"{arg}: this {kind} {verb} {plural(a['elements'], 'element')}{over} that nothing had written "
-               f"(e.g. {_fmt(a['examples'], a['elements'])}): memory from torch.empty & co. that no host "
-               "operation and no earlier kernel filled. On a GPU they hold whatever was in memory "
-               "(compute-sanitizer's initcheck reports these) — fill the tensor first (torch.zeros), "
-               "write those elements in an earlier launch, or mask the load to the part that was written")
-        out.append(Finding(kind="uninit", severity="error", file=file, line=line, col=s.col, end_line=s.end_line,
-                           end_col=s.end_col, arg=arg, access=kind, elements=a["elements"],
-                           example_elements=a["examples"], message=msg))
+        msg = (
+            f"{arg}: this {kind} {verb} {plural(a['elements'], 'element')}{over} that nothing had written "
+            f"(e.g. {_fmt(a['examples'], a['elements'])}): memory from torch.empty & co. that no host "
+            "operation and no earlier kernel filled. On a GPU they hold whatever was in memory "
+            "(compute-sanitizer's initcheck reports these) — fill the tensor first (torch.zeros), "
+            "write those elements in an earlier launch, or mask the load to the part that was written"
+        )
+        out.append(
+            Finding(
+                kind="uninit",
+                severity="error",
+                file=file,
+                line=line,
+                col=s.col,
+                end_line=s.end_line,
+                end_col=s.end_col,
+                arg=arg,
+                access=kind,
+                elements=a["elements"],
+                example_elements=a["examples"],
+                message=msg,
+            )
+        )
     return out

@@ -14,17 +14,17 @@ of the time on each GPU of `gpus.GPUS`, memory- or compute-bound.
 
 Pure functions over model arrays; never one Python object per element.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 import numpy as np
 
 from ..model import Finding, LaunchTrace, RunResult, TensorInfo
 from ..model.elements import RANGE
-from .groups import Group
 from .gpus import GPUS, precision
+from .groups import Group
 
 SECTOR = 32  # bytes: the unit a GPU's L1/L2 moves to and from DRAM
 LOW_SECTOR_EFFICIENCY = 0.25  # below this an information diagnostic explains the stride
@@ -61,7 +61,7 @@ def _storage_runs(L: LaunchTrace, rows: np.ndarray, t: TensorInfo):
     total = np.cumsum(L.touched.count[rows].astype(np.int64))
     sampled = bool(total.size and total[-1] > _SAMPLE_ELEMENTS)
     if sampled:
-        rows = rows[:max(1, int(np.searchsorted(total, _SAMPLE_ELEMENTS)))]
+        rows = rows[: max(1, int(np.searchsorted(total, _SAMPLE_ELEMENTS)))]
     parts = L.touched.gather(rows)
     # gather() returns RANGE rows first (as one array), then one array per other row: rebuild row ids.
     kinds = L.touched.kind[rows]
@@ -96,7 +96,7 @@ class SectorStats:
     sampled: bool = False
 
     @property
-    def efficiency(self) -> Optional[float]:
+    def efficiency(self) -> float | None:
         return self.requested / (self.sectors * SECTOR) if self.sectors else None
 
 
@@ -143,23 +143,34 @@ class LineMetrics:
     end_col: int = -1
 
     @property
-    def mask_efficiency(self) -> Optional[float]:
+    def mask_efficiency(self) -> float | None:
         return self.active / self.lanes if self.lanes else None
 
     @property
-    def sector_efficiency(self) -> Optional[float]:
+    def sector_efficiency(self) -> float | None:
         return self.requested / (self.sectors * SECTOR) if self.sectors else None
 
     @property
-    def reuse(self) -> Optional[float]:
+    def reuse(self) -> float | None:
         return (self.requested / self.itemsize) / self.unique if self.unique and self.itemsize else None
 
     def to_json(self) -> dict:
-        return {"file": self.file, "line": self.line, "arg": self.arg, "kind": self.kind, "op": self.op,
-                "dtype": self.dtype, "bytes": self.requested, "sector_bytes": self.sectors * SECTOR,
-                "mask_efficiency": _round(self.mask_efficiency), "sector_efficiency": _round(self.sector_efficiency),
-                "reuse": _round(self.reuse), "run_bytes": self.run_bytes, "stride_bytes": self.gap_bytes,
-                "sampled": self.sampled}
+        return {
+            "file": self.file,
+            "line": self.line,
+            "arg": self.arg,
+            "kind": self.kind,
+            "op": self.op,
+            "dtype": self.dtype,
+            "bytes": self.requested,
+            "sector_bytes": self.sectors * SECTOR,
+            "mask_efficiency": _round(self.mask_efficiency),
+            "sector_efficiency": _round(self.sector_efficiency),
+            "reuse": _round(self.reuse),
+            "run_bytes": self.run_bytes,
+            "stride_bytes": self.gap_bytes,
+            "sampled": self.sampled,
+        }
 
 
 @dataclass
@@ -175,9 +186,19 @@ class DotMetrics:
     launches: list = field(default_factory=list)  # indices of the launches that ran it
 
     def to_json(self) -> dict:
-        return {"file": self.file, "line": self.line, "launches": list(self.launches), "executions": self.executions, "m": self.shape[0],
-                "n": self.shape[1], "k": self.shape[2], "a_dtype": self.a_dtype, "b_dtype": self.b_dtype,
-                "precision": self.precision, "flops": self.flops}
+        return {
+            "file": self.file,
+            "line": self.line,
+            "launches": list(self.launches),
+            "executions": self.executions,
+            "m": self.shape[0],
+            "n": self.shape[1],
+            "k": self.shape[2],
+            "a_dtype": self.a_dtype,
+            "b_dtype": self.b_dtype,
+            "precision": self.precision,
+            "flops": self.flops,
+        }
 
 
 @dataclass
@@ -192,8 +213,13 @@ class Roofline:
         return "compute" if self.compute_seconds > self.memory_seconds else "memory"
 
     def to_json(self) -> dict:
-        return {"gpu": self.gpu, "seconds": self.seconds, "memory_seconds": self.memory_seconds,
-                "compute_seconds": self.compute_seconds, "bound": self.bound}
+        return {
+            "gpu": self.gpu,
+            "seconds": self.seconds,
+            "memory_seconds": self.memory_seconds,
+            "compute_seconds": self.compute_seconds,
+            "bound": self.bound,
+        }
 
 
 @dataclass
@@ -207,13 +233,19 @@ class LaunchMetrics:
     roofline: dict = field(default_factory=dict)  # gpu key -> Roofline
 
     @property
-    def intensity(self) -> Optional[float]:
+    def intensity(self) -> float | None:
         return self.flops / self.dram_bytes if self.dram_bytes else None
 
     def to_json(self) -> dict:
-        return {"launch": self.index, "kernel": self.kernel, "bytes": self.requested, "dram_bytes": self.dram_bytes,
-                "flops": self.flops, "intensity": _round(self.intensity),
-                "roofline": {k: r.to_json() for k, r in self.roofline.items()}}
+        return {
+            "launch": self.index,
+            "kernel": self.kernel,
+            "bytes": self.requested,
+            "dram_bytes": self.dram_bytes,
+            "flops": self.flops,
+            "intensity": _round(self.intensity),
+            "roofline": {k: r.to_json() for k, r in self.roofline.items()},
+        }
 
 
 @dataclass
@@ -226,11 +258,15 @@ class Performance:
         return [m for m in self.lines if m.line == line and m.file == file]
 
     def to_json(self) -> dict:
-        return {"gpus": [g.to_json() for g in GPUS.values()], "lines": [m.to_json() for m in self.lines],
-                "dots": [d.to_json() for d in self.dots], "launches": [m.to_json() for m in self.launches]}
+        return {
+            "gpus": [g.to_json() for g in GPUS.values()],
+            "lines": [m.to_json() for m in self.lines],
+            "dots": [d.to_json() for d in self.dots],
+            "launches": [m.to_json() for m in self.launches],
+        }
 
 
-def _round(v: Optional[float]) -> Optional[float]:
+def _round(v: float | None) -> float | None:
     return None if v is None else round(float(v), 4)
 
 
@@ -238,8 +274,16 @@ def line_metrics(groups: dict) -> list[LineMetrics]:
     out = []
     for (file, line, arg, kind), g in groups.items():
         g: Group
-        m = LineMetrics(file=file, line=line, arg=arg, kind=kind, op=g.first.op, col=g.first.col,
-                        end_line=g.first.end_line, end_col=g.first.end_col)
+        m = LineMetrics(
+            file=file,
+            line=line,
+            arg=arg,
+            kind=kind,
+            op=g.first.op,
+            col=g.first.col,
+            end_line=g.first.end_line,
+            end_col=g.first.end_col,
+        )
         runs, gaps = [], []
         for part in g.parts:
             L, rows = part.launch, part.rows
@@ -279,8 +323,16 @@ def dot_metrics(launches: list[LaunchTrace]) -> list[DotMetrics]:
             m = by_line.get(key)
             if m is None:
                 r = int(rows[0])
-                m = by_line[key] = DotMetrics(s.file, s.line, 0, (int(d.m[r]), int(d.n[r]), int(d.k[r])),
-                                              s.a_dtype, s.b_dtype, precision(s.a_dtype, s.b_dtype), 0)
+                m = by_line[key] = DotMetrics(
+                    s.file,
+                    s.line,
+                    0,
+                    (int(d.m[r]), int(d.n[r]), int(d.k[r])),
+                    s.a_dtype,
+                    s.b_dtype,
+                    precision(s.a_dtype, s.b_dtype),
+                    0,
+                )
             m.executions += int(rows.size)
             m.flops += d.flops(rows)
             if L.index not in m.launches:
@@ -330,8 +382,7 @@ def launch_metrics(L: LaunchTrace) -> LaunchMetrics:
 
 
 def performance(result: RunResult, groups: dict) -> Performance:
-    return Performance(line_metrics(groups), dot_metrics(result.launches),
-                       [launch_metrics(L) for L in result.launches])
+    return Performance(line_metrics(groups), dot_metrics(result.launches), [launch_metrics(L) for L in result.launches])
 
 
 from .text import format_bytes, format_seconds  # noqa: E402,F401  (format_seconds re-exported for the hover and the profiler)
@@ -344,8 +395,10 @@ def explain_stride(m: LineMetrics) -> str:
         run = f"single {m.dtype} elements ({m.itemsize} B)"
     if m.gap_bytes and m.itemsize:
         stride = m.gap_bytes / m.itemsize
-        return (f"{run} {format_bytes(m.gap_bytes)} apart (a stride of {stride:.0f} elements), so each 32-byte "
-                f"sector fetched carries {format_bytes(m.run_bytes if m.run_bytes < SECTOR else SECTOR)} the program uses")
+        return (
+            f"{run} {format_bytes(m.gap_bytes)} apart (a stride of {stride:.0f} elements), so each 32-byte "
+            f"sector fetched carries {format_bytes(m.run_bytes if m.run_bytes < SECTOR else SECTOR)} the program uses"
+        )
     return f"{run}, each in its own 32-byte sector"
 
 
@@ -361,10 +414,24 @@ def sector_findings(perf: Performance) -> list[Finding]:
         if m.requested / m.executions < SECTOR:
             continue
         verb = {"load": "reads", "store": "writes", "atomic": "updates"}.get(m.kind, m.kind)
-        msg = (f"{m.op} {verb} `{m.arg}` with {eff * 100:.1f}% sector efficiency: each execution touches "
-               f"{explain_stride(m)}. Make the tensor's contiguous (stride-1) dimension the one that "
-               f"neighbouring lanes walk along (index it with the tile's `tl.arange` over the last axis, or "
-               f"pass a transposed/contiguous copy) so a 32-byte sector serves 32 bytes of lanes.")
-        out.append(Finding(kind="uncoalesced", severity="information", file=m.file, line=m.line, message=msg,
-                           col=m.col, end_line=m.end_line, end_col=m.end_col, arg=m.arg, access=m.kind))
+        msg = (
+            f"{m.op} {verb} `{m.arg}` with {eff * 100:.1f}% sector efficiency: each execution touches "
+            f"{explain_stride(m)}. Make the tensor's contiguous (stride-1) dimension the one that "
+            f"neighbouring lanes walk along (index it with the tile's `tl.arange` over the last axis, or "
+            f"pass a transposed/contiguous copy) so a 32-byte sector serves 32 bytes of lanes."
+        )
+        out.append(
+            Finding(
+                kind="uncoalesced",
+                severity="information",
+                file=m.file,
+                line=m.line,
+                message=msg,
+                col=m.col,
+                end_line=m.end_line,
+                end_col=m.end_col,
+                arg=m.arg,
+                access=m.kind,
+            )
+        )
     return out

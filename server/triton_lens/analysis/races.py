@@ -6,6 +6,7 @@ not both atomics: plain store vs anything, atomic vs plain load or plain store. 
 identical values to an element by every program that stores it cannot change the result: that is
 reported as information, not as a race. See docs/findings.md.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -94,8 +95,11 @@ def classify(T: _Touches) -> tuple[np.ndarray, np.ndarray]:
     gEK, nEK = _group_ids(T.E, T.K)
     gEPK, nEPK = _group_ids(T.E, T.P, T.K)
     locked = (T.K != NO_LOCK)[:, None]
-    other = (_counts(gE, nE, T.C)[gE] - _counts(gEP, nEP, T.C)[gEP]
-             - locked * (_counts(gEK, nEK, T.C)[gEK] - _counts(gEPK, nEPK, T.C)[gEPK]))  # [touch, class]
+    other = (
+        _counts(gE, nE, T.C)[gE]
+        - _counts(gEP, nEP, T.C)[gEP]
+        - locked * (_counts(gEK, nEK, T.C)[gEK] - _counts(gEPK, nEPK, T.C)[gEPK])
+    )  # [touch, class]
 
     # Elements every storing program stores the same values to (same fingerprint, known).
     is_store = T.C == STORE
@@ -111,9 +115,11 @@ def classify(T: _Touches) -> tuple[np.ndarray, np.ndarray]:
     T.V = same_values
 
     vs_load, vs_store, vs_atomic = other[:, LOAD] > 0, other[:, STORE] > 0, other[:, ATOMIC] > 0
-    racing = np.where(T.C == LOAD, vs_store | vs_atomic,
-                      np.where(T.C == ATOMIC, vs_load | vs_store,
-                               vs_load | vs_atomic | (vs_store & ~same_values)))
+    racing = np.where(
+        T.C == LOAD,
+        vs_store | vs_atomic,
+        np.where(T.C == ATOMIC, vs_load | vs_store, vs_load | vs_atomic | (vs_store & ~same_values)),
+    )
     identical = is_store & ~racing & vs_store & same_values
     return racing, identical
 
@@ -178,11 +184,11 @@ def _collect(L: LaunchTrace, arg: str, T: _Touches, sel: np.ndarray, acc: dict, 
         mine = sel & (S == i)
         progs = np.unique(T.P[mine])
         a.programs.update((L.index, int(p)) for p in progs)
-        a.examples_p.extend(program_label(L, int(p)) for p in progs[:max(0, EXAMPLES - len(a.examples_p))])
+        a.examples_p.extend(program_label(L, int(p)) for p in progs[: max(0, EXAMPLES - len(a.examples_p))])
         a.launches.add(L.index)
         els = np.unique(T.E[mine])
         a.elements += int(els.size)
-        a.examples_e.extend(int(e) for e in els[:max(0, EXAMPLES - len(a.examples_e))])
+        a.examples_e.extend(int(e) for e in els[: max(0, EXAMPLES - len(a.examples_e))])
         if want_pair:
             picks = np.flatnonzero(mine)
             picks = picks[np.linspace(0, picks.size - 1, min(picks.size, _SAMPLES)).astype(np.int64)]
@@ -190,8 +196,13 @@ def _collect(L: LaunchTrace, arg: str, T: _Touches, sel: np.ndarray, acc: dict, 
                 for other in _partners(L, T, j):
                     o = L.sites[int(L.ex_site[T.R[other]])]
                     if a.pair is None:
-                        a.pair = (int(T.E[j]), program_label(L, int(T.P[j])), o, program_label(L, int(T.P[other])),
-                                  L.index)
+                        a.pair = (
+                            int(T.E[j]),
+                            program_label(L, int(T.P[j])),
+                            o,
+                            program_label(L, int(T.P[other])),
+                            L.index,
+                        )
                     if (o.file, o.line, o.kind) != (s.file, s.line, s.kind):
                         a.others[(o.file, o.line, o.kind)] = o
         else:
@@ -209,8 +220,11 @@ def _partners(L: LaunchTrace, T: _Touches, i: int) -> list[int]:
     out, seen = [], set()
     for j in at.tolist():
         cj = T.C[j]
-        conflict = (ci == STORE or cj == STORE or ci != cj) and not (ci == ATOMIC and cj == ATOMIC) \
+        conflict = (
+            (ci == STORE or cj == STORE or ci != cj)
+            and not (ci == ATOMIC and cj == ATOMIC)
             and not (ci == STORE and cj == STORE and T.V is not None and T.V[i])
+        )
         ordered = T.K[i] != NO_LOCK and T.K[i] == T.K[j]
         site = int(L.ex_site[T.R[j]])
         if conflict and not ordered and site not in seen:
@@ -234,17 +248,34 @@ def _race_finding(key: tuple, a: _Acc) -> Finding:
     else:
         pair = "programs touch the same elements and nothing orders them"
     examples = ", ".join(str(x) for x in a.examples_e)
-    msg = (f"{arg}: {plural(n_prog, 'program')}{launches} at this {_NOUN[kind]} "
-           f"{'race' if n_prog > 1 else 'races'} with other programs on {plural(a.elements, 'element')} "
-           f"(e.g. {examples}): {pair}. Programs run in no fixed order on a GPU, so the result "
-           "depends on timing: give each program its own elements, use an atomic (tl.atomic_add), guard the "
-           "read-modify-write with a lock, or split the kernel in two launches.")
-    related = [Related(o.file, o.line, o.col, o.end_line, o.end_col, f"the other {o.kind} of {arg} in this race")
-               for o in a.others.values()]
-    return Finding(kind="race", severity="warning", file=file, line=line, col=s.col, end_line=s.end_line,
-                   end_col=s.end_col, arg=arg, access=kind, programs=n_prog, elements=a.elements,
-                   example_programs=list(a.examples_p), example_elements=list(a.examples_e), message=msg,
-                   related=related)
+    msg = (
+        f"{arg}: {plural(n_prog, 'program')}{launches} at this {_NOUN[kind]} "
+        f"{'race' if n_prog > 1 else 'races'} with other programs on {plural(a.elements, 'element')} "
+        f"(e.g. {examples}): {pair}. Programs run in no fixed order on a GPU, so the result "
+        "depends on timing: give each program its own elements, use an atomic (tl.atomic_add), guard the "
+        "read-modify-write with a lock, or split the kernel in two launches."
+    )
+    related = [
+        Related(o.file, o.line, o.col, o.end_line, o.end_col, f"the other {o.kind} of {arg} in this race")
+        for o in a.others.values()
+    ]
+    return Finding(
+        kind="race",
+        severity="warning",
+        file=file,
+        line=line,
+        col=s.col,
+        end_line=s.end_line,
+        end_col=s.end_col,
+        arg=arg,
+        access=kind,
+        programs=n_prog,
+        elements=a.elements,
+        example_programs=list(a.examples_p),
+        example_elements=list(a.examples_e),
+        message=msg,
+        related=related,
+    )
 
 
 def _identical_finding(key: tuple, a: _Acc) -> Finding:
@@ -252,10 +283,25 @@ def _identical_finding(key: tuple, a: _Acc) -> Finding:
     s = a.site
     n_prog = len(a.programs)
     examples = ", ".join(str(x) for x in a.examples_e)
-    msg = (f"{arg}: {plural(n_prog, 'program')} store the same values to the same "
-           f"{plural(a.elements, 'element')} (e.g. {examples}), so the order they run in does not change the "
-           "result (information, not a race). Each copy still costs a store; a guard such as "
-           "`if tl.program_id(0) == 0` writes them once.")
-    return Finding(kind="race", severity="information", file=file, line=line, col=s.col, end_line=s.end_line,
-                   end_col=s.end_col, arg=arg, access=kind, programs=n_prog, elements=a.elements,
-                   example_programs=list(a.examples_p), example_elements=list(a.examples_e), message=msg)
+    msg = (
+        f"{arg}: {plural(n_prog, 'program')} store the same values to the same "
+        f"{plural(a.elements, 'element')} (e.g. {examples}), so the order they run in does not change the "
+        "result (information, not a race). Each copy still costs a store; a guard such as "
+        "`if tl.program_id(0) == 0` writes them once."
+    )
+    return Finding(
+        kind="race",
+        severity="information",
+        file=file,
+        line=line,
+        col=s.col,
+        end_line=s.end_line,
+        end_col=s.end_col,
+        arg=arg,
+        access=kind,
+        programs=n_prog,
+        elements=a.elements,
+        example_programs=list(a.examples_p),
+        example_elements=list(a.examples_e),
+        message=msg,
+    )

@@ -1,4 +1,5 @@
 """Per-line statistics of memory accesses, summed over launches."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -6,8 +7,6 @@ import numpy as np
 from ..model import AccessStats
 from .groups import Group
 from .hover import format_mask
-
-
 from .text import format_bytes  # noqa: E402,F401  (re-exported for callers of stats)
 
 
@@ -39,8 +38,26 @@ def access_stats(groups: dict) -> list[AccessStats]:
                 if not extent:
                     extent = format_mask(t.name, t.shape, touched)
         s = g.first
-        out.append(AccessStats(file=file, line=line, col=s.col, end_line=s.end_line, end_col=s.end_col, arg=arg,
-                               kind=kind, op=s.op, launches=launches, programs=programs, lanes=lanes, active=active,
-                               unique=unique, oob=oob, bytes=nbytes, executions=executions, extent=extent))
+        out.append(
+            AccessStats(
+                file=file,
+                line=line,
+                col=s.col,
+                end_line=s.end_line,
+                end_col=s.end_col,
+                arg=arg,
+                kind=kind,
+                op=s.op,
+                launches=launches,
+                programs=programs,
+                lanes=lanes,
+                active=active,
+                unique=unique,
+                oob=oob,
+                bytes=nbytes,
+                executions=executions,
+                extent=extent,
+            )
+        )
     out.sort(key=lambda a: (a.file, a.line, a.col, a.arg, a.kind))
     return out

@@ -1,14 +1,13 @@
 """The one place for how numbers read to a kernel author: counts with their noun, bytes, durations,
 program ids. Findings, hints, hovers, lenses, the CLI's reports and the profiler's table all use it."""
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 EXAMPLES = 3  # examples (programs, elements, offsets) a message lists
 
 
-def plural(n: int, word: str, many: Optional[str] = None) -> str:
-    """"1 lane", "3 lanes", "2 launches" (words ending in ch, sh, s or x take -es), or `many` when given."""
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """ "1 lane", "3 lanes", "2 launches" (words ending in ch, sh, s or x take -es), or `many` when given."""
     if n == 1:
         return f"{n} {word}"
     return f"{n} {many or (word + ('es' if word.endswith(('ch', 'sh', 's', 'x')) else 's'))}"

@@ -5,11 +5,11 @@ Loop steps and execution order ride in the access map itself (`access_map.py`).
 Each function takes a RunResult and plain parameters and returns a JSON-ready dict; KeyError means
 "no such launch / tensor" (a 404 for the page).
 """
+
 from __future__ import annotations
 
 import base64
 import math
-from typing import Optional
 
 import numpy as np
 
@@ -36,9 +36,16 @@ def _finite_range(v: np.ndarray) -> tuple[float, float]:
 def _histogram(v: np.ndarray) -> dict:
     f = v[np.isfinite(v)]
     lo, hi = _finite_range(v)
-    counts = np.histogram(f, bins=HIST_BINS, range=(lo, hi if hi > lo else lo + 1))[0] if f.size else np.zeros(HIST_BINS)
-    return {"lo": lo, "hi": hi, "counts": [int(c) for c in counts], "elements": int(v.size),
-            "nonfinite": int(v.size - f.size)}
+    counts = (
+        np.histogram(f, bins=HIST_BINS, range=(lo, hi if hi > lo else lo + 1))[0] if f.size else np.zeros(HIST_BINS)
+    )
+    return {
+        "lo": lo,
+        "hi": hi,
+        "counts": [int(c) for c in counts],
+        "elements": int(v.size),
+        "nonfinite": int(v.size - f.size),
+    }
 
 
 def value_map(result: RunResult, launch: int, tensor: int, when: str = "after") -> dict:
@@ -52,7 +59,7 @@ def value_map(result: RunResult, launch: int, tensor: int, when: str = "after") 
     v = store.get(tensor)
     t = L.tensors[tensor]
     if v is None:
-        why = ("values are kept for tensors up to 1M elements" if t.numel > 0 else "empty tensor")
+        why = "values are kept for tensors up to 1M elements" if t.numel > 0 else "empty tensor"
         return {"when": when, "values": None, "reason": why}
     v = np.asarray(v).astype(np.float64, copy=False).reshape(-1)
     n = v.size
@@ -81,9 +88,19 @@ def value_map(result: RunResult, launch: int, tensor: int, when: str = "after") 
         mask = L.touched.cover(np.concatenate(parts), n)
         file, line = key.split("\n")
         histograms.append(dict(_histogram(v[mask]), file=file, line=int(line)))
-    return {"when": when, "dtype": t.dtype, "numel": n, "lo": lo, "hi": hi, "block": block, "cells": int(q.size),
-            "q": base64.b64encode(q.tobytes()).decode("ascii"), "histograms": histograms,
-            "before": tensor in L.values_before, "after": tensor in L.values}
+    return {
+        "when": when,
+        "dtype": t.dtype,
+        "numel": n,
+        "lo": lo,
+        "hi": hi,
+        "block": block,
+        "cells": int(q.size),
+        "q": base64.b64encode(q.tobytes()).decode("ascii"),
+        "histograms": histograms,
+        "before": tensor in L.values_before,
+        "after": tensor in L.values,
+    }
 
 
 def _iterations(site: np.ndarray, program: np.ndarray) -> np.ndarray:
@@ -112,22 +129,46 @@ def dots(result: RunResult, launch: int) -> dict:
         m, n, k = int(d.m[r]), int(d.n[r]), int(d.k[r])
         a, b = int(d.a_row[r]), int(d.b_row[r])
         a, b = (None if a < 0 else a), (None if b < 0 else b)
-        out.append({"site": int(d.site[r]), "program": list(program_label(L, p)), "linear": p,
-                    "iteration": int(dot_iter[r]), "m": m, "n": n, "k": k,
-                    "a": _operand(L, a, ex_iter, (m, k)), "b": _operand(L, b, ex_iter, (k, n)), "c": [m, n]})
-    return {"launch": L.index, "sites": [dict(s.to_json(), id=i) for i, s in enumerate(d.sites)],
-            "executions": out, "truncated": len(d) > DOT_EXECUTIONS}
+        out.append(
+            {
+                "site": int(d.site[r]),
+                "program": list(program_label(L, p)),
+                "linear": p,
+                "iteration": int(dot_iter[r]),
+                "m": m,
+                "n": n,
+                "k": k,
+                "a": _operand(L, a, ex_iter, (m, k)),
+                "b": _operand(L, b, ex_iter, (k, n)),
+                "c": [m, n],
+            }
+        )
+    return {
+        "launch": L.index,
+        "sites": [dict(s.to_json(), id=i) for i, s in enumerate(d.sites)],
+        "executions": out,
+        "truncated": len(d) > DOT_EXECUTIONS,
+    }
 
 
-def _operand(L, row: Optional[int], ex_iter: np.ndarray, shape) -> Optional[dict]:
+def _operand(L, row: int | None, ex_iter: np.ndarray, shape) -> dict | None:
     if row is None:
         return {"shape": list(shape), "linked": False, "why": "computed in the kernel (not the value of a load)"}
     s = L.sites[int(L.ex_site[row])]
     t = L.tensors[s.arg] if s.arg >= 0 else None
     touched = L.touched.get(row)
-    return {"shape": list(shape), "linked": True, "file": s.file, "line": s.line, "op": s.op,
-            "tensor": s.arg, "name": t.name if t else "?", "iteration": int(ex_iter[row]),
-            "extent": format_ranges(t.name, t.shape, touched) if t else "", "elements": int(touched.size)}
+    return {
+        "shape": list(shape),
+        "linked": True,
+        "file": s.file,
+        "line": s.line,
+        "op": s.op,
+        "tensor": s.arg,
+        "name": t.name if t else "?",
+        "iteration": int(ex_iter[row]),
+        "extent": format_ranges(t.name, t.shape, touched) if t else "",
+        "elements": int(touched.size),
+    }
 
 
 def launch_performance(result: RunResult, launch: int) -> dict:
@@ -138,8 +179,9 @@ def launch_performance(result: RunResult, launch: int) -> dict:
 
 
 METHODS = {
-    "valueMap": lambda result, p: value_map(result, int(p.get("launch", 0)), int(p.get("tensor", 0)),
-                                            "before" if p.get("when") == "before" else "after"),
+    "valueMap": lambda result, p: value_map(
+        result, int(p.get("launch", 0)), int(p.get("tensor", 0)), "before" if p.get("when") == "before" else "after"
+    ),
     "dots": lambda result, p: dots(result, int(p.get("launch", 0))),
     "performance": lambda result, p: launch_performance(result, int(p.get("launch", 0))),
 }

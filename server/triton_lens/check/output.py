@@ -1,5 +1,6 @@
 """`--show-output`: the scripts' own stdout and stderr, live. With several files running at once each
 line is prefixed with its file, and only whole lines are written, so they never interleave mid-line."""
+
 from __future__ import annotations
 
 import threading

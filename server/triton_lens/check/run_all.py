@@ -1,13 +1,14 @@
 """Run the files of a `triton-lens check` in parallel, each in its own worker process (the engine's
 runner), and analyse each run. Threads are enough: each one waits on its worker."""
+
 from __future__ import annotations
 
 import os
 import sys
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 from ..analysis import Analysis, analyze
 from ..model import ERROR
@@ -47,14 +48,23 @@ class Checked:
         return any(f.severity in BAD for f in self.analysis.findings)
 
 
-def request_for(t: Target, opts: Options, env: Optional[dict] = None) -> RunRequest:
+def request_for(t: Target, opts: Options, env: dict | None = None) -> RunRequest:
     """The run a target's plan gives it: its own command (run comment or runCommands), else the file
     as `__main__` with the arguments after `--`."""
     command = list(t.plan.command) + list(opts.script_args) if t.plan.command else None
-    return RunRequest(path=t.path, command=command, cwd=t.plan.cwd, timeout_s=opts.timeout_s,
-                      memory_mb=opts.memory_mb, python=opts.python,
-                      argv=[] if command else list(opts.script_args), env=env, device=opts.device, gpu=opts.gpu,
-                      workers=opts.workers)
+    return RunRequest(
+        path=t.path,
+        command=command,
+        cwd=t.plan.cwd,
+        timeout_s=opts.timeout_s,
+        memory_mb=opts.memory_mb,
+        python=opts.python,
+        argv=[] if command else list(opts.script_args),
+        env=env,
+        device=opts.device,
+        gpu=opts.gpu,
+        workers=opts.workers,
+    )
 
 
 def default_jobs() -> int:
@@ -64,10 +74,13 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def check_all(targets: list[Target], opts: Options,
-              on_output: Optional[Callable[[Target, str, bytes], None]] = None,
-              on_done: Optional[Callable[[Checked], None]] = None,
-              on_progress: Optional[Callable] = None) -> list[Checked]:
+def check_all(
+    targets: list[Target],
+    opts: Options,
+    on_output: Callable[[Target, str, bytes], None] | None = None,
+    on_done: Callable[[Checked], None] | None = None,
+    on_progress: Callable | None = None,
+) -> list[Checked]:
     """Every target's Checked, in the order given. `on_output(target, stream, chunk)` streams the
     scripts' own output; `on_done` sees each file as it finishes (from the worker threads, serialised);
     `on_progress` the runner's progress of each launch."""

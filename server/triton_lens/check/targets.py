@@ -5,12 +5,14 @@ that are worth a run: those with their own `# triton-lens: run` command (or a ru
 and those that define a `@triton.jit` kernel and launch it. Helper modules that only define kernels
 are left out: run alone they launch nothing.
 """
+
 from __future__ import annotations
 
 import glob as _glob
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any
 
 from ..trace.plan import Plan, plan, worth_a_run
 
@@ -30,7 +32,7 @@ class Targets:
     problems: list[str]  # paths that name nothing: "no such file or folder: x"
 
 
-def _read(path: str) -> Optional[str]:
+def _read(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             return f.read()
@@ -50,8 +52,12 @@ def _walk(folder: str) -> list[str]:
     return out
 
 
-def find_targets(paths: list[str], run_commands: Optional[Mapping[str, Any]] = None,
-                 roots: Optional[list[str]] = None, filter_named_files: bool = False) -> Targets:
+def find_targets(
+    paths: list[str],
+    run_commands: Mapping[str, Any] | None = None,
+    roots: list[str] | None = None,
+    filter_named_files: bool = False,
+) -> Targets:
     """`filter_named_files`: named files too are run only when worth a run (pre-commit passes every
     changed .py file, most of which launch no kernel)."""
     roots = [os.path.abspath(r) for r in (roots or [os.getcwd()])]

@@ -1,8 +1,9 @@
 """Findings -> LSP diagnostics: severity, code, exact range of the access call, related information."""
+
 from __future__ import annotations
 
 import os
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from lsprotocol import types as lsp
 
@@ -14,11 +15,23 @@ from .text import Lines, uri_of
 
 SOURCE = "triton-lens"
 # Finding kinds -> diagnostic codes users can filter on.
-CODES = {"oob": "oob", "race": "race", "dead": "dead-mask", "unwritten": "unwritten", "uninit": "uninit",
-         "exception": "exception",
-         "timeout": "timeout", "crashed": "crashed", "no-launch": "no-launch"}
-SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
-            "information": lsp.DiagnosticSeverity.Information, "hint": lsp.DiagnosticSeverity.Hint}
+CODES = {
+    "oob": "oob",
+    "race": "race",
+    "dead": "dead-mask",
+    "unwritten": "unwritten",
+    "uninit": "uninit",
+    "exception": "exception",
+    "timeout": "timeout",
+    "crashed": "crashed",
+    "no-launch": "no-launch",
+}
+SEVERITY = {
+    "error": lsp.DiagnosticSeverity.Error,
+    "warning": lsp.DiagnosticSeverity.Warning,
+    "information": lsp.DiagnosticSeverity.Information,
+    "hint": lsp.DiagnosticSeverity.Hint,
+}
 TRACEBACK_LINES = 12
 
 
@@ -36,92 +49,152 @@ def _tail(text: str, n: int = TRACEBACK_LINES) -> str:
     return "\n".join(rows[-n:])
 
 
-def finding_diagnostic(f: Finding, lines: Lines, facts: dict, result: RunResult,
-                       read_lines: Callable[[str], Optional[list[str]]]) -> lsp.Diagnostic:
+def finding_diagnostic(
+    f: Finding, lines: Lines, facts: dict, result: RunResult, read_lines: Callable[[str], list[str] | None]
+) -> lsp.Diagnostic:
     rng = _range(lines, f.line, f.col, f.end_line, f.end_col)
     message = f.message
     related: list[lsp.DiagnosticRelatedInformation] = []
     for r in f.related:
         rl = lines if os.path.abspath(r.file) == os.path.abspath(result.file) else Lines.of(read_lines(r.file) or [])
-        related.append(lsp.DiagnosticRelatedInformation(
-            lsp.Location(uri_of(r.file), _range(rl, r.line, r.col, r.end_line, r.end_col)), r.message))
+        related.append(
+            lsp.DiagnosticRelatedInformation(
+                lsp.Location(uri_of(r.file), _range(rl, r.line, r.col, r.end_line, r.end_col)), r.message
+            )
+        )
     if f.kind in ("oob", "dead", "unwritten", "uninit", "race") and f.arg:
-        fact: Optional[AccessFacts] = facts.get((f.file, f.line, f.arg, f.access))
+        fact: AccessFacts | None = facts.get((f.file, f.line, f.arg, f.access))
         if fact is not None and fact.def_file:
-            src = lines.text_lines if os.path.abspath(fact.def_file) == os.path.abspath(result.file) \
+            src = (
+                lines.text_lines
+                if os.path.abspath(fact.def_file) == os.path.abspath(result.file)
                 else read_lines(fact.def_file)
+            )
             loc = param_location(src or [], fact.def_line, f.arg)
             if loc is not None:
                 pl, pc, pe = loc
                 dl = lines if src is lines.text_lines else Lines.of(src or [])
                 t = fact.tensor
-                what = (f"{t.dtype}, shape ({', '.join(str(s) for s in t.shape)}{',' if len(t.shape) == 1 else ''}), "
-                        f"strides ({', '.join(str(s) for s in t.strides)}{',' if len(t.strides) == 1 else ''})"
-                        if t is not None else "")
-                related.append(lsp.DiagnosticRelatedInformation(
-                    lsp.Location(uri_of(fact.def_file), _range(dl, pl, pc, pl, pe)),
-                    f"{f.arg}: parameter of {fact.kernel}" + (f" — the tensor passed was {what}" if what else "")))
+                what = (
+                    f"{t.dtype}, shape ({', '.join(str(s) for s in t.shape)}{',' if len(t.shape) == 1 else ''}), "
+                    f"strides ({', '.join(str(s) for s in t.strides)}{',' if len(t.strides) == 1 else ''})"
+                    if t is not None
+                    else ""
+                )
+                related.append(
+                    lsp.DiagnosticRelatedInformation(
+                        lsp.Location(uri_of(fact.def_file), _range(dl, pl, pc, pl, pe)),
+                        f"{f.arg}: parameter of {fact.kernel}" + (f" — the tensor passed was {what}" if what else ""),
+                    )
+                )
     if f.kind in ("exception", "timeout", "crashed") and f.detail:
         e = result.error
         in_file = e is not None and e.file and e.line and os.path.abspath(e.file) == os.path.abspath(result.file)
         if not in_file:
             message += "\n\n" + _tail(f.detail)
-    return lsp.Diagnostic(range=rng, message=message, severity=SEVERITY.get(f.severity, lsp.DiagnosticSeverity.Warning),
-                          code=CODES.get(f.kind, f.kind), source=SOURCE, related_information=related or None,
-                          data={"kind": f.kind, "arg": f.arg, "lanes": f.lanes, "programs": f.programs,
-                                "elements": f.elements})
+    return lsp.Diagnostic(
+        range=rng,
+        message=message,
+        severity=SEVERITY.get(f.severity, lsp.DiagnosticSeverity.Warning),
+        code=CODES.get(f.kind, f.kind),
+        source=SOURCE,
+        related_information=related or None,
+        data={"kind": f.kind, "arg": f.arg, "lanes": f.lanes, "programs": f.programs, "elements": f.elements},
+    )
 
 
-def run_diagnostics(result: RunResult, findings: list[Finding], lines: Lines, facts: dict,
-                    read_lines: Callable[[str], Optional[list[str]]], plan: Plan) -> list[lsp.Diagnostic]:
+def run_diagnostics(
+    result: RunResult,
+    findings: list[Finding],
+    lines: Lines,
+    facts: dict,
+    read_lines: Callable[[str], list[str] | None],
+    plan: Plan,
+) -> list[lsp.Diagnostic]:
     """The diagnostics of one run for the analysed file, in the coordinates of the text it ran."""
     target = os.path.abspath(result.file)
-    out = [finding_diagnostic(f, lines, facts, result, read_lines) for f in findings
-           if os.path.abspath(f.file) == target]
+    out = [
+        finding_diagnostic(f, lines, facts, result, read_lines) for f in findings if os.path.abspath(f.file) == target
+    ]
     if result.status == ERROR and result.error is not None and result.error.type != "Cancelled":
         e = result.error
         detail = f"\n\n{_tail(e.traceback)}" if e.traceback else ""
-        out.append(lsp.Diagnostic(range=lines.trimmed(0), message=f"Triton Lens could not run this file: {e.message}{detail}",
-                                  severity=lsp.DiagnosticSeverity.Warning, code="tool-error", source=SOURCE))
+        out.append(
+            lsp.Diagnostic(
+                range=lines.trimmed(0),
+                message=f"Triton Lens could not run this file: {e.message}{detail}",
+                severity=lsp.DiagnosticSeverity.Warning,
+                code="tool-error",
+                source=SOURCE,
+            )
+        )
     own = [L for L in result.launches if L.def_file and os.path.abspath(L.def_file) == target]
     if plan.command and not own and result.status != ERROR:
         cmd = " ".join(plan.command)
-        where = f"the run comment's command `{cmd}`" if plan.origin == "comment" else \
-            f"`{cmd}` (the tritonLens.runCommands setting)"
+        where = (
+            f"the run comment's command `{cmd}`"
+            if plan.origin == "comment"
+            else f"`{cmd}` (the tritonLens.runCommands setting)"
+        )
         if result.launches:  # it launched kernels, none of them defined here
             for k in plan.kernels:
-                out.append(lsp.Diagnostic(range=lines.trimmed(k.line - 1),
-                                          message=f"{k.name}: {where} launched {len(result.launches)} kernel(s), "
-                                                  "none of them defined in this file",
-                                          severity=lsp.DiagnosticSeverity.Information, code="no-launch",
-                                          source=SOURCE))
+                out.append(
+                    lsp.Diagnostic(
+                        range=lines.trimmed(k.line - 1),
+                        message=f"{k.name}: {where} launched {len(result.launches)} kernel(s), "
+                        "none of them defined in this file",
+                        severity=lsp.DiagnosticSeverity.Information,
+                        code="no-launch",
+                        source=SOURCE,
+                    )
+                )
         if plan.origin == "comment" and plan.origin_line:
-            out.append(lsp.Diagnostic(range=lines.trimmed(plan.origin_line - 1),
-                                      message=f"`{cmd}` ran ({result.status}), but launched no kernel of this file",
-                                      severity=lsp.DiagnosticSeverity.Information, code="no-launch", source=SOURCE))
+            out.append(
+                lsp.Diagnostic(
+                    range=lines.trimmed(plan.origin_line - 1),
+                    message=f"`{cmd}` ran ({result.status}), but launched no kernel of this file",
+                    severity=lsp.DiagnosticSeverity.Information,
+                    code="no-launch",
+                    source=SOURCE,
+                )
+            )
     return out
 
 
 def syntax_diagnostic(s: SyntaxProblem, lines: Lines) -> lsp.Diagnostic:
     l0, e0 = s.line - 1, max(s.end_line - 1, s.line - 1)
-    return lsp.Diagnostic(range=lsp.Range(lsp.Position(l0, lines.utf16_col(l0, s.col)),
-                                          lsp.Position(e0, lines.utf16_col(e0, s.end_col))),
-                          message=f"{s.message} — Triton Lens runs the file again once it parses",
-                          severity=lsp.DiagnosticSeverity.Error, code="syntax", source=SOURCE)
+    return lsp.Diagnostic(
+        range=lsp.Range(lsp.Position(l0, lines.utf16_col(l0, s.col)), lsp.Position(e0, lines.utf16_col(e0, s.end_col))),
+        message=f"{s.message} — Triton Lens runs the file again once it parses",
+        severity=lsp.DiagnosticSeverity.Error,
+        code="syntax",
+        source=SOURCE,
+    )
 
 
 def untrusted_diagnostic(lines: Lines, kernels: list[KernelOutline]) -> lsp.Diagnostic:
     line = kernels[0].line - 1 if kernels else 0
-    return lsp.Diagnostic(range=lines.trimmed(line),
-                          message="Triton Lens does not run code in an untrusted workspace, so it shows no memory "
-                                  "accesses for this file. Trust the workspace (Manage Workspace Trust) to run it.",
-                          severity=lsp.DiagnosticSeverity.Information, code="untrusted", source=SOURCE)
+    return lsp.Diagnostic(
+        range=lines.trimmed(line),
+        message="Triton Lens does not run code in an untrusted workspace, so it shows no memory "
+        "accesses for this file. Trust the workspace (Manage Workspace Trust) to run it.",
+        severity=lsp.DiagnosticSeverity.Information,
+        code="untrusted",
+        source=SOURCE,
+    )
 
 
 def mark_stale(d: lsp.Diagnostic, version: int) -> lsp.Diagnostic:
     """A diagnostic of an earlier version of the text, shown until the run of the current one ends."""
     data = dict(d.data or {})
     data.update({"stale": True, "fromVersion": version})
-    return lsp.Diagnostic(range=d.range, message=f"(from an earlier version of this file, updating…) {d.message}",
-                          severity=d.severity, code=d.code, source=d.source,
-                          related_information=d.related_information, data=data, tags=d.tags)
+    return lsp.Diagnostic(
+        range=d.range,
+        message=f"(from an earlier version of this file, updating…) {d.message}",
+        severity=d.severity,
+        code=d.code,
+        source=d.source,
+        related_information=d.related_information,
+        data=data,
+        tags=d.tags,
+    )

@@ -1,10 +1,11 @@
 """One open document: its current text and version, its run plan, the view of its last finished run,
 and that view mapped onto the current text (shifted where lines moved, marked as from an earlier
 version when it no longer matches the text, withheld on lines that changed)."""
+
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Any
 
 from lsprotocol import types as lsp
 
@@ -28,14 +29,14 @@ class Doc:
     version: int
     text: str
     plan: Plan
-    view: Optional[RunView] = None
+    view: RunView | None = None
     run: Any = None  # runs.RunHandle in flight, if any
     timer: Any = None  # asyncio.TimerHandle of a debounced run
     published: Any = None  # what was last published, to skip identical publications
-    _lines: Optional[Lines] = None
-    _map: Optional[tuple[int, int, LineMap]] = None
-    _reverse: Optional[tuple[int, int, dict]] = None
-    map_pending: Optional[tuple[int, int]] = None  # the key of the map being computed off the event loop
+    _lines: Lines | None = None
+    _map: tuple[int, int, LineMap] | None = None
+    _reverse: tuple[int, int, dict] | None = None
+    map_pending: tuple[int, int] | None = None  # the key of the map being computed off the event loop
 
     def update(self, version: int, text: str, plan: Plan) -> None:
         self.version, self.text, self.plan = version, text, plan
@@ -47,7 +48,7 @@ class Doc:
             self._lines = Lines.from_text(self.text)
         return self._lines
 
-    def map_key(self) -> Optional[tuple[int, int]]:
+    def map_key(self) -> tuple[int, int] | None:
         """What the line map depends on: (version that ran, current version); None: no map needed."""
         if self.view is None or (self.view.version == self.version and self.view.text == self.text):
             return None
@@ -123,12 +124,18 @@ class Doc:
             if new is None or new < rng.start.line or new > rng.end.line:
                 continue
             tip = STALE_NOTE + tooltip if m.moved else tooltip
-            out.append(lsp.InlayHint(position=lsp.Position(new, self.lines.length16(new)), label=label,
-                                     tooltip=lsp.MarkupContent(lsp.MarkupKind.Markdown, tip), padding_left=True))
+            out.append(
+                lsp.InlayHint(
+                    position=lsp.Position(new, self.lines.length16(new)),
+                    label=label,
+                    tooltip=lsp.MarkupContent(lsp.MarkupKind.Markdown, tip),
+                    padding_left=True,
+                )
+            )
         out.sort(key=lambda h: h.position.line)
         return out
 
-    def hover(self, pos: lsp.Position) -> Optional[lsp.Hover]:
+    def hover(self, pos: lsp.Position) -> lsp.Hover | None:
         if self.view is None:
             return None
         m = self.linemap()
@@ -147,8 +154,13 @@ class Doc:
             if spot.col < 0 or _within(old, pos.character, spot):
                 md = STALE_NOTE + spot.markdown if m.moved else spot.markdown
                 delta = pos.line - old
-                rng = (lsp.Range(lsp.Position(spot.line + delta, spot.col), lsp.Position(spot.end_line + delta, spot.end_col))
-                       if spot.col >= 0 else None)
+                rng = (
+                    lsp.Range(
+                        lsp.Position(spot.line + delta, spot.col), lsp.Position(spot.end_line + delta, spot.end_col)
+                    )
+                    if spot.col >= 0
+                    else None
+                )
                 return lsp.Hover(contents=lsp.MarkupContent(lsp.MarkupKind.Markdown, md), range=rng)
         return None
 
@@ -159,8 +171,14 @@ class Doc:
         elif self.plan.syntax is not None and self.view is None:
             not_run = "not run — the file does not parse"
         result = self.view.result if self.view is not None else None
-        return kernel_lenses(self.uri, self.plan.kernels, result, running=self.run is not None,
-                             stale=self.view is not None and not self.current and self.stale, not_run=not_run)
+        return kernel_lenses(
+            self.uri,
+            self.plan.kernels,
+            result,
+            running=self.run is not None,
+            stale=self.view is not None and not self.current and self.stale,
+            not_run=not_run,
+        )
 
 
 def _within(line: int, char: int, spot) -> bool:
@@ -175,8 +193,9 @@ def _within(line: int, char: int, spot) -> bool:
 
 def _shift(d: lsp.Diagnostic, delta: int, m: LineMap, uri: str) -> lsp.Diagnostic:
     r = d.range
-    rng = lsp.Range(lsp.Position(r.start.line + delta, r.start.character),
-                    lsp.Position(r.end.line + delta, r.end.character))
+    rng = lsp.Range(
+        lsp.Position(r.start.line + delta, r.start.character), lsp.Position(r.end.line + delta, r.end.character)
+    )
     related = None
     if d.related_information:
         related = []
@@ -189,8 +208,25 @@ def _shift(d: lsp.Diagnostic, delta: int, m: LineMap, uri: str) -> lsp.Diagnosti
                 continue
             dd = rl - ri.location.range.start.line
             lr = ri.location.range
-            related.append(lsp.DiagnosticRelatedInformation(lsp.Location(uri, lsp.Range(
-                lsp.Position(lr.start.line + dd, lr.start.character), lsp.Position(lr.end.line + dd, lr.end.character))),
-                ri.message))
-    return lsp.Diagnostic(range=rng, message=d.message, severity=d.severity, code=d.code, source=d.source,
-                          related_information=related or None, data=d.data, tags=d.tags)
+            related.append(
+                lsp.DiagnosticRelatedInformation(
+                    lsp.Location(
+                        uri,
+                        lsp.Range(
+                            lsp.Position(lr.start.line + dd, lr.start.character),
+                            lsp.Position(lr.end.line + dd, lr.end.character),
+                        ),
+                    ),
+                    ri.message,
+                )
+            )
+    return lsp.Diagnostic(
+        range=rng,
+        message=d.message,
+        severity=d.severity,
+        code=d.code,
+        source=d.source,
+        related_information=related or None,
+        data=d.data,
+        tags=d.tags,
+    )

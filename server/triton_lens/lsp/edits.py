@@ -2,6 +2,7 @@
 "\\n" or "\\r" only (pygls' copy splits with str.splitlines, so a form feed or U+2028 makes it
 apply incremental edits at the wrong place), positions in the negotiated encoding.
 """
+
 from __future__ import annotations
 
 from bisect import bisect_right
@@ -21,7 +22,7 @@ def _offset_in_line(line: str, units: int) -> int:
         return min(units, len(line))
     n = 0
     for i, ch in enumerate(line):
-        n += (len(ch.encode("utf-8")) if enc == "utf-8" else (2 if ord(ch) > 0xFFFF else 1))
+        n += len(ch.encode("utf-8")) if enc == "utf-8" else (2 if ord(ch) > 0xFFFF else 1)
         if n > units:
             return i
         if n == units:

@@ -1,7 +1,6 @@
 """Per-line access stats -> the text of an inlay hint at the end of the line, and its tooltip."""
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 from ..analysis.hover import AccessFacts
 from ..analysis.stats import format_bytes
@@ -12,7 +11,7 @@ def _pct(a: int, b: int) -> str:
     return f"{100.0 * a / b:.1f}%" if b else "–"
 
 
-def access_label(s: AccessStats, fact: Optional[AccessFacts]) -> str:
+def access_label(s: AccessStats, fact: AccessFacts | None) -> str:
     """`x_ptr[0:1000] · 8 prog · 1000/1024 active · 3.9 KB`, then `×2 launches` and loop iterations.
     Out-of-bounds lanes come first: VS Code cuts hints at 43 characters by default."""
     extent = (fact.extent if fact is not None and fact.extent else s.extent) or s.arg
@@ -29,7 +28,7 @@ def access_label(s: AccessStats, fact: Optional[AccessFacts]) -> str:
     return " · ".join(parts)
 
 
-def access_tooltip(s: AccessStats, fact: Optional[AccessFacts]) -> str:
+def access_tooltip(s: AccessStats, fact: AccessFacts | None) -> str:
     """Markdown: the full numbers behind the label."""
     t = fact.tensor if fact is not None else None
     head = f"**{s.op}** of `{s.arg}`"
@@ -41,8 +40,17 @@ def access_tooltip(s: AccessStats, fact: Optional[AccessFacts]) -> str:
         ("executions", f"{s.executions}" + (f" ({s.executions / s.programs:.1f} per program)" if s.programs else "")),
         ("lanes", f"{s.lanes}"),
         ("active (mask true)", f"{s.active} ({_pct(s.active, s.lanes)})"),
-        ("unique elements", f"{s.unique}" + (f" of {t.numel}" if t is not None and s.launches == 1 else
-                                             " (per launch, summed)" if s.launches > 1 else "")),
+        (
+            "unique elements",
+            f"{s.unique}"
+            + (
+                f" of {t.numel}"
+                if t is not None and s.launches == 1
+                else " (per launch, summed)"
+                if s.launches > 1
+                else ""
+            ),
+        ),
         ("out of bounds lanes", f"{s.oob}"),
         ("bytes", f"{s.bytes} ({format_bytes(s.bytes)})"),
     ]

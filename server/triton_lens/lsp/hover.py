@@ -1,13 +1,12 @@
 """Access facts -> the markdown of a hover on a load/store."""
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 from ..analysis.gpus import GPUS
 from ..analysis.hover import FULL, MOST, NONE, SOME, AccessFacts
 from ..analysis.performance import DotMetrics, LaunchMetrics, LineMetrics, explain_stride, format_seconds
-from ..model import AccessStats
 from ..analysis.stats import format_bytes
+from ..model import AccessStats
 
 _VERB = {"load": "reads", "store": "writes", "atomic": "updates"}
 
@@ -17,28 +16,34 @@ def _tuple(v) -> str:
     return "(" + ", ".join(str(x) for x in v) + ("," if len(v) == 1 else "") + ")"
 
 
-def _pct(v: Optional[float]) -> str:
+def _pct(v: float | None) -> str:
     return "–" if v is None else f"{100.0 * v:.1f}%"
 
 
 def performance_lines(m: LineMetrics) -> list[str]:
     """The access's performance metrics, as hover bullets."""
-    out = [f"- sector efficiency: **{_pct(m.sector_efficiency)}** ({format_bytes(m.requested)} requested in "
-           f"{format_bytes(m.sectors * 32)} of 32-byte sectors, per execution"
-           f"{'; executions sampled' if m.sampled else ''})"]
+    out = [
+        f"- sector efficiency: **{_pct(m.sector_efficiency)}** ({format_bytes(m.requested)} requested in "
+        f"{format_bytes(m.sectors * 32)} of 32-byte sectors, per execution"
+        f"{'; executions sampled' if m.sampled else ''})"
+    ]
     if m.sector_efficiency is not None and m.sector_efficiency < 0.25:
         out[-1] += f" — {explain_stride(m)}"
     if m.reuse is not None:
-        out.append(f"- reuse: {m.reuse:.2f} lanes per unique element across programs"
-                   + (" (L2 absorbs the repeats)" if m.reuse > 1 else ""))
+        out.append(
+            f"- reuse: {m.reuse:.2f} lanes per unique element across programs"
+            + (" (L2 absorbs the repeats)" if m.reuse > 1 else "")
+        )
     return out
 
 
 def roofline_markdown(L: LaunchMetrics) -> str:
     """The launch's intensity and roofline estimate on each GPU of the table, as a markdown table."""
     ai = f"{L.intensity:.2f} FLOP/B" if L.intensity is not None else "–"
-    head = (f"launch {L.index} (`{L.kernel}`): {format_bytes(L.dram_bytes)} DRAM at least, "
-            f"{L.flops:,} tl.dot FLOPs, arithmetic intensity {ai}")
+    head = (
+        f"launch {L.index} (`{L.kernel}`): {format_bytes(L.dram_bytes)} DRAM at least, "
+        f"{L.flops:,} tl.dot FLOPs, arithmetic intensity {ai}"
+    )
     rows = ["| GPU | roofline time | bound |", "|---|---:|---|"]
     for key, g in GPUS.items():
         r = L.roofline[key]
@@ -47,40 +52,57 @@ def roofline_markdown(L: LaunchMetrics) -> str:
 
 
 def dot_markdown(d: DotMetrics, launches: list[LaunchMetrics]) -> str:
-    out = [f"**tl.dot** {d.shape[0]}×{d.shape[2]} @ {d.shape[2]}×{d.shape[1]} ({d.a_dtype} × {d.b_dtype}, "
-           f"{d.precision} tensor-core rate): {d.executions} executions, **{d.flops:,} FLOPs**"]
+    out = [
+        f"**tl.dot** {d.shape[0]}×{d.shape[2]} @ {d.shape[2]}×{d.shape[1]} ({d.a_dtype} × {d.b_dtype}, "
+        f"{d.precision} tensor-core rate): {d.executions} executions, **{d.flops:,} FLOPs**"
+    ]
     out += [roofline_markdown(L) for L in launches if L.index in d.launches]
     return "\n\n".join(out)
 
 
-def access_markdown(s: AccessStats, f: AccessFacts, perf: Optional[LineMetrics] = None) -> str:
+def access_markdown(s: AccessStats, f: AccessFacts, perf: LineMetrics | None = None) -> str:
     t = f.tensor
     out = [f"**{s.op}** {_VERB.get(s.kind, s.kind)} `{s.arg}` in kernel `{f.kernel}`"]
     if t is not None:
-        out.append(f"`{s.arg}`: **{t.dtype}**, shape `{_tuple(t.shape)}`, strides `{_tuple(t.strides)}`, "
-                   f"{t.numel} elements × {t.itemsize} B")
+        out.append(
+            f"`{s.arg}`: **{t.dtype}**, shape `{_tuple(t.shape)}`, strides `{_tuple(t.strides)}`, "
+            f"{t.numel} elements × {t.itemsize} B"
+        )
     launches = f" over {s.launches} launches" if s.launches > 1 else ""
-    loops = (f", {s.executions / s.programs:.1f} executions per program" if s.programs and s.executions > s.programs
-             else "")
-    of = (f" of {t.numel}" if t is not None and s.launches == 1 else
-          ", counted per launch and summed" if s.launches > 1 else "")
-    lines = [f"- touched, all programs{launches}: `{f.extent or s.extent}` — {s.unique} unique element"
-             f"{'s' if s.unique != 1 else ''}{of}"]
+    loops = (
+        f", {s.executions / s.programs:.1f} executions per program" if s.programs and s.executions > s.programs else ""
+    )
+    of = (
+        f" of {t.numel}"
+        if t is not None and s.launches == 1
+        else ", counted per launch and summed"
+        if s.launches > 1
+        else ""
+    )
+    lines = [
+        f"- touched, all programs{launches}: `{f.extent or s.extent}` — {s.unique} unique element"
+        f"{'s' if s.unique != 1 else ''}{of}"
+    ]
     if f.shapes_differ:
         lines[-1] += " (launches with another shape of this tensor are left out of the ranges)"
     for p in f.first_programs:
         extra = f", {p.executions} executions" if p.executions > 1 else ""
         oob = f", {p.oob} out of bounds" if p.oob else ""
-        lines.append(f"- program `{p.label}`" + (f" (launch {p.launch})" if s.launches > 1 else "")
-                     + f": `{p.extent}` · {p.active}/{p.lanes} lanes active{oob}{extra}")
+        lines.append(
+            f"- program `{p.label}`"
+            + (f" (launch {p.launch})" if s.launches > 1 else "")
+            + f": `{p.extent}` · {p.active}/{p.lanes} lanes active{oob}{extra}"
+        )
     if s.programs > len(f.first_programs):
         lines.append(f"- … {s.programs - len(f.first_programs)} more programs")
     pct = f"{100.0 * s.active / s.lanes:.1f}%" if s.lanes else "–"
     lines.append(f"- mask: {s.active} of {s.lanes} lanes active ({pct}) in {s.programs} programs{loops}")
     if s.oob:
         ex = ", ".join(str(o) for o in f.oob_offsets)
-        lines.append(f"- **out of bounds: {s.oob} active lanes** outside the tensor (element offsets {ex}"
-                     f"{'…' if s.oob > len(f.oob_offsets) else ''}); Triton Lens kept them off memory")
+        lines.append(
+            f"- **out of bounds: {s.oob} active lanes** outside the tensor (element offsets {ex}"
+            f"{'…' if s.oob > len(f.oob_offsets) else ''}); Triton Lens kept them off memory"
+        )
     else:
         lines.append("- out of bounds: none")
     lines.append(f"- bytes {'moved' if s.kind != 'atomic' else 'updated'}: {format_bytes(s.bytes)} ({s.bytes} B)")
@@ -99,12 +121,15 @@ def roofline_line(L: LaunchMetrics) -> str:
 
     r, g = L.roofline[DEFAULT_GPU], GPUS[DEFAULT_GPU]
     ai = f", arithmetic intensity {L.intensity:.2f} FLOP/B" if L.flops and L.intensity is not None else ""
-    return (f"- launch roofline estimate: ≥ {format_seconds(r.seconds)} on {g.name}, **{r.bound}-bound** "
-            f"({format_bytes(L.dram_bytes)} DRAM at least{ai}; other GPUs in the viewer's Performance panel)")
+    return (
+        f"- launch roofline estimate: ≥ {format_seconds(r.seconds)} on {g.name}, **{r.bound}-bound** "
+        f"({format_bytes(L.dram_bytes)} DRAM at least{ai}; other GPUs in the viewer's Performance panel)"
+    )
 
 
-def line_markdown(items: list[tuple[AccessStats, AccessFacts]], perf: Optional[dict] = None,
-                  launches: Optional[list] = None) -> str:
+def line_markdown(
+    items: list[tuple[AccessStats, AccessFacts]], perf: dict | None = None, launches: list | None = None
+) -> str:
     """`perf`: LineMetrics by (file, line, arg, kind), when the analysis computed them; `launches`:
     LaunchMetrics of the run (a run of one launch gets its roofline line)."""
     perf = perf or {}

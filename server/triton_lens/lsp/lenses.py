@@ -1,14 +1,14 @@
 """Code lenses above each kernel: visualize, debug, and a summary of what its last run did."""
+
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Optional
 
 from lsprotocol import types as lsp
 
-from ..model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, TIMEOUT, RunResult
 from ..analysis.text import plural
+from ..model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, TIMEOUT, RunResult
 from ..trace.kernels import KernelOutline
 
 VISUALIZE = "tritonLens.visualize"
@@ -38,9 +38,7 @@ def kernel_summaries(result: RunResult) -> dict[str, KernelSummary]:
     return out
 
 
-
-
-def why_not_launched(result: Optional[RunResult]) -> str:
+def why_not_launched(result: RunResult | None) -> str:
     if result is None:
         return "not run yet"
     e = result.error
@@ -57,22 +55,35 @@ def why_not_launched(result: Optional[RunResult]) -> str:
     return "not launched by this run"
 
 
-def summary_title(k: KernelOutline, summaries: dict[str, KernelSummary], result: Optional[RunResult], *,
-                  running: bool, stale: bool, not_run: str = "") -> str:
+def summary_title(
+    k: KernelOutline,
+    summaries: dict[str, KernelSummary],
+    result: RunResult | None,
+    *,
+    running: bool,
+    stale: bool,
+    not_run: str = "",
+) -> str:
     if not_run:
         return f"Triton Lens: {not_run}"
     s = summaries.get(k.name)
     hung = result.in_launch if result is not None and result.status == TIMEOUT else None
     if hung is not None and hung.get("kernel") == k.name:
-        text = (f"hung inside launch {hung['launch'] + 1} — stopped at the time limit with {hung['done']} of "
-                f"{hung['total']} programs done")
+        text = (
+            f"hung inside launch {hung['launch'] + 1} — stopped at the time limit with {hung['done']} of "
+            f"{hung['total']} programs done"
+        )
         if s is not None:
             text = f"{plural(s.launches, 'launch')} finished · " + text
     elif s is None:
         text = why_not_launched(result)
     else:
-        text = (f"{plural(s.launches, 'launch')} · {s.programs} programs · {s.seconds * 1000:.0f} ms in the kernel"
-                f" · run {result.seconds:.1f} s" if result is not None else "")
+        text = (
+            f"{plural(s.launches, 'launch')} · {s.programs} programs · {s.seconds * 1000:.0f} ms in the kernel"
+            f" · run {result.seconds:.1f} s"
+            if result is not None
+            else ""
+        )
         if result is not None and result.status not in ("ok",):
             text += f" · script {result.status}"
         if result is not None and result.cuda_standin is not None:
@@ -84,17 +95,33 @@ def summary_title(k: KernelOutline, summaries: dict[str, KernelSummary], result:
     return text
 
 
-def kernel_lenses(uri: str, kernels: list[KernelOutline], result: Optional[RunResult], *, running: bool,
-                  stale: bool, not_run: str = "") -> list[lsp.CodeLens]:
+def kernel_lenses(
+    uri: str, kernels: list[KernelOutline], result: RunResult | None, *, running: bool, stale: bool, not_run: str = ""
+) -> list[lsp.CodeLens]:
     summaries = kernel_summaries(result) if result is not None else {}
     out = []
     for k in kernels:
         at = lsp.Range(lsp.Position(k.first_line - 1, 0), lsp.Position(k.first_line - 1, 0))  # above the decorators
-        out.append(lsp.CodeLens(range=at, command=lsp.Command(title="▶ Visualize this kernel", command=VISUALIZE,
-                                                              arguments=[uri, k.name, k.line - 1])))
-        out.append(lsp.CodeLens(range=at, command=lsp.Command(title="Debug this kernel", command=DEBUG,
-                                                              arguments=[uri, k.name])))
-        out.append(lsp.CodeLens(range=at, command=lsp.Command(
-            title=summary_title(k, summaries, result, running=running, stale=stale, not_run=not_run),
-            command=SHOW_OUTPUT)))
+        out.append(
+            lsp.CodeLens(
+                range=at,
+                command=lsp.Command(
+                    title="▶ Visualize this kernel", command=VISUALIZE, arguments=[uri, k.name, k.line - 1]
+                ),
+            )
+        )
+        out.append(
+            lsp.CodeLens(
+                range=at, command=lsp.Command(title="Debug this kernel", command=DEBUG, arguments=[uri, k.name])
+            )
+        )
+        out.append(
+            lsp.CodeLens(
+                range=at,
+                command=lsp.Command(
+                    title=summary_title(k, summaries, result, running=running, stale=stale, not_run=not_run),
+                    command=SHOW_OUTPUT,
+                ),
+            )
+        )
     return out

@@ -5,11 +5,12 @@ A line whose text is unchanged maps to its new number; a line that was edited in
 changed lines replaced by one of the same length) maps to the same offset in the new block but is
 marked edited; lines of a block that changed length are not mapped at all.
 """
+
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from ..model.lines import split_lines
 
@@ -108,13 +109,13 @@ class LineMap:
         return None
 
     @staticmethod
-    def between(old_text: str, new_text: str) -> "LineMap":
+    def between(old_text: str, new_text: str) -> LineMap:
         if old_text == new_text:
             return LineMap()
         return LineMap.of_lines(split_lines(old_text), split_lines(new_text))
 
     @staticmethod
-    def of_lines(a: Sequence, b: Sequence) -> "LineMap":
+    def of_lines(a: Sequence, b: Sequence) -> LineMap:
         m = LineMap(identity=False)
         for tag, i1, i2, j1, j2 in _opcodes(a, b):
             if tag == "equal":

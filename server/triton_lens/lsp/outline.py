@@ -4,6 +4,7 @@ in (or launches), from the engine's kernel finder (trace/kernels.py), so the ext
     params: {"uri": str, "line"?: int (0-based cursor line), "text"?: str (the editor's text; else the server's copy)}
     result: {"kernels": [KernelOutline.to_json() with 0-based lines...], "at": int | null}
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -6,6 +6,7 @@ workspace folders), for the extension's "Debug this kernel", so it debugs exactl
     result: {"file", "runnable", "whyNot", "origin": "file"|"comment"|"setting", "originLine",
              "command": [argv…] | null, "cwd": str | null}
 """
+
 from __future__ import annotations
 
 from pygls.exceptions import JsonRpcInvalidParams
@@ -34,8 +35,15 @@ def run_plan(server, params) -> dict:
             except OSError as e:
                 raise JsonRpcInvalidParams(f"cannot read {path}: {e.strerror}") from e
     p = make_plan(path, text, server.settings, server.roots())
-    return {"file": path, "runnable": p.runnable, "whyNot": p.why_not, "origin": p.origin,
-            "originLine": p.origin_line, "command": list(p.command) if p.command else None, "cwd": p.cwd}
+    return {
+        "file": path,
+        "runnable": p.runnable,
+        "whyNot": p.why_not,
+        "origin": p.origin,
+        "originLine": p.origin_line,
+        "command": list(p.command) if p.command else None,
+        "cwd": p.cwd,
+    }
 
 
 def register(server) -> None:

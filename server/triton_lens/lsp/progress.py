@@ -1,11 +1,11 @@
 """Work done progress ($/progress) for runs that take longer than half a second: created by the
 server (window/workDoneProgress/create), then the kernel, launch and programs done as they stream."""
+
 from __future__ import annotations
 
 import logging
 import os
 import uuid
-from typing import Optional
 
 from lsprotocol import types as lsp
 
@@ -48,8 +48,12 @@ class RunProgress:
         if h.done:
             return
         try:
-            self.server.work_done_progress.begin(h.token, lsp.WorkDoneProgressBegin(
-                title="Triton Lens", message=f"running {os.path.basename(h.path)}", cancellable=False, percentage=0))
+            self.server.work_done_progress.begin(
+                h.token,
+                lsp.WorkDoneProgressBegin(
+                    title="Triton Lens", message=f"running {os.path.basename(h.path)}", cancellable=False, percentage=0
+                ),
+            )
             h.begun = True
             self._report(h)
         except Exception:  # noqa: BLE001
@@ -67,7 +71,7 @@ class RunProgress:
                 self.server.work_done_progress.report(h.token, lsp.WorkDoneProgressReport(message=msg, percentage=pct))
         self.loop.call_later(EVERY_S, self._report, h)
 
-    def finished(self, h: RunHandle, view: Optional[RunView]) -> None:
+    def finished(self, h: RunHandle, view: RunView | None) -> None:
         if h.begun and h.token:
             msg = "cancelled" if view is None else f"{view.result.status}, {len(view.result.launches)} launches"
             try:

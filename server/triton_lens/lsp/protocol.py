@@ -2,6 +2,7 @@
 (a hover with no position, an inlay hint with a null range, a list where an object belongs) into
 an exception in its reader loop, and the client waits forever; here it is an InvalidParams error
 for that request, naming what was wrong."""
+
 from __future__ import annotations
 
 import logging

@@ -1,5 +1,6 @@
 """The language server's view of the run plan (trace/plan.py owns the rule): its Settings in, the
 engine's plain mapping out."""
+
 from __future__ import annotations
 
 from ..trace.plan import Plan, SyntaxProblem, in_library, workspace_root  # noqa: F401

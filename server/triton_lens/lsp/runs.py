@@ -3,15 +3,16 @@ runs in a thread (the trace engine's worker process does the work), and its view
 so the event loop only ever does lookups. A newer edit cancels the run in flight; a run's view is
 adopted only if it is newer than the one shown.
 """
+
 from __future__ import annotations
 
 import asyncio
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 from ..model import ERROR
 from .runplan import Plan
@@ -32,13 +33,13 @@ class RunHandle:
     cancel: threading.Event = field(default_factory=threading.Event)
     started: float = field(default_factory=time.perf_counter)
     progress: object = None  # trace.runner.Progress, last reported (set from the runner's thread)
-    token: Optional[str] = None  # work done progress token, once created
+    token: str | None = None  # work done progress token, once created
     begun: bool = False
     done: bool = False
     last_report: str = ""
 
 
-def execute(h: RunHandle) -> Optional[RunView]:
+def execute(h: RunHandle) -> RunView | None:
     """Runs one version of a document through the engine and builds its view. None when cancelled.
     The only place the server calls the trace engine and the analysis."""
     from ..analysis import analyze
@@ -48,9 +49,19 @@ def execute(h: RunHandle) -> Optional[RunView]:
     if h.cancel.is_set():  # cancelled while it waited for a free runner thread
         return None
     s = h.settings
-    req = RunRequest(path=h.path, source=h.text, command=h.plan.command, cwd=h.plan.cwd, python=s.python,
-                     timeout_s=s.time_limit_s, memory_mb=s.memory_limit_mb, keep_warm=True,
-                     device=s.device, gpu=s.stand_in_gpu, workers=resolve_workers(s.workers))
+    req = RunRequest(
+        path=h.path,
+        source=h.text,
+        command=h.plan.command,
+        cwd=h.plan.cwd,
+        python=s.python,
+        timeout_s=s.time_limit_s,
+        memory_mb=s.memory_limit_mb,
+        keep_warm=True,
+        device=s.device,
+        gpu=s.stand_in_gpu,
+        workers=resolve_workers(s.workers),
+    )
 
     def on_progress(p):
         h.progress = p
@@ -64,14 +75,20 @@ def execute(h: RunHandle) -> Optional[RunView]:
 
 
 class RunScheduler:
-    def __init__(self, on_start: Callable, on_finish: Callable, is_open: Callable, max_workers: int = 3,
-                 execute_fn: Callable[[RunHandle], Optional[RunView]] = execute):
+    def __init__(
+        self,
+        on_start: Callable,
+        on_finish: Callable,
+        is_open: Callable,
+        max_workers: int = 3,
+        execute_fn: Callable[[RunHandle], RunView | None] = execute,
+    ):
         self.on_start = on_start  # (doc, handle) on the loop, when a run starts
         self.on_finish = on_finish  # (doc, handle, view or None, adopted: bool) on the loop
         self.is_open = is_open  # doc -> bool
         self.execute_fn = execute_fn
         self.pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="triton-lens-run")
-        self.loop: Optional[asyncio.AbstractEventLoop] = None
+        self.loop: asyncio.AbstractEventLoop | None = None
 
     def _loop(self) -> asyncio.AbstractEventLoop:
         if self.loop is None:
@@ -98,7 +115,7 @@ class RunScheduler:
         else:
             doc.timer = self._loop().call_later(delay_s, self.start, doc, settings, force)
 
-    def start(self, doc, settings: Settings, force: bool = False) -> Optional[RunHandle]:
+    def start(self, doc, settings: Settings, force: bool = False) -> RunHandle | None:
         doc.timer = None
         if not self.is_open(doc) or not doc.plan.runnable:
             return None
@@ -148,7 +165,11 @@ def _failed_view(h: RunHandle, e: Exception) -> RunView:
     from ..analysis import Analysis
     from ..model import RunResult, ScriptError
 
-    result = RunResult(file=h.path, status=ERROR,
-                       error=ScriptError(ERROR, type(e).__name__, f"internal error: {e}",
-                                         traceback="".join(traceback.format_exception(e))))
+    result = RunResult(
+        file=h.path,
+        status=ERROR,
+        error=ScriptError(
+            ERROR, type(e).__name__, f"internal error: {e}", traceback="".join(traceback.format_exception(e))
+        ),
+    )
     return build_view(h.version, h.text, result, Analysis(result=result), h.plan)

@@ -11,13 +11,13 @@ current while the user types, and maps it to LSP. Feature registration only; the
 - outline.py           tritonLens/kernelOutline (the file's kernels for the extension)
 - plan_request.py      tritonLens/runPlan (the run plan of a file, for the debugger)
 """
+
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
 import os
-from typing import Optional
 
 from lsprotocol import types as lsp
 from pygls.capabilities import ServerCapabilitiesBuilder
@@ -28,9 +28,9 @@ from . import outline, plan_request, viewer_requests
 from .documents import Doc
 from .edits import DocText
 from .linemap import LineMap
+from .progress import RunProgress
 from .protocol import TritonLensProtocol
 from .runplan import plan as make_plan
-from .progress import RunProgress
 from .runs import RunHandle, RunScheduler
 from .settings import SECTION, Settings, from_initialization_options
 from .text import path_of, set_encoding
@@ -45,8 +45,12 @@ CONFIG_WAIT_S = 2.0
 
 class TritonLensServer(LanguageServer):
     def __init__(self):
-        super().__init__("triton-lens", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
-                         protocol_cls=TritonLensProtocol)
+        super().__init__(
+            "triton-lens",
+            __version__,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+            protocol_cls=TritonLensProtocol,
+        )
         self.settings = Settings()
         self.base_settings = self.settings  # defaults + initializationOptions; the configuration goes on top
         self.trusted = True
@@ -84,8 +88,10 @@ class TritonLensServer(LanguageServer):
         set_encoding(ServerCapabilitiesBuilder.choose_position_encoding(params.capabilities))
         self.settings, self.trusted = from_initialization_options(params.initialization_options)
         if not self.trusted:
-            log.info("not trusted: no user code is run (an editor that trusts the workspace sends "
-                     "initializationOptions {\"trusted\": true})")
+            log.info(
+                "not trusted: no user code is run (an editor that trusts the workspace sends "
+                'initializationOptions {"trusted": true})'
+            )
         self.base_settings = self.settings
         self.config_pending = self._cap("workspace", "configuration")
 
@@ -96,8 +102,12 @@ class TritonLensServer(LanguageServer):
             return
         old = self.settings
         try:
-            items = await asyncio.wait_for(self.workspace_configuration_async(
-                lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section=SECTION)])), CONFIG_WAIT_S)
+            items = await asyncio.wait_for(
+                self.workspace_configuration_async(
+                    lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section=SECTION)])
+                ),
+                CONFIG_WAIT_S,
+            )
             if items:
                 self.settings = self.base_settings.merged(items[0])
         except Exception as e:  # noqa: BLE001 - keep the settings we have
@@ -107,10 +117,14 @@ class TritonLensServer(LanguageServer):
 
     def _settings_changed(self, old: Settings) -> None:
         waiting, self.waiting = self.waiting, set()
-        rerun = (old.time_limit_s, old.memory_limit_mb, old.python, old.run_commands, old.device,
-                 old.stand_in_gpu) != \
-                (self.settings.time_limit_s, self.settings.memory_limit_mb, self.settings.python,
-                 self.settings.run_commands, self.settings.device, self.settings.stand_in_gpu)
+        rerun = (old.time_limit_s, old.memory_limit_mb, old.python, old.run_commands, old.device, old.stand_in_gpu) != (
+            self.settings.time_limit_s,
+            self.settings.memory_limit_mb,
+            self.settings.python,
+            self.settings.run_commands,
+            self.settings.device,
+            self.settings.stand_in_gpu,
+        )
         for uri, doc in list(self.docs.items()):
             if rerun:
                 self._replan(doc)
@@ -128,8 +142,9 @@ class TritonLensServer(LanguageServer):
             fn(uri, *args)
         except Exception as e:  # noqa: BLE001
             log.exception("handling %s for %s failed", fn.__name__, uri)
-            self.log(f"internal error while handling {fn.__name__} of {uri}: {type(e).__name__}: {e}",
-                     lsp.MessageType.Error)
+            self.log(
+                f"internal error while handling {fn.__name__} of {uri}: {type(e).__name__}: {e}", lsp.MessageType.Error
+            )
 
     def _replan(self, doc: Doc) -> None:
         doc.plan = make_plan(doc.path, doc.text, self.settings, self.roots())
@@ -139,8 +154,13 @@ class TritonLensServer(LanguageServer):
         if not path:
             return  # untitled: no real path to run
         buf = DocText(item.text)
-        doc = Doc(uri=uri, path=os.path.abspath(path), version=item.version or 0, text=buf.text,
-                  plan=make_plan(path, buf.text, self.settings, self.roots()))
+        doc = Doc(
+            uri=uri,
+            path=os.path.abspath(path),
+            version=item.version or 0,
+            text=buf.text,
+            plan=make_plan(path, buf.text, self.settings, self.roots()),
+        )
         self.buffers[uri] = buf
         self.docs[uri] = doc
         self.publish(doc)
@@ -154,13 +174,19 @@ class TritonLensServer(LanguageServer):
         version = params.text_document.version
         if version is not None and version <= doc.version:
             # Out of order (a client bug): applying it would corrupt the text, so it is dropped, and said so.
-            self.log(f"ignored a change to {os.path.basename(doc.path)} with version {version}: the server "
-                     f"already has version {doc.version}", lsp.MessageType.Warning)
+            self.log(
+                f"ignored a change to {os.path.basename(doc.path)} with version {version}: the server "
+                f"already has version {doc.version}",
+                lsp.MessageType.Warning,
+            )
             return
         for change in params.content_changes:
             buf.apply(change)
-        doc.update(version if version is not None else doc.version + 1, buf.text,
-                   make_plan(doc.path, buf.text, self.settings, self.roots()))
+        doc.update(
+            version if version is not None else doc.version + 1,
+            buf.text,
+            make_plan(doc.path, buf.text, self.settings, self.roots()),
+        )
         if doc.run is not None and doc.run.version != doc.version:
             doc.run.cancel.set()  # a new edit cancels the run in flight
         if not doc.plan.runnable and doc.plan.syntax is None:
@@ -199,13 +225,26 @@ class TritonLensServer(LanguageServer):
         if not doc.map_ready() and self._map_off_loop(doc, always):
             return  # published when the line map is there
         diags = doc.diagnostics(self.trusted)
-        key = json.dumps([[d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character,
-                           d.message, int(d.severity or 0), d.code] for d in diags])
+        key = json.dumps(
+            [
+                [
+                    d.range.start.line,
+                    d.range.start.character,
+                    d.range.end.line,
+                    d.range.end.character,
+                    d.message,
+                    int(d.severity or 0),
+                    d.code,
+                ]
+                for d in diags
+            ]
+        )
         if key == doc.published and not always:
             return
         doc.published = key
-        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=doc.uri, diagnostics=diags,
-                                                                            version=doc.version))
+        self.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=doc.uri, diagnostics=diags, version=doc.version)
+        )
 
     def _map_off_loop(self, doc: Doc, always: bool) -> bool:
         """Map a large document's last run onto its current text in a thread (a 20k-line file takes
@@ -260,34 +299,56 @@ class TritonLensServer(LanguageServer):
         if self._cap("window", "work_done_progress"):
             self.progress.started(h, self.scheduler._loop())
 
-    def _run_finished(self, doc: Doc, h: RunHandle, view: Optional[RunView], adopted: bool) -> None:
+    def _run_finished(self, doc: Doc, h: RunHandle, view: RunView | None, adopted: bool) -> None:
         self.progress.finished(h, view)
         if view is None:  # cancelled
             if doc.run is None and doc.timer is None and self.docs.get(doc.uri) is doc:
-                self.protocol.notify(RUN_FINISHED, {"uri": doc.uri, "version": h.version, "status": "cancelled",
-                                                    "ms": round((_now() - h.started) * 1000.0, 1), "launches": 0})
+                self.protocol.notify(
+                    RUN_FINISHED,
+                    {
+                        "uri": doc.uri,
+                        "version": h.version,
+                        "status": "cancelled",
+                        "ms": round((_now() - h.started) * 1000.0, 1),
+                        "launches": 0,
+                    },
+                )
                 self._refresh(hints=False, lenses=True)
             return
         r = view.result
-        self.log(f"{os.path.basename(doc.path)} v{view.version}: {r.status}, {len(r.launches)} launch"
-                 f"{'es' if len(r.launches) != 1 else ''}, {view.ms:.0f} ms"
-                 + (f", CPU stand-in for CUDA ({r.cuda_standin.reason}; the script saw a stood-in "
-                    f"{r.cuda_standin.gpu})" if r.cuda_standin else "")
-                 + (f" — {r.error.type}: {r.error.message}" if r.error else "")
-                 + (f"\n--- script stdout ---\n{r.stdout[-4000:]}" if r.stdout.strip() else "")
-                 + (f"\n--- script stderr ---\n{r.stderr[-4000:]}" if r.stderr.strip() else ""))
+        self.log(
+            f"{os.path.basename(doc.path)} v{view.version}: {r.status}, {len(r.launches)} launch"
+            f"{'es' if len(r.launches) != 1 else ''}, {view.ms:.0f} ms"
+            + (
+                f", CPU stand-in for CUDA ({r.cuda_standin.reason}; the script saw a stood-in {r.cuda_standin.gpu})"
+                if r.cuda_standin
+                else ""
+            )
+            + (f" — {r.error.type}: {r.error.message}" if r.error else "")
+            + (f"\n--- script stdout ---\n{r.stdout[-4000:]}" if r.stdout.strip() else "")
+            + (f"\n--- script stderr ---\n{r.stderr[-4000:]}" if r.stderr.strip() else "")
+        )
         if not adopted:
             return
         self.publish(doc, always=True)
         self._refresh()
-        standin = ({"gpu": r.cuda_standin.gpu, "reason": r.cuda_standin.reason} if r.cuda_standin else None)
-        self.protocol.notify(RUN_FINISHED, {"uri": doc.uri, "version": view.version, "status": r.status,
-                                            "ms": round(view.ms, 1), "launches": len(r.launches),
-                                            "cudaStandIn": standin})
+        standin = {"gpu": r.cuda_standin.gpu, "reason": r.cuda_standin.reason} if r.cuda_standin else None
+        self.protocol.notify(
+            RUN_FINISHED,
+            {
+                "uri": doc.uri,
+                "version": view.version,
+                "status": r.status,
+                "ms": round(view.ms, 1),
+                "launches": len(r.launches),
+                "cudaStandIn": standin,
+            },
+        )
 
 
 def _now() -> float:
     import time
+
     return time.perf_counter()
 
 
@@ -368,8 +429,9 @@ def create_server() -> TritonLensServer:
 
 def main() -> None:
     """`triton-lens lsp`: serve over stdio."""
-    logging.basicConfig(level=os.environ.get("TRITON_LENS_LOG", "WARNING"),
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=os.environ.get("TRITON_LENS_LOG", "WARNING"), format="%(asctime)s %(name)s %(levelname)s %(message)s"
+    )
     server = create_server()
     try:
         server.start_io()

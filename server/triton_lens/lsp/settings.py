@@ -1,11 +1,12 @@
 """The server's settings: section "tritonLens" of `workspace/configuration`, also accepted in
 initializationOptions (flat, or under "settings" / "tritonLens"), with sensible defaults."""
+
 from __future__ import annotations
 
 import os
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Any, Optional
+from typing import Any
 
 from ..trace.plan import command_for, glob_to_regex, split_command  # noqa: F401  (re-exported)
 
@@ -24,7 +25,7 @@ class Settings:
     stand_in_gpu: str = "H100"  # the GPU the stand-in reports (trace/gpu_profiles.py)
     workers: int = 0  # processes a launch's programs are split over; 0: the machine's cores (at most 16) less one
 
-    def merged(self, raw: Any) -> "Settings":
+    def merged(self, raw: Any) -> Settings:
         """These settings with the values present in `raw` (a dict of the "tritonLens" section) applied.
         Values of the wrong type are ignored, so a bad setting never stops the server."""
         d = _as_dict(raw)
@@ -55,6 +56,7 @@ class Settings:
         gpu = d.get("standInGpu")
         if isinstance(gpu, str) and gpu.strip():
             from ..trace.gpu_profiles import profile
+
             try:
                 out = replace(out, stand_in_gpu=profile(gpu).key)
             except ValueError:
@@ -64,12 +66,12 @@ class Settings:
             out = replace(out, workers=int(w))
         return out
 
-    def command_for(self, path: str, roots: list[str]) -> Optional[list[str]]:
+    def command_for(self, path: str, roots: list[str]) -> list[str] | None:
         """The run command the runCommands setting gives `path` (the rule lives in trace/plan.py)."""
         return command_for(path, self.run_commands, roots)
 
 
-def _as_dict(raw: Any) -> Optional[dict]:
+def _as_dict(raw: Any) -> dict | None:
     if raw is None:
         return None
     if isinstance(raw, dict):
@@ -87,7 +89,7 @@ def _plain(v: Any) -> Any:
     return v
 
 
-def _number(v: Any) -> Optional[float]:
+def _number(v: Any) -> float | None:
     if isinstance(v, bool):
         return None
     if isinstance(v, (int, float)):

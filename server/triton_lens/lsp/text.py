@@ -1,9 +1,9 @@
 """Lines of a text as the editor counts them (the negotiated position encoding: UTF-16 by default),
 trimmed line ranges, file URIs."""
+
 from __future__ import annotations
 
 import os
-from typing import Optional
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
@@ -35,11 +35,11 @@ class Lines:
         self.text_lines = text_lines
 
     @staticmethod
-    def of(text_lines: list[str]) -> "Lines":
+    def of(text_lines: list[str]) -> Lines:
         return Lines(text_lines)
 
     @staticmethod
-    def from_text(text: str) -> "Lines":
+    def from_text(text: str) -> Lines:
         return Lines(split_lines(text))  # "\r\n", "\n", "\r" only, as the editor counts lines
 
     def get(self, l0: int) -> str:
@@ -50,7 +50,7 @@ class Lines:
         line = self.get(l0)
         if line.isascii() or ENCODING == "utf-8":
             return max(byte_col, 0)
-        return _units(line.encode("utf-8")[:max(byte_col, 0)].decode("utf-8", "ignore"))
+        return _units(line.encode("utf-8")[: max(byte_col, 0)].decode("utf-8", "ignore"))
 
     def length16(self, l0: int) -> int:
         """The line's length in the editor's units."""
@@ -59,7 +59,7 @@ class Lines:
     def trimmed(self, l0: int) -> lsp.Range:
         """The line without its leading and trailing white space."""
         line = self.get(l0)
-        start = _units(line[:len(line) - len(line.lstrip())])
+        start = _units(line[: len(line) - len(line.lstrip())])
         end = _units(line.rstrip())
         if end <= start:
             end = start + 1 if line else start
@@ -70,7 +70,7 @@ def uri_of(path: str) -> str:
     return uris.from_fs_path(os.path.abspath(path)) or f"file://{path}"
 
 
-def path_of(uri: str) -> Optional[str]:
+def path_of(uri: str) -> str | None:
     p = uris.to_fs_path(uri)
     if p is None and uri.startswith("file:"):
         p = unquote(urlparse(uri).path)

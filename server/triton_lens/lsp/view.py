@@ -1,11 +1,11 @@
 """What one finished run shows in the editor, computed once when the run ends (off the event loop) so
 that hovers and hints are dictionary lookups: diagnostics, per-line hint and hover text, in the
 coordinates of the text that ran. `documents.py` maps them onto the current text."""
+
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Optional
 
 from lsprotocol import types as lsp
 
@@ -45,7 +45,7 @@ class RunView:
         return self.result.status
 
 
-def _read_lines(path: str) -> Optional[list[str]]:
+def _read_lines(path: str) -> list[str] | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             return f.read().split("\n")
@@ -76,12 +76,18 @@ def build_view(version: int, text: str, result: RunResult, analysis: Analysis, p
         for (col, end_line, end_col), group in spots.items():
             if col >= 0 and end_col >= 0:
                 e0 = max((end_line or l0 + 1) - 1, l0)
-                spot = HoverSpot(l0, lines.utf16_col(l0, col), e0, lines.utf16_col(e0, end_col), line_markdown(group, perf, analysis.performance.launches))
+                spot = HoverSpot(
+                    l0,
+                    lines.utf16_col(l0, col),
+                    e0,
+                    lines.utf16_col(e0, end_col),
+                    line_markdown(group, perf, analysis.performance.launches),
+                )
             else:
                 e0 = l0
                 spot = HoverSpot(l0, -1, l0, -1, line_markdown(group, perf, analysis.performance.launches))
-            for l in range(l0, e0 + 1):  # a call over several lines answers on each of them
-                view.hovers.setdefault(l, []).append(spot)
+            for ln in range(l0, e0 + 1):  # a call over several lines answers on each of them
+                view.hovers.setdefault(ln, []).append(spot)
     for d in analysis.performance.dots:  # tl.dot lines: FLOPs and the launch's roofline
         if os.path.abspath(d.file) != target:
             continue

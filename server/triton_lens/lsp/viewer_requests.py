@@ -1,9 +1,10 @@
 """Custom requests the viewer makes (`tritonLens/kernels`, `tritonLens/accessMap`, `tritonLens/values`,
 `tritonLens/valueMap`, `tritonLens/dots`, `tritonLens/performance`):
 the engine's viewer data for the document's last finished run, as plain JSON dicts."""
+
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
@@ -24,7 +25,7 @@ def param(params: Any, key: str, default: Any = None) -> Any:
     return default  # a list, a number: no named fields
 
 
-def _int(params: Any, key: str, default: Optional[int] = None) -> int:
+def _int(params: Any, key: str, default: int | None = None) -> int:
     v = param(params, key, default)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not v.is_integer()):
         if v is None and default is not None:
@@ -58,13 +59,20 @@ def kernels(server, params) -> dict:
     if doc is None:
         return {"file": None, "status": "not-open", "kernels": [], "version": None, "docVersion": None, "stale": False}
     if doc.view is None:
-        status = "running" if doc.run is not None else ("not-run" if not doc.plan.runnable or not server.trusted
-                                                         else "pending")
-        out = {"file": doc.path, "status": status,
-               "kernels": [{"name": k.name, "file": doc.path, "line": k.line, "launches": []} for k in doc.plan.kernels],
-               "version": None}
+        status = (
+            "running"
+            if doc.run is not None
+            else ("not-run" if not doc.plan.runnable or not server.trusted else "pending")
+        )
+        out = {
+            "file": doc.path,
+            "status": status,
+            "kernels": [{"name": k.name, "file": doc.path, "line": k.line, "launches": []} for k in doc.plan.kernels],
+            "version": None,
+        }
     else:
         from ..analysis.access_map import kernels_overview
+
         out = _plain(kernels_overview(doc.view.result))
         out["version"] = doc.view.version
     out["docVersion"] = doc.version
@@ -85,9 +93,16 @@ def access_map(server, params) -> dict:
     launch, tensor = _int(params, "launch", 0), _int(params, "tensor", 0)
     line = param(params, "line")
     from ..analysis.access_map import access_map as build
+
     try:
-        return _plain(build(result, launch=launch, tensor=tensor,
-                            line=int(line) if isinstance(line, (int, float)) and not isinstance(line, bool) else None))
+        return _plain(
+            build(
+                result,
+                launch=launch,
+                tensor=tensor,
+                line=int(line) if isinstance(line, (int, float)) and not isinstance(line, bool) else None,
+            )
+        )
     except KeyError as e:
         raise JsonRpcInvalidParams(str(e.args[0]) if e.args else str(e)) from None
 
@@ -97,9 +112,11 @@ def values(server, params) -> dict:
     launch, tensor = _int(params, "launch", 0), _int(params, "tensor", 0)
     start, count = _int(params, "start", 0), _int(params, "count", 256)
     from ..analysis.access_map import tensor_values
+
     try:
-        return _plain(tensor_values(result, launch=launch, tensor=tensor, start=max(start, 0),
-                                    count=max(min(count, 1 << 16), 0)))
+        return _plain(
+            tensor_values(result, launch=launch, tensor=tensor, start=max(start, 0), count=max(min(count, 1 << 16), 0))
+        )
     except KeyError as e:
         raise JsonRpcInvalidParams(str(e.args[0]) if e.args else str(e)) from None
 

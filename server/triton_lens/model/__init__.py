@@ -3,10 +3,10 @@
 Everything above the trace layer (analysis, server, CLI, viewer) speaks these types only; none of
 them know a triton release. Element sets are kept compact (see `elements.py`), never one int per lane.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 import numpy as np
 
@@ -40,13 +40,28 @@ class TensorInfo:
         return n
 
     def to_json(self) -> dict:
-        return {"index": self.index, "name": self.name, "shape": list(self.shape), "strides": list(self.strides),
-                "dtype": self.dtype, "itemsize": self.itemsize, "numel": self.numel, "device": self.device}
+        return {
+            "index": self.index,
+            "name": self.name,
+            "shape": list(self.shape),
+            "strides": list(self.strides),
+            "dtype": self.dtype,
+            "itemsize": self.itemsize,
+            "numel": self.numel,
+            "device": self.device,
+        }
 
     @staticmethod
-    def from_json(d: dict) -> "TensorInfo":
-        return TensorInfo(d["index"], d["name"], tuple(d["shape"]), tuple(d["strides"]), d["dtype"], d["itemsize"],
-                          d.get("device", "cpu"))
+    def from_json(d: dict) -> TensorInfo:
+        return TensorInfo(
+            d["index"],
+            d["name"],
+            tuple(d["shape"]),
+            tuple(d["strides"]),
+            d["dtype"],
+            d["itemsize"],
+            d.get("device", "cpu"),
+        )
 
 
 @dataclass(frozen=True)
@@ -66,14 +81,35 @@ class Site:
     unmasked: bool = False  # the call has no mask argument
 
     def to_json(self) -> dict:
-        return {"file": self.file, "line": self.line, "col": self.col, "end_line": self.end_line,
-                "end_col": self.end_col, "arg": self.arg, "kind": self.kind, "op": self.op,
-                "sem": self.sem, "scope": self.scope, "unmasked": self.unmasked}
+        return {
+            "file": self.file,
+            "line": self.line,
+            "col": self.col,
+            "end_line": self.end_line,
+            "end_col": self.end_col,
+            "arg": self.arg,
+            "kind": self.kind,
+            "op": self.op,
+            "sem": self.sem,
+            "scope": self.scope,
+            "unmasked": self.unmasked,
+        }
 
     @staticmethod
-    def from_json(d: dict) -> "Site":
-        return Site(d["file"], d["line"], d["col"], d["end_line"], d["end_col"], d["arg"], d["kind"], d["op"],
-                    d.get("sem", ""), d.get("scope", ""), d.get("unmasked", False))
+    def from_json(d: dict) -> Site:
+        return Site(
+            d["file"],
+            d["line"],
+            d["col"],
+            d["end_line"],
+            d["end_col"],
+            d["arg"],
+            d["kind"],
+            d["op"],
+            d.get("sem", ""),
+            d.get("scope", ""),
+            d.get("unmasked", False),
+        )
 
 
 @dataclass(frozen=True)
@@ -90,14 +126,22 @@ class DotSite:
     acc_dtype: str
 
     def to_json(self) -> dict:
-        return {"file": self.file, "line": self.line, "col": self.col, "end_line": self.end_line,
-                "end_col": self.end_col, "a_dtype": self.a_dtype, "b_dtype": self.b_dtype,
-                "acc_dtype": self.acc_dtype}
+        return {
+            "file": self.file,
+            "line": self.line,
+            "col": self.col,
+            "end_line": self.end_line,
+            "end_col": self.end_col,
+            "a_dtype": self.a_dtype,
+            "b_dtype": self.b_dtype,
+            "acc_dtype": self.acc_dtype,
+        }
 
     @staticmethod
-    def from_json(d: dict) -> "DotSite":
-        return DotSite(d["file"], d["line"], d["col"], d["end_line"], d["end_col"], d["a_dtype"], d["b_dtype"],
-                       d["acc_dtype"])
+    def from_json(d: dict) -> DotSite:
+        return DotSite(
+            d["file"], d["line"], d["col"], d["end_line"], d["end_col"], d["a_dtype"], d["b_dtype"], d["acc_dtype"]
+        )
 
 
 def _empty_i32() -> np.ndarray:
@@ -124,7 +168,7 @@ class DotTrace:
     def __len__(self) -> int:
         return int(self.site.size)
 
-    def flops(self, rows: Optional[np.ndarray] = None) -> int:
+    def flops(self, rows: np.ndarray | None = None) -> int:
         """2 * M * N * K per execution (a multiply and an add per term), summed."""
         m, n, k = (getattr(self, c).astype(np.int64) for c in ("m", "n", "k"))
         if rows is not None:
@@ -191,13 +235,19 @@ class ScriptError:
     kind: str  # exception | timeout | crashed | error
     type: str  # exception class name, "SIGSEGV", "MemoryError", ...
     message: str
-    file: Optional[str] = None  # innermost frame in the analysed file (or the script), 1-based line
-    line: Optional[int] = None
+    file: str | None = None  # innermost frame in the analysed file (or the script), 1-based line
+    line: int | None = None
     traceback: str = ""
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "type": self.type, "message": self.message, "file": self.file,
-                "line": self.line, "traceback": self.traceback}
+        return {
+            "kind": self.kind,
+            "type": self.type,
+            "message": self.message,
+            "file": self.file,
+            "line": self.line,
+            "traceback": self.traceback,
+        }
 
 
 @dataclass
@@ -228,17 +278,27 @@ class CudaStandIn:
 
     gpu: str  # the GPU the script was told it has, e.g. "NVIDIA H100 80GB HBM3"
     reason: str  # "no CUDA device on this machine" | "asked for (--cpu / tritonLens.device)"
-    used: list[str] = field(default_factory=list)  # what of CUDA the script used: "cuda tensors", "torch.cuda.synchronize"
+    used: list[str] = field(
+        default_factory=list
+    )  # what of CUDA the script used: "cuda tensors", "torch.cuda.synchronize"
     timed: list[BenchTiming] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"gpu": self.gpu, "reason": self.reason, "used": list(self.used),
-                "timed": [t.to_json() for t in self.timed]}
+        return {
+            "gpu": self.gpu,
+            "reason": self.reason,
+            "used": list(self.used),
+            "timed": [t.to_json() for t in self.timed],
+        }
 
     @staticmethod
-    def from_json(d: dict) -> "CudaStandIn":
-        return CudaStandIn(d["gpu"], d["reason"], list(d.get("used", [])),
-                           [BenchTiming(t["file"], t["line"], t["ms"], t["what"]) for t in d.get("timed", [])])
+    def from_json(d: dict) -> CudaStandIn:
+        return CudaStandIn(
+            d["gpu"],
+            d["reason"],
+            list(d.get("used", [])),
+            [BenchTiming(t["file"], t["line"], t["ms"], t["what"]) for t in d.get("timed", [])],
+        )
 
 
 @dataclass
@@ -247,16 +307,16 @@ class RunResult:
     status: str  # ok | exception | timeout | crashed | no-launch | error
     launches: list[LaunchTrace] = field(default_factory=list)
     kernels: list[KernelDef] = field(default_factory=list)
-    error: Optional[ScriptError] = None
+    error: ScriptError | None = None
     stdout: str = ""
     stderr: str = ""
     seconds: float = 0.0
     triton_version: str = ""
     worker_pid: int = 0
-    cuda_standin: Optional[CudaStandIn] = None  # set when CPU tensors stood in for CUDA ones
+    cuda_standin: CudaStandIn | None = None  # set when CPU tensors stood in for CUDA ones
     # The launch in progress when the run was stopped (a kernel that hung inside its launch):
     # {"kernel", "launch", "done", "total"} from its last progress report, else None.
-    in_launch: Optional[dict] = None
+    in_launch: dict | None = None
 
 
 @dataclass
@@ -283,11 +343,25 @@ class AccessStats:
     extent: str = ""
 
     def to_json(self) -> dict:
-        return {"file": self.file, "line": self.line, "col": self.col, "end_line": self.end_line,
-                "end_col": self.end_col, "arg": self.arg, "kind": self.kind, "op": self.op,
-                "launches": self.launches, "programs": self.programs, "lanes": self.lanes, "active": self.active,
-                "unique": self.unique, "oob": self.oob, "bytes": self.bytes, "executions": self.executions,
-                "extent": self.extent}
+        return {
+            "file": self.file,
+            "line": self.line,
+            "col": self.col,
+            "end_line": self.end_line,
+            "end_col": self.end_col,
+            "arg": self.arg,
+            "kind": self.kind,
+            "op": self.op,
+            "launches": self.launches,
+            "programs": self.programs,
+            "lanes": self.lanes,
+            "active": self.active,
+            "unique": self.unique,
+            "oob": self.oob,
+            "bytes": self.bytes,
+            "executions": self.executions,
+            "extent": self.extent,
+        }
 
 
 @dataclass
@@ -300,8 +374,14 @@ class Related:
     message: str
 
     def to_json(self) -> dict:
-        return {"file": self.file, "line": self.line, "col": self.col, "end_line": self.end_line,
-                "end_col": self.end_col, "message": self.message}
+        return {
+            "file": self.file,
+            "line": self.line,
+            "col": self.col,
+            "end_line": self.end_line,
+            "end_col": self.end_col,
+            "message": self.message,
+        }
 
 
 @dataclass
@@ -325,10 +405,22 @@ class Finding:
     detail: str = ""  # longer text: a traceback, the lists behind the counts
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "severity": self.severity, "file": self.file, "line": self.line,
-                "col": self.col, "end_line": self.end_line or self.line, "end_col": self.end_col,
-                "arg": self.arg, "access": self.access, "lanes": self.lanes, "programs": self.programs,
-                "elements": self.elements, "message": self.message,
-                "example_programs": [list(p) for p in self.example_programs],
-                "example_elements": list(self.example_elements),
-                "related": [r.to_json() for r in self.related], "detail": self.detail}
+        return {
+            "kind": self.kind,
+            "severity": self.severity,
+            "file": self.file,
+            "line": self.line,
+            "col": self.col,
+            "end_line": self.end_line or self.line,
+            "end_col": self.end_col,
+            "arg": self.arg,
+            "access": self.access,
+            "lanes": self.lanes,
+            "programs": self.programs,
+            "elements": self.elements,
+            "message": self.message,
+            "example_programs": [list(p) for p in self.example_programs],
+            "example_elements": list(self.example_elements),
+            "related": [r.to_json() for r in self.related],
+            "detail": self.detail,
+        }

@@ -7,6 +7,7 @@ A set is stored as one of
 - BITMAP: bits over [lo, lo + span) (gathers, scattered indices), little bit order.
 The encoder picks the smallest. Indices may be negative (offsets before a tensor's start).
 """
+
 from __future__ import annotations
 
 import base64
@@ -142,7 +143,7 @@ class ElementSetsBuilder:
         self.counts.append(count)
         self.chunks.append(_EMPTY_BYTES)
 
-    def finish(self) -> "ElementSets":
+    def finish(self) -> ElementSets:
         sizes = np.fromiter((len(c) for c in self.chunks), dtype=np.int64, count=len(self.chunks))
         starts = np.zeros(len(self.chunks) + 1, dtype=np.int64)
         np.cumsum(sizes, out=starts[1:])
@@ -173,8 +174,12 @@ class ElementSets:
         return int(self.kind.nbytes + self.lo.nbytes + self.count.nbytes + self.start.nbytes + self.data.nbytes)
 
     def get(self, i: int) -> np.ndarray:
-        return decode(int(self.kind[i]), int(self.lo[i]), int(self.count[i]),
-                      self.data[self.start[i]:self.start[i + 1]].tobytes())
+        return decode(
+            int(self.kind[i]),
+            int(self.lo[i]),
+            int(self.count[i]),
+            self.data[self.start[i] : self.start[i + 1]].tobytes(),
+        )
 
     def union(self, rows: np.ndarray | None = None) -> np.ndarray:
         """Sorted distinct indices of the union of the given sets (all sets when rows is None)."""
@@ -216,12 +221,13 @@ class ElementSets:
             starts.append(self.lo[r])
             lens.append(self.count[r])
         for i in rows[kinds == RUNS]:
-            pairs = np.frombuffer(self.data[self.start[i]:self.start[i + 1]].tobytes(), dtype=np.int64)
+            pairs = np.frombuffer(self.data[self.start[i] : self.start[i + 1]].tobytes(), dtype=np.int64)
             starts.append(pairs[0::2])
             lens.append(pairs[1::2])
         for i in rows[kinds == BITMAP]:
-            bits = np.unpackbits(np.frombuffer(self.data[self.start[i]:self.start[i + 1]].tobytes(), dtype=np.uint8),
-                                 bitorder="little").astype(np.int8)
+            bits = np.unpackbits(
+                np.frombuffer(self.data[self.start[i] : self.start[i + 1]].tobytes(), dtype=np.uint8), bitorder="little"
+            ).astype(np.int8)
             edges = np.flatnonzero(np.diff(np.concatenate(([0], bits, [0]))))
             starts.append(edges[0::2] + self.lo[i])
             lens.append(edges[1::2] - edges[0::2])
@@ -271,5 +277,5 @@ class ElementSets:
         return {"kind": self.kind, "lo": self.lo, "count": self.count, "start": self.start, "data": self.data}
 
     @staticmethod
-    def from_arrays(a: dict[str, np.ndarray]) -> "ElementSets":
+    def from_arrays(a: dict[str, np.ndarray]) -> ElementSets:
         return ElementSets(a["kind"], a["lo"], a["count"], a["start"], a["data"])

@@ -2,6 +2,7 @@
 "\\r", and at nothing else. (`str.splitlines` also breaks at form feeds, "\\x0b", "\\x1c"-"\\x1e",
 "\\x85", U+2028 and U+2029: one of those above a kernel would move every result by a line.)
 """
+
 from __future__ import annotations
 
 import re
@@ -14,7 +15,7 @@ def split_lines(text: str, keepends: bool = False) -> list[str]:
     if keepends:
         out, start = [], 0
         for m in _EOL.finditer(text):
-            out.append(text[start:m.end()])
+            out.append(text[start : m.end()])
             start = m.end()
         if start < len(text):
             out.append(text[start:])

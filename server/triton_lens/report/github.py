@@ -1,6 +1,7 @@
 """The github format: workflow commands (`::error file=…,line=…,col=…,title=…::message`) that GitHub
 Actions turns into annotations on the pull request's diff. Related locations (the other access of a
 race) become `::notice` lines; a tool error is an `::error` without a file."""
+
 from __future__ import annotations
 
 from typing import TextIO
@@ -37,14 +38,20 @@ def lines(checked) -> list[str]:
         for f in c.analysis.findings:
             level = _LEVEL.get(f.severity, "notice")
             title = f"Triton Lens: {rule_for(f.kind).title}"
-            out.append(f"::{level} {_loc(f.file, f.line, f.col, f.end_line, f.end_col)},title={_prop(title)}"
-                       f"::{_data(f.message)}")
+            out.append(
+                f"::{level} {_loc(f.file, f.line, f.col, f.end_line, f.end_col)},title={_prop(title)}"
+                f"::{_data(f.message)}"
+            )
             for r in f.related:
-                out.append(f"::notice {_loc(r.file, r.line, r.col, r.end_line, r.end_col)},"
-                           f"title={_prop('Triton Lens: related location')}::{_data(r.message)}")
+                out.append(
+                    f"::notice {_loc(r.file, r.line, r.col, r.end_line, r.end_col)},"
+                    f"title={_prop('Triton Lens: related location')}::{_data(r.message)}"
+                )
         if c.tool_error and c.result.error is not None:
-            out.append(f"::error title={_prop('Triton Lens could not check ' + uri_rel(c.result.file))}"
-                       f"::{_data(c.result.error.message)}")
+            out.append(
+                f"::error title={_prop('Triton Lens could not check ' + uri_rel(c.result.file))}"
+                f"::{_data(c.result.error.message)}"
+            )
     return out
 
 

@@ -1,5 +1,6 @@
 """The json format: today's object for one file (analysis.to_json(), plus the tails of the script's
 stdout and stderr), `{"files": [...], "summary": {...}}` for many."""
+
 from __future__ import annotations
 
 import json
@@ -19,15 +20,23 @@ def file_object(c) -> dict:
 
 def summary(checked, exit_code: int) -> dict:
     sev = [f.severity for c in checked for f in c.analysis.findings]
-    return {"files": len(checked), "errors": sev.count("error"), "warnings": sev.count("warning"),
-            "information": sev.count("information"), "tool_errors": sum(c.tool_error for c in checked),
-            "exit_code": exit_code}
+    return {
+        "files": len(checked),
+        "errors": sev.count("error"),
+        "warnings": sev.count("warning"),
+        "information": sev.count("information"),
+        "tool_errors": sum(c.tool_error for c in checked),
+        "exit_code": exit_code,
+    }
 
 
 def write(checked, out: TextIO, many: bool, exit_code: int, problems: list[str]) -> None:
     if many:
-        obj = {"files": [file_object(c) for c in checked], "summary": summary(checked, exit_code),
-               "problems": list(problems)}
+        obj = {
+            "files": [file_object(c) for c in checked],
+            "summary": summary(checked, exit_code),
+            "problems": list(problems),
+        }
     else:
         obj = file_object(checked[0])
     json.dump(obj, out)

@@ -1,4 +1,5 @@
 """Paths as users and CI tools want them: relative to the current folder when inside it."""
+
 from __future__ import annotations
 
 import os

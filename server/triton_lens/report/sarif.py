@@ -2,6 +2,7 @@
 other viewers. One rule per finding kind (with its help), one result per finding with its physical
 location and the related locations the editor also shows (the other access of a race). Paths are
 relative to the current folder (%SRCROOT%) when inside it, so code scanning maps them to the repo."""
+
 from __future__ import annotations
 
 import json
@@ -35,14 +36,18 @@ def _region(line: int, col: int, end_line: int, end_col: int) -> dict:
 
 
 def _location(file: str, line: int, col: int, end_line: int, end_col: int) -> dict:
-    return {"physicalLocation": {"artifactLocation": _artifact(file),
-                                 "region": _region(line, col, end_line, end_col)}}
+    return {"physicalLocation": {"artifactLocation": _artifact(file), "region": _region(line, col, end_line, end_col)}}
 
 
 def _rule(kind: str) -> dict:
     r = rule_for(kind)
-    return {"id": r.id, "name": r.name, "shortDescription": {"text": r.title},
-            "fullDescription": {"text": r.help}, "help": {"text": r.help, "markdown": r.help}}
+    return {
+        "id": r.id,
+        "name": r.name,
+        "shortDescription": {"text": r.title},
+        "fullDescription": {"text": r.help},
+        "help": {"text": r.help, "markdown": r.help},
+    }
 
 
 def log(checked, problems: list[str]) -> dict:
@@ -52,34 +57,65 @@ def log(checked, problems: list[str]) -> dict:
         for f in c.analysis.findings:
             if f.kind not in kinds:
                 kinds.append(f.kind)
-            res = {"ruleId": f.kind, "ruleIndex": kinds.index(f.kind), "level": _LEVEL.get(f.severity, "note"),
-                   "message": {"text": f.message},
-                   "locations": [_location(f.file, f.line, f.col, f.end_line, f.end_col)]}
+            res = {
+                "ruleId": f.kind,
+                "ruleIndex": kinds.index(f.kind),
+                "level": _LEVEL.get(f.severity, "note"),
+                "message": {"text": f.message},
+                "locations": [_location(f.file, f.line, f.col, f.end_line, f.end_col)],
+            }
             if f.related:
-                res["relatedLocations"] = [dict(_location(r.file, r.line, r.col, r.end_line, r.end_col), id=i,
-                                                message={"text": r.message}) for i, r in enumerate(f.related)]
-            props = {k: v for k, v in (("arg", f.arg), ("access", f.access), ("lanes", f.lanes),
-                                       ("programs", f.programs), ("elements", f.elements)) if v}
+                res["relatedLocations"] = [
+                    dict(_location(r.file, r.line, r.col, r.end_line, r.end_col), id=i, message={"text": r.message})
+                    for i, r in enumerate(f.related)
+                ]
+            props = {
+                k: v
+                for k, v in (
+                    ("arg", f.arg),
+                    ("access", f.access),
+                    ("lanes", f.lanes),
+                    ("programs", f.programs),
+                    ("elements", f.elements),
+                )
+                if v
+            }
             if props:
                 res["properties"] = props
             results.append(res)
     notes = [{"level": "error", "message": {"text": p}} for p in problems]
-    notes += [{"level": "error", "message": {"text": f"{rel(c.result.file)}: {c.result.error.message}"},
-               "locations": [_location(c.result.file, 1, -1, 0, -1)]}
-              for c in checked if c.tool_error and c.result.error is not None]
+    notes += [
+        {
+            "level": "error",
+            "message": {"text": f"{rel(c.result.file)}: {c.result.error.message}"},
+            "locations": [_location(c.result.file, 1, -1, 0, -1)],
+        }
+        for c in checked
+        if c.tool_error and c.result.error is not None
+    ]
     invocation = {"executionSuccessful": not notes}
     if notes:
         invocation["toolExecutionNotifications"] = notes
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "Triton Lens", "version": __version__, "semanticVersion": __version__,
-                                "rules": [_rule(k) for k in kinds]}},
-            "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + os.getcwd().replace(os.sep, "/").rstrip("/") + "/"}},
-            "invocations": [invocation],
-            "results": results,
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "Triton Lens",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "rules": [_rule(k) for k in kinds],
+                    }
+                },
+                "originalUriBaseIds": {
+                    "%SRCROOT%": {"uri": "file://" + os.getcwd().replace(os.sep, "/").rstrip("/") + "/"}
+                },
+                "invocations": [invocation],
+                "results": results,
+            }
+        ],
     }
 
 

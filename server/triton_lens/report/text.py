@@ -1,6 +1,7 @@
 """The text format: `file:line:col: severity: message [kind]` like a compiler, a per-line table of
 every load/store, one status line per file, the script's own output when its run failed, and a total
 over all files."""
+
 from __future__ import annotations
 
 import os
@@ -12,8 +13,6 @@ from .paths import rel
 
 OUTPUT_LINES = 40  # of the script's stdout/stderr, shown when its run failed
 FAILED = ("exception", "crashed", "timeout", "error")
-
-
 
 
 def counts(findings) -> tuple[int, int]:
@@ -28,8 +27,11 @@ def write_findings(analysis, out: TextIO) -> None:
             rcol = r.col + 1 if r.col >= 0 else 1
             print(f"{rel(r.file)}:{r.line}:{rcol}: note: {r.message}", file=out)
         # The traceback of a SystemExit only shows where the runner called the command: its output says why.
-        if f.detail and f.kind in ("exception", "crashed", "timeout") \
-                and not f.detail.rstrip().splitlines()[-1].startswith("SystemExit"):
+        if (
+            f.detail
+            and f.kind in ("exception", "crashed", "timeout")
+            and not f.detail.rstrip().splitlines()[-1].startswith("SystemExit")
+        ):
             for line in f.detail.rstrip().splitlines()[-12:]:
                 print(f"    {line}", file=out)
 
@@ -39,12 +41,18 @@ def write_table(analysis, out: TextIO) -> None:
         return
     here = os.path.abspath(analysis.result.file)
     print(file=out)
-    print(f"{'line':>5}  {'kind':<6} {'arg':<12} {'launches':>8} {'programs':>8} {'lanes':>10} "
-          f"{'active':>10} {'unique':>10} {'oob':>6} {'bytes':>9}  elements", file=out)
+    print(
+        f"{'line':>5}  {'kind':<6} {'arg':<12} {'launches':>8} {'programs':>8} {'lanes':>10} "
+        f"{'active':>10} {'unique':>10} {'oob':>6} {'bytes':>9}  elements",
+        file=out,
+    )
     for a in analysis.accesses:
         where = f"{a.line}" if os.path.abspath(a.file) == here else f"{os.path.basename(a.file)}:{a.line}"
-        print(f"{where:>5}  {a.kind:<6} {a.arg:<12} {a.launches:>8} {a.programs:>8} {a.lanes:>10} {a.active:>10} "
-              f"{a.unique:>10} {a.oob:>6} {format_bytes(a.bytes):>9}  {a.extent}", file=out)
+        print(
+            f"{where:>5}  {a.kind:<6} {a.arg:<12} {a.launches:>8} {a.programs:>8} {a.lanes:>10} {a.active:>10} "
+            f"{a.unique:>10} {a.oob:>6} {format_bytes(a.bytes):>9}  {a.extent}",
+            file=out,
+        )
 
 
 def write_output_tail(result, out: TextIO, lines: int = OUTPUT_LINES) -> None:
@@ -65,10 +73,12 @@ def status_line(c) -> str:
     r = c.result
     n_err, n_warn = counts(c.analysis.findings)
     how = f" ({' '.join(c.target.plan.command)})" if c.target.plan.command else ""
-    return (f"{rel(r.file)}{how}: {r.status}, {plural(len(r.launches), 'launch', 'launches')}, "
-            f"{plural(n_err, 'error')}, {plural(n_warn, 'warning')} "
-            f"({r.seconds:.1f} s, triton {r.triton_version or '?'}"
-            f"{', CPU stand-in for CUDA' if r.cuda_standin is not None else ''})")
+    return (
+        f"{rel(r.file)}{how}: {r.status}, {plural(len(r.launches), 'launch', 'launches')}, "
+        f"{plural(n_err, 'error')}, {plural(n_warn, 'warning')} "
+        f"({r.seconds:.1f} s, triton {r.triton_version or '?'}"
+        f"{', CPU stand-in for CUDA' if r.cuda_standin is not None else ''})"
+    )
 
 
 def write_file(c, out: TextIO, show_output_tail: bool = True) -> None:
@@ -90,10 +100,15 @@ def write_total(checked, out: TextIO) -> None:
     bad = sum(c.bad and not c.tool_error for c in checked)
     clean = len(checked) - tool - bad
     parts = [f"{clean} clean", f"{bad} with findings"] + ([f"{tool} not checked (tool error)"] if tool else [])
-    print(f"\ntriton-lens: {plural(len(checked), 'file')} checked: {', '.join(parts)}; "
-          f"{plural(errors, 'error')}, {plural(warnings, 'warning')}", file=out)
+    print(
+        f"\ntriton-lens: {plural(len(checked), 'file')} checked: {', '.join(parts)}; "
+        f"{plural(errors, 'error')}, {plural(warnings, 'warning')}",
+        file=out,
+    )
     for c in checked:
         if c.bad or c.tool_error:
             n_err, n_warn = counts(c.analysis.findings)
-            print(f"  {rel(c.result.file)}: {c.result.status}, {plural(n_err, 'error')}, "
-                  f"{plural(n_warn, 'warning')}", file=out)
+            print(
+                f"  {rel(c.result.file)}: {c.result.status}, {plural(n_err, 'error')}, {plural(n_warn, 'warning')}",
+                file=out,
+            )

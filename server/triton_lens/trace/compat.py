@@ -4,16 +4,17 @@ interpreter's class names, builder method names and their signatures.
 It installs class-level wrappers that call a `Hooks` object (the recorder) in our own terms and
 returns a function that removes them. Facts behind the choices: shared/notes/interpreter.md.
 """
+
 from __future__ import annotations
 
 import contextlib
 import inspect
 import os
 import threading
-from typing import Any, Callable, Iterator, Optional
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
-
 import triton
 import triton.runtime.interpreter as _interp
 from triton.runtime.jit import JITFunction
@@ -30,9 +31,21 @@ InterpreterBuilder = _interp.InterpreterBuilder
 
 # Builder methods whose result is derived from their pointer operands: provenance flows through them.
 _PROPAGATING = (
-    "create_addptr", "create_splat", "create_unsplat", "create_broadcast", "create_expand_dims",
-    "create_reshape", "create_trans", "create_permute", "create_cat", "create_join", "create_split",
-    "create_select", "create_bitcast", "create_make_block_ptr", "create_advance",
+    "create_addptr",
+    "create_splat",
+    "create_unsplat",
+    "create_broadcast",
+    "create_expand_dims",
+    "create_reshape",
+    "create_trans",
+    "create_permute",
+    "create_cat",
+    "create_join",
+    "create_split",
+    "create_select",
+    "create_bitcast",
+    "create_make_block_ptr",
+    "create_advance",
     "create_make_tensor_descriptor",
 )
 
@@ -60,7 +73,7 @@ _installed = 0  # how many recorders' hooks are in place (nested in-process reco
 _RMW_NAMES = {}
 
 
-def _tag_of(value) -> Optional[int]:
+def _tag_of(value) -> int | None:
     """The argument a handle was derived from. 3.3's tl.tuple answers a missing attribute with
     ValueError (its __getattr__ looks the name up among its fields), not AttributeError."""
     try:
@@ -73,11 +86,13 @@ def _rmw_name(op) -> str:
     name = _RMW_NAMES.get(op)
     if name is None:
         text = str(op).split(".")[-1].lower()
-        name = _RMW_NAMES[op] = "tl.atomic_" + {"fadd": "add", "add": "add", "umax": "max", "umin": "min"}.get(text, text)
+        name = _RMW_NAMES[op] = "tl.atomic_" + {"fadd": "add", "add": "add", "umax": "max", "umin": "min"}.get(
+            text, text
+        )
     return name
 
 
-def mask_array(mask) -> Optional[np.ndarray]:
+def mask_array(mask) -> np.ndarray | None:
     """A mask operand (TensorHandle, or a bare ndarray from block pointers on <=3.7) as a bool array."""
     if mask is None:
         return None
@@ -108,14 +123,15 @@ class Hooks:
 
     def launch_begin(self, executor, fn) -> Any: ...
     def launch_args(self, arg_names, args_dev, kwargs_dev, args_hst, kwargs_hst) -> None: ...
-    def launch_end(self, token, error: Optional[BaseException]) -> None: ...
+    def launch_end(self, token, error: BaseException | None) -> None: ...
     def grid(self, nx: int, ny: int, nz: int) -> None: ...
     # Called before each program of a launch, in the grid loop's order (only where a subclass defines it).
     def program(self, x: int, y: int, z: int) -> None: ...
     def tag(self, host_value, converted) -> None: ...
     # value: a plain store's values; order: an atomic's (sem, scope) as the builder got them.
-    def access(self, kind: str, op: str, builder, ptrs, mask: Optional[np.ndarray], value=None,
-               order=None) -> Optional[np.ndarray]: ...
+    def access(
+        self, kind: str, op: str, builder, ptrs, mask: np.ndarray | None, value=None, order=None
+    ) -> np.ndarray | None: ...
     def push_context(self, kind: str, op: str, operand) -> None: ...
     def pop_context(self) -> None: ...
     def benchmark(self, kernel_call: Callable[[], Any]) -> float: ...
@@ -149,6 +165,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
                 raise
             hooks.launch_end(token, None)
             return out
+
         return __call__
 
     patch(GridExecutor, "__call__", make_call)
@@ -158,6 +175,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
             args_hst, kwargs_hst = orig(self, args_dev, kwargs)
             hooks.launch_args(self.arg_names, args_dev, kwargs, args_hst, kwargs_hst)
             return args_hst, kwargs_hst
+
         return _init_args_hst
 
     patch(GridExecutor, "_init_args_hst", make_init_args)
@@ -174,6 +192,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
             spin.reset()
             hooks.grid(nx, ny, nz)
             return orig(self, nx, ny, nz)
+
         return set_grid_dim
 
     patch(InterpreterBuilder, "set_grid_dim", make_set_grid_dim)
@@ -184,10 +203,12 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
     _semantics.install(patch)
 
     if type(hooks).program is not Hooks.program:  # the parallel grid loop (trace/parallel.py)
+
         def make_set_grid_idx(orig):
             def set_grid_idx(self, x, y, z):
                 hooks.program(x, y, z)
                 return orig(self, x, y, z)
+
             return set_grid_idx
 
         patch(InterpreterBuilder, "set_grid_idx", make_set_grid_idx)
@@ -199,6 +220,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
             if out is not arg:
                 hooks.tag(arg, out)
             return out
+
         return _implicit_cvt
 
     patch(_interp, "_implicit_cvt", make_cvt)
@@ -222,6 +244,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
                 elif out is not None:
                     out._tl_arg = tag
             return out
+
         return wrapper
 
     for name in _PROPAGATING:
@@ -235,6 +258,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
                 return orig(self, *args, **kwargs)
             finally:
                 hooks.pop_context()
+
         return wrapper
 
     for name, (pos, kind, op) in _CONTEXT.items():
@@ -253,6 +277,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
             if k.get("is_volatile", a[-1] if a else False) is True:
                 polled("a volatile tl.load", self, ptrs, out)
             return out
+
         return create_masked_load
 
     def make_store(orig):
@@ -261,6 +286,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
             if new is not None:
                 mask = _with_mask(mask, new)
             return orig(self, ptrs, value, mask, *a, **k)
+
         return create_masked_store
 
     def make_rmw(orig):
@@ -270,6 +296,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
             if new is not None:
                 mask = _with_mask(mask, new)
             return polled(name, self, ptr, orig(self, rmwOp, ptr, val, mask, sem, scope))
+
         return create_atomic_rmw
 
     def make_cas(orig):
@@ -284,6 +311,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
                 del scratch
                 return polled("tl.atomic_cas", self, ptr, out)
             return polled("tl.atomic_cas", self, ptr, orig(self, ptr, cmp, val, sem, scope))
+
         return create_atomic_cas
 
     # tl.load/tl.store without a mask reach create_masked_* through these: tell the hooks, so a
@@ -295,6 +323,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
                 return orig(self, *args, **kwargs)
             finally:
                 hooks.unmasked -= 1
+
         return wrapper
 
     patch(InterpreterBuilder, "create_load", make_unmasked)
@@ -314,6 +343,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
             if kwargs.get("do_bench") is None:
                 kwargs["do_bench"] = _interpreter_bench
             return orig(self, *args, **kwargs)
+
         return __init__
 
     def _interpreter_bench(kernel_call, quantiles=None, **_):
@@ -333,20 +363,24 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
     if not skip_unused_overflow_checks:
         pass
     elif hasattr(_semantic, "TritonSemantic") and hasattr(_semantic.TritonSemantic, "binary_op_sanitize_overflow_impl"):
+
         def make_sanitize(orig):
             def binary_op_sanitize_overflow_impl(self, lhs, rhs, binary_op):
                 if not self.builder.options.debug:
                     return None
                 return orig(self, lhs, rhs, binary_op)
+
             return binary_op_sanitize_overflow_impl
 
         patch(_semantic.TritonSemantic, "binary_op_sanitize_overflow_impl", make_sanitize)
     elif hasattr(_semantic, "binary_op_sanitize_overflow_impl"):  # 3.2: module-level functions
+
         def make_sanitize_fn(orig):
             def binary_op_sanitize_overflow_impl(lhs, rhs, builder, binary_op):
                 if not builder.options.debug:
                     return None
                 return orig(lhs, rhs, builder, binary_op)
+
             return binary_op_sanitize_overflow_impl
 
         patch(_semantic, "binary_op_sanitize_overflow_impl", make_sanitize_fn)
@@ -372,10 +406,12 @@ def _patch_dot(patch, hooks: Hooks) -> None:
     """tl.dot: the operands (shapes, dtypes, and which load produced each, when one did) for the FLOP
     count and the viewer's A/B/C tiles. Loads are wrapped once more, on top of the access hook, to
     hand the loaded value to the recorder (the same signatures in 3.2 - 3.9)."""
+
     def make_dot(orig):
         def create_dot(self, a, b, d, *rest, **kw):
             hooks.dot(self, a, b, str(a.dtype.scalar), str(b.dtype.scalar), str(d.dtype.scalar))
             return orig(self, a, b, d, *rest, **kw)
+
         return create_dot
 
     def make_loaded(orig):
@@ -383,6 +419,7 @@ def _patch_dot(patch, hooks: Hooks) -> None:
             out = orig(self, *args, **kwargs)
             hooks.loaded(out)
             return out
+
         return create_masked_load
 
     if hasattr(InterpreterBuilder, "create_dot"):
@@ -390,7 +427,7 @@ def _patch_dot(patch, hooks: Hooks) -> None:
         patch(InterpreterBuilder, "create_masked_load", make_loaded)
 
 
-def operand_tag(operand) -> Optional[int]:
+def operand_tag(operand) -> int | None:
     """The argument a block pointer / descriptor / pointer operand was derived from."""
     if operand is None:
         return None
@@ -404,7 +441,6 @@ def kernel_def(fn) -> tuple[str, str, int]:
     if code is None:
         return name, "", 0
     return name, os.path.abspath(code.co_filename), code.co_firstlineno
-
 
 
 try:  # 3.4+: host-side tensor descriptors
@@ -448,7 +484,7 @@ def _interpreted_for(jit: JITFunction):
     return f
 
 
-def to_interpreted(kernel, bench: Optional[Callable] = None):
+def to_interpreted(kernel, bench: Callable | None = None):
     """The object to launch instead of `kernel`: the same chain (autotune, heuristics) over an
     InterpretedFunction. The kernel object itself is changed in place only where it wraps others
     (an Autotuner's `fn`), so the user's references keep working."""
@@ -458,8 +494,10 @@ def to_interpreted(kernel, bench: Optional[Callable] = None):
         return _interpreted_for(kernel)
     inner = getattr(kernel, "fn", None)
     if inner is None:
-        raise TypeError(f"triton_lens.trace: expected a @triton.jit kernel (or an autotuned / heuristics "
-                        f"kernel), got {type(kernel).__name__}")
+        raise TypeError(
+            f"triton_lens.trace: expected a @triton.jit kernel (or an autotuned / heuristics "
+            f"kernel), got {type(kernel).__name__}"
+        )
     new_inner = to_interpreted(inner, bench)
     if new_inner is not inner:
         kernel.fn = new_inner
@@ -527,19 +565,23 @@ def stand_in_driver(driver) -> Callable[[], None]:
     def undo() -> None:
         vars(config).clear()
         vars(config).update(saved)
+
     return undo
 
 
 def gpu_target(backend: str, arch: int, warp_size: int):
     """What a driver's get_current_target() returns (`.backend`, `.arch`, `.warp_size`)."""
     from triton.backends.compiler import GPUTarget
+
     return GPUTarget(backend, arch, warp_size)
+
 
 # ---- The parallel grid loop (trace/parallel.py) ---------------------------------------------------
 # A forked child records its programs and logs what they store; the parent replays the logs. Both
 # go through the C function every store path of every release ends in: `_interpreter.store(ptrs,
 # values, mask)` with raw uint64 addresses, the values' own dtype and the final mask (the recorder
 # has already cleared the out-of-bounds lanes).
+
 
 class _StoreTap:
     """Stands in for the C module inside the interpreter: stores also go to `log`."""

@@ -4,18 +4,22 @@ and `triton.testing.do_bench` timing on the interpreter. The device reported is 
 What cannot be stood in (CUDA graphs, a triton driver call that needs a real device) raises
 `NeedsRealGPU`, whose message names what was needed; the worker reports it at the script's line.
 """
+
 from __future__ import annotations
 
 import os
 import sys
 import time
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from .gpu_profiles import GpuProfile
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_FIX = ("Run it on a machine with a GPU, or skip it in Triton Lens's runs "
-        "(`if not os.environ.get(\"TRITON_LENS_WORKER\"):`, set in every run it makes).")
+_FIX = (
+    "Run it on a machine with a GPU, or skip it in Triton Lens's runs "
+    '(`if not os.environ.get("TRITON_LENS_WORKER"):`, set in every run it makes).'
+)
 
 
 class NeedsRealGPU(RuntimeError):
@@ -23,8 +27,9 @@ class NeedsRealGPU(RuntimeError):
 
 
 def needs_real_gpu(what: str, why: str = "") -> NeedsRealGPU:
-    return NeedsRealGPU(f"{what} needs a real GPU{': ' + why if why else ''}, and this run stands in CPU tensors "
-                        f"for CUDA ones. {_FIX}")
+    return NeedsRealGPU(
+        f"{what} needs a real GPU{': ' + why if why else ''}, and this run stands in CPU tensors for CUDA ones. {_FIX}"
+    )
 
 
 def user_line() -> tuple[str, int]:
@@ -61,24 +66,27 @@ class DeviceProperties:
         self.uuid = "00000000-0000-0000-0000-000000000000"
 
     def __repr__(self) -> str:
-        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
-                f"total_memory={self.total_memory // (1024 * 1024)}MB, multi_processor_count="
-                f"{self.multi_processor_count}, L2_cache_size={self.L2_cache_size // (1024 * 1024)}MB) "
-                f"[CPU stand-in]")
+        return (
+            f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+            f"total_memory={self.total_memory // (1024 * 1024)}MB, multi_processor_count="
+            f"{self.multi_processor_count}, L2_cache_size={self.L2_cache_size // (1024 * 1024)}MB) "
+            f"[CPU stand-in]"
+        )
 
 
 class Event:
     """torch.cuda.Event for timing: record() takes the host clock (the work ran already: nothing is async)."""
 
-    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False,
-                 external: bool = False):
+    def __init__(
+        self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False, external: bool = False
+    ):
         self.enable_timing = enable_timing
-        self._t: Optional[float] = None
+        self._t: float | None = None
 
     def record(self, stream=None) -> None:
         self._t = time.perf_counter()
 
-    def elapsed_time(self, end: "Event") -> float:
+    def elapsed_time(self, end: Event) -> float:
         if self._t is None or end._t is None:
             raise RuntimeError("torch.cuda.Event.elapsed_time: both events must be recorded first")
         return (end._t - self._t) * 1e3
@@ -158,6 +166,7 @@ class CudaApi:
             def wrapper(*a, **k):
                 api.used(f"torch.cuda.{name}")
                 return fn(*a, **k)
+
             wrapper.__name__ = name
             wrapper.__qualname__ = f"cuda.{name}"
             wrapper.__doc__ = f"torch.cuda.{name}, stood in on the CPU by Triton Lens."
@@ -166,8 +175,7 @@ class CudaApi:
         def set_device(device) -> None:
             i = api._check(device)
             if i != 0:
-                raise needs_real_gpu(f"torch.cuda.set_device({device!r})",
-                                     "the stand-in has one device, cuda:0")
+                raise needs_real_gpu(f"torch.cuda.set_device({device!r})", "the stand-in has one device, cuda:0")
             api.index = i
 
         class device:  # torch.cuda.device(i): a context manager
@@ -181,8 +189,9 @@ class CudaApi:
                 return False
 
         def graphs(*_a, **_k):
-            raise needs_real_gpu("CUDA graphs (torch.cuda.CUDAGraph / torch.cuda.graph)",
-                                 "a graph captures and replays GPU work")
+            raise needs_real_gpu(
+                "CUDA graphs (torch.cuda.CUDAGraph / torch.cuda.graph)", "a graph captures and replays GPU work"
+            )
 
         zero = lambda device=None: 0  # noqa: E731
         none = lambda *a, **k: None  # noqa: E731
@@ -230,16 +239,32 @@ class CudaApi:
         }
         # Not counted as the script using CUDA: classes (counted where they matter), and what torch
         # itself calls on every run (torch.manual_seed seeds CUDA too; libraries ask is_available).
-        quiet = ("Event", "Stream", "device", "stream", "is_available", "is_initialized", "init", "device_count",
-                 "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed", "get_rng_state",
-                 "set_rng_state")
+        quiet = (
+            "Event",
+            "Stream",
+            "device",
+            "stream",
+            "is_available",
+            "is_initialized",
+            "init",
+            "device_count",
+            "manual_seed",
+            "manual_seed_all",
+            "seed",
+            "seed_all",
+            "initial_seed",
+            "get_rng_state",
+            "set_rng_state",
+        )
         return {k: (v if k in quiet else use(k, v)) for k, v in out.items()}
 
     def lazy_init(self) -> None:
         """torch.cuda._lazy_init, which every torch.cuda call not stood in reaches first."""
         caller = sys._getframe(1).f_code.co_name
-        raise needs_real_gpu(f"torch.cuda.{caller}" if not caller.startswith("_") else "this torch.cuda call",
-                             "Triton Lens has no CPU stand-in for it")
+        raise needs_real_gpu(
+            f"torch.cuda.{caller}" if not caller.startswith("_") else "this torch.cuda call",
+            "Triton Lens has no CPU stand-in for it",
+        )
 
 
 class _Missing:
@@ -317,6 +342,7 @@ class Driver:
 
     def get_device_interface(self):
         import torch
+
         return torch.cuda
 
     def get_benchmarker(self) -> Callable:
@@ -324,6 +350,7 @@ class Driver:
 
     def get_empty_cache_for_benchmark(self):
         import torch
+
         return torch.empty(1024, dtype=torch.int, device="cuda")  # the flush buffer; the host has no L2 to flush
 
     def clear_cache(self, cache) -> None:

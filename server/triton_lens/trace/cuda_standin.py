@@ -8,20 +8,22 @@ The worker enters it for the run when the machine has no usable CUDA device, or 
 - what cannot be stood in raises, or is explained as, `NeedsRealGPU` naming what was missing.
 Everything is put back on exit. `report()` says what the script used, for the run's result.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from . import compat
 from .cuda_api import CudaApi, Driver, NeedsRealGPU, interpreter_bench, needs_real_gpu  # noqa: F401
 from .gpu_profiles import profile
 
 NO_DEVICE = "no CUDA device on this machine"
-ASKED = "asked for (--cpu / tritonLens.device \"cpu\")"
+ASKED = 'asked for (--cpu / tritonLens.device "cpu")'
 
 
-def wanted(device: str) -> Optional[str]:
+def wanted(device: str) -> str | None:
     """Why the stand-in is needed for a run asking for `device` ("auto" | "cpu"), or None (real CUDA)."""
     try:
         import torch
@@ -36,7 +38,7 @@ def wanted(device: str) -> Optional[str]:
 
 
 class CudaStandIn:
-    def __init__(self, reason: str, gpu: Optional[str] = None):
+    def __init__(self, reason: str, gpu: str | None = None):
         self.reason = reason
         self.gpu = profile(gpu)
         self.used: dict[str, None] = {}
@@ -51,7 +53,7 @@ class CudaStandIn:
         self.timed.append({"file": file, "line": line, "ms": ms, "what": what})
 
     # -- lifetime ---------------------------------------------------------------------------
-    def __enter__(self) -> "CudaStandIn":
+    def __enter__(self) -> CudaStandIn:
         import torch
         import triton.testing
 
@@ -84,12 +86,13 @@ class CudaStandIn:
                     module.__dict__.pop(k, None)
                 else:
                     setattr(module, k, v)
+
         for k, v in values.items():
             setattr(module, k, v)
         self._undo.append(undo)
 
     # -- results ----------------------------------------------------------------------------
-    def report(self) -> Optional[dict]:
+    def report(self) -> dict | None:
         """The model.CudaStandIn of the run as JSON, or None when the script never asked for CUDA."""
         if not self.used:
             return None
@@ -107,20 +110,35 @@ class CudaStandIn:
 
 # (pattern over "Type: message", what it needed, why)
 _CAUSES = [
-    (re.compile(r"Could not run '(?P<op>[\w:.]+)' with arguments from the 'CPU' backend"),
-     "{op}", "it has no CPU implementation (on a GPU it runs in a CUDA library such as cuBLAS or cuDNN)"),
-    (re.compile(r"NCCL|ProcessGroupNCCL", re.I), "NCCL (torch.distributed with backend \"nccl\")",
-     "NCCL talks between GPUs"),
-    (re.compile(r"(?P<lib>lib(?:cudart|cuda|cublas|cublasLt|cudnn|nvrtc|c10_cuda|torch_cuda)[\w.]*\.so[\w.]*)"),
-     "a compiled CUDA extension", "it links {lib}, which this machine does not have"),
-    (re.compile(r"CUDA_HOME|nvcc"), "building a CUDA extension (torch.utils.cpp_extension)",
-     "it compiles CUDA code with nvcc"),
-    (re.compile(r"Torch not compiled with CUDA enabled|Cannot get CUDA generator|without ATen_cuda"),
-     "a torch.cuda feature Triton Lens does not stand in", "PyTorch here has no CUDA"),
+    (
+        re.compile(r"Could not run '(?P<op>[\w:.]+)' with arguments from the 'CPU' backend"),
+        "{op}",
+        "it has no CPU implementation (on a GPU it runs in a CUDA library such as cuBLAS or cuDNN)",
+    ),
+    (
+        re.compile(r"NCCL|ProcessGroupNCCL", re.I),
+        'NCCL (torch.distributed with backend "nccl")',
+        "NCCL talks between GPUs",
+    ),
+    (
+        re.compile(r"(?P<lib>lib(?:cudart|cuda|cublas|cublasLt|cudnn|nvrtc|c10_cuda|torch_cuda)[\w.]*\.so[\w.]*)"),
+        "a compiled CUDA extension",
+        "it links {lib}, which this machine does not have",
+    ),
+    (
+        re.compile(r"CUDA_HOME|nvcc"),
+        "building a CUDA extension (torch.utils.cpp_extension)",
+        "it compiles CUDA code with nvcc",
+    ),
+    (
+        re.compile(r"Torch not compiled with CUDA enabled|Cannot get CUDA generator|without ATen_cuda"),
+        "a torch.cuda feature Triton Lens does not stand in",
+        "PyTorch here has no CUDA",
+    ),
 ]
 
 
-def explain_message(type_name: str, message: str) -> Optional[str]:
+def explain_message(type_name: str, message: str) -> str | None:
     if type_name == "NeedsRealGPU":
         return None
     text = f"{type_name}: {message}"

@@ -6,9 +6,11 @@ makes from a marked one. A marked tensor answers `is_cuda`, `device`, `get_devic
 tensor would, and leaves the stand-in by a copy, as it would leave a GPU (`.cpu()`, `.to("cpu")`).
 The values are the CPU tensors' own: what the script computes is what it computes on CPU tensors.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -20,11 +22,12 @@ _DATA = _Base.__dict__.get("data")
 _GetSet = type(_Base.__dict__["is_cuda"])
 _MethodWrapper = type(_Base.__dict__["is_cuda"].__get__)
 # The Tensor methods that move between devices or name one (answered in CudaTensors._method).
-_METHODS = frozenset(_Base.__dict__[n] for n in ("to", "cuda", "cpu", "pin_memory", "get_device", "type")
-                     if n in _Base.__dict__)
+_METHODS = frozenset(
+    _Base.__dict__[n] for n in ("to", "cuda", "cpu", "pin_memory", "get_device", "type") if n in _Base.__dict__
+)
 
 
-_CONSTRUCTORS: Optional[frozenset] = None
+_CONSTRUCTORS: frozenset | None = None
 
 
 def _constructors() -> frozenset:
@@ -33,6 +36,7 @@ def _constructors() -> frozenset:
     if _CONSTRUCTORS is None:
         try:
             from torch.utils._device import _device_constructors
+
             _CONSTRUCTORS = frozenset(_device_constructors())
         except ImportError:  # pragma: no cover - a torch without it
             _CONSTRUCTORS = frozenset()
@@ -42,6 +46,7 @@ def _constructors() -> frozenset:
 def _default_is_cuda() -> bool:
     """torch.set_default_device("cuda") is in force (torch.get_default_device() makes a tensor to say)."""
     from torch.utils import _device
+
     d = getattr(_device, "CURRENT_DEVICE", None)
     return d is not None and torch.device(d).type == "cuda"
 
@@ -60,7 +65,7 @@ def _unmark(t: torch.Tensor) -> torch.Tensor:
     return t
 
 
-def _cuda_device(d: Any) -> Optional[bool]:
+def _cuda_device(d: Any) -> bool | None:
     """True for a CUDA device (a str, torch.device or index), False for another device, None for no device."""
     if d is None:
         return None
@@ -184,7 +189,7 @@ class CudaTensors(TorchFunctionMode):
 
     def _to(self, func, args, kwargs):
         t, rest = args[0], list(args[1:])
-        target: Optional[bool] = None
+        target: bool | None = None
         if "device" in kwargs:
             target = _cuda_device(kwargs["device"])
             if target:

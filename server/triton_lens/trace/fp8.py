@@ -5,6 +5,7 @@ The bare interpreter's converter truncates the mantissa and rounds ties up witho
 exponent (124.3 becomes 64 in e4m3, not 128). Pure numpy, no triton import: the semantics module
 decides when to use it.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -36,8 +37,9 @@ def encode(values: np.ndarray, fmt: str) -> np.ndarray:
     e2 = e2 - 1
     normal = r >= np.ldexp(1.0, emin)
     exp_field = np.where(normal, e2 + bias, 0)
-    mant = np.where(normal, r / np.ldexp(1.0, np.where(normal, e2, 0) - man) - (1 << man),
-                    r / np.ldexp(1.0, emin - man))
+    mant = np.where(
+        normal, r / np.ldexp(1.0, np.where(normal, e2, 0) - man) - (1 << man), r / np.ldexp(1.0, emin - man)
+    )
     bits = (exp_field.astype(np.int64) << man) | mant.astype(np.int64)
     bits = np.where(nan, nan_bits, bits).astype(np.uint8)
     return (bits | sign).astype(np.uint8)

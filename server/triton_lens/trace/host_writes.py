@@ -11,9 +11,8 @@ each launch the recorder asks which elements of each tensor argument are still u
 Not seen: writes through numpy views (t.numpy()[...] = ...), raw pointers and other processes. A
 GPU script cannot write a CUDA tensor those ways, so they matter only for CPU-only scripts.
 """
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 import numpy as np
 
@@ -27,8 +26,21 @@ except ImportError:  # a worker without torch: nothing to track
 # Factories whose memory keeps whatever was there before.
 _EMPTY = ("empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided", "empty_permuted")
 # In-place ops whose schema marks self as written but that change only metadata, not elements.
-_METADATA_ONLY = ("resize_", "resize_as_", "set_", "as_strided_", "detach_", "squeeze_", "unsqueeze_",
-                  "transpose_", "t_", "swapdims_", "swapaxes_", "requires_grad_", "_coalesced_")
+_METADATA_ONLY = (
+    "resize_",
+    "resize_as_",
+    "set_",
+    "as_strided_",
+    "detach_",
+    "squeeze_",
+    "unsqueeze_",
+    "transpose_",
+    "t_",
+    "swapdims_",
+    "swapaxes_",
+    "requires_grad_",
+    "_coalesced_",
+)
 
 _OTHER, _BORN_EMPTY, _WRITES = 0, 1, 2
 
@@ -80,7 +92,7 @@ class HostWrites(TorchDispatchMode):
 
     # -- lifetime ------------------------------------------------------------------------------
     @classmethod
-    def start(cls) -> Optional["HostWrites"]:
+    def start(cls) -> HostWrites | None:
         if torch is None:
             return None
         mode = cls()
@@ -117,13 +129,13 @@ class HostWrites(TorchDispatchMode):
             return
         if fresh:
             # A freshly allocated result is fully written; its memory may reuse a freed tracked storage.
-            for t in (out if isinstance(out, (tuple, list)) else (out,)):
+            for t in out if isinstance(out, (tuple, list)) else (out,):
                 if isinstance(t, torch.Tensor):
                     self._storages.pop(_storage_ptr(t), None)
         if cls == _WRITES:
             for pos, name in written:
                 v = kwargs.get(name) if name in kwargs else (args[pos] if pos < len(args) else None)
-                for t in (v if isinstance(v, (tuple, list)) else (v,)):
+                for t in v if isinstance(v, (tuple, list)) else (v,):
                     if isinstance(t, torch.Tensor):
                         self.mark_all(t)
 
@@ -136,12 +148,13 @@ class HostWrites(TorchDispatchMode):
             return _BORN_EMPTY, (), False
         if name in _METADATA_ONLY:
             return _OTHER, (), fresh
-        written = tuple((i, a.name) for i, a in enumerate(schema.arguments)
-                        if a.alias_info is not None and a.alias_info.is_write)
+        written = tuple(
+            (i, a.name) for i, a in enumerate(schema.arguments) if a.alias_info is not None and a.alias_info.is_write
+        )
         return (_WRITES if written else _OTHER), written, fresh
 
     # -- element masks ---------------------------------------------------------------------------
-    def _view(self, t) -> Optional[np.ndarray]:
+    def _view(self, t) -> np.ndarray | None:
         """A writable strided view of the storage's written-mask, shaped t.shape + (granules per element,)."""
         try:
             st = self._storages.get(_storage_ptr(t))
@@ -158,9 +171,10 @@ class HostWrites(TorchDispatchMode):
         end = off + sum((n - 1) * s for n, s in zip(t.shape, strides)) + isz if t.numel() else off
         if end > st.nbytes or off < 0:
             return None
-        base = st.written[off // g:]
-        return np.lib.stride_tricks.as_strided(base, shape=tuple(t.shape) + (isz // g,),
-                                               strides=tuple(s // g for s in strides) + (1,))
+        base = st.written[off // g :]
+        return np.lib.stride_tricks.as_strided(
+            base, shape=tuple(t.shape) + (isz // g,), strides=tuple(s // g for s in strides) + (1,)
+        )
 
     def mark_all(self, t) -> None:
         st = self._storages.get(_storage_ptr(t))
@@ -169,7 +183,7 @@ class HostWrites(TorchDispatchMode):
         isz = t.element_size()
         if t.is_contiguous() and isz == st.granule:  # the common case: one slice, no strided view
             lo = t.storage_offset()
-            st.written[lo:lo + t.numel()] = True
+            st.written[lo : lo + t.numel()] = True
             return
         v = self._view(t)
         if v is not None:
@@ -181,7 +195,7 @@ class HostWrites(TorchDispatchMode):
         if v is not None and flat.size == t.numel():
             v[flat.reshape(tuple(t.shape))] = True
 
-    def unwritten_runs(self, t) -> Optional[np.ndarray]:
+    def unwritten_runs(self, t) -> np.ndarray | None:
         """[start, len, ...] runs of t's flat row-major elements nothing has written yet; None when none."""
         v = self._view(t)
         if v is None or t.numel() == 0:

@@ -4,12 +4,12 @@ The one kernel finder: the run plan, the language server's lenses and diagnostic
 (through the `tritonLens/kernelOutline` request) all take kernels, their ranges and their parameters'
 positions from here.
 """
+
 from __future__ import annotations
 
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Optional
 
 from ..model import KernelDef
 from ..model.lines import split_lines
@@ -86,11 +86,18 @@ class KernelOutline:
     exact: bool = True  # False: read from the lines of a file that does not parse (while typing)
 
     def to_json(self) -> dict:
-        return {"name": self.name, "line": self.line, "col": self.col, "firstLine": self.first_line,
-                "endLine": self.end_line, "bodyLine": self.body_line, "exact": self.exact,
-                "params": [{"name": p.name, "line": p.line, "col": p.col, "endCol": p.end_col} for p in self.params]}
+        return {
+            "name": self.name,
+            "line": self.line,
+            "col": self.col,
+            "firstLine": self.first_line,
+            "endLine": self.end_line,
+            "bodyLine": self.body_line,
+            "exact": self.exact,
+            "params": [{"name": p.name, "line": p.line, "col": p.col, "endCol": p.end_col} for p in self.params],
+        }
 
-    def param(self, name: str) -> Optional[Param]:
+    def param(self, name: str) -> Param | None:
         """A parameter by name; "t[1]" (a tuple member) and "desc.base" are found by their parameter."""
         base = re.split(r"[\[.]", name, maxsplit=1)[0]
         return next((p for p in self.params if p.name == base), None)
@@ -99,13 +106,26 @@ class KernelOutline:
 def _outline_node(node: ast.FunctionDef | ast.AsyncFunctionDef) -> KernelOutline:
     first = min([d.lineno for d in node.decorator_list] + [node.lineno])
     body = node.body
-    start = 1 if (len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                  and isinstance(body[0].value.value, str)) else 0
+    start = (
+        1
+        if (
+            len(body) > 1
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        )
+        else 0
+    )
     body_line = body[start].lineno if body else node.lineno
     a = node.args
-    params = [Param(x.arg, x.lineno, x.col_offset, x.col_offset + len(x.arg))
-              for x in a.posonlyargs + a.args + ([a.vararg] if a.vararg else []) + a.kwonlyargs
-              + ([a.kwarg] if a.kwarg else [])]
+    params = [
+        Param(x.arg, x.lineno, x.col_offset, x.col_offset + len(x.arg))
+        for x in a.posonlyargs
+        + a.args
+        + ([a.vararg] if a.vararg else [])
+        + a.kwonlyargs
+        + ([a.kwarg] if a.kwarg else [])
+    ]
     col = node.col_offset + (len("async def ") if isinstance(node, ast.AsyncFunctionDef) else len("def "))
     return KernelOutline(node.name, node.lineno, col, first, node.end_lineno or node.lineno, body_line, params)
 
@@ -158,8 +178,11 @@ def outline_lenient(source: str) -> list[KernelOutline]:
                 continue  # an annotation or a default, not a parameter name
             col = m.start("args") + pm.start()
             params.append(Param(pm.group(0), i + 1, col, col + len(pm.group(0))))
-        out.append(KernelOutline(m.group("name"), i + 1, m.start("name"), first + 1, end + 1, min(end + 1, i + 2),
-                                 params, exact=False))
+        out.append(
+            KernelOutline(
+                m.group("name"), i + 1, m.start("name"), first + 1, end + 1, min(end + 1, i + 2), params, exact=False
+            )
+        )
     return out
 
 
@@ -175,12 +198,16 @@ def outline(source: str, file: str = "<kernel>") -> list[KernelOutline]:
 def outline_tree(tree: ast.AST) -> list[KernelOutline]:
     """Every @triton.jit kernel of a parsed module, in line order."""
     modules, jits = triton_names(tree)
-    found = [_outline_node(n) for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-             and any(is_triton_jit(d, modules, jits) for d in n.decorator_list)]
+    found = [
+        _outline_node(n)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and any(is_triton_jit(d, modules, jits) for d in n.decorator_list)
+    ]
     return sorted(found, key=lambda k: k.line)
 
 
-def launched_on_line(source: str, line: int, names: set[str]) -> Optional[str]:
+def launched_on_line(source: str, line: int, names: set[str]) -> str | None:
     """The kernel launched (`name[grid](...)`) by the statement at a 1-based line, if one is."""
     try:
         tree = ast.parse(source)
@@ -189,8 +216,11 @@ def launched_on_line(source: str, line: int, names: set[str]) -> Optional[str]:
         text = lines[line - 1] if 0 < line <= len(lines) else ""
         return next((m.group(1) for m in re.finditer(r"([A-Za-z_]\w*)\s*\[", text) if m.group(1) in names), None)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript) \
-                and node.lineno <= line <= (node.end_lineno or node.lineno):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Subscript)
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
+        ):
             f = node.func.value
             name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
             if name in names:
@@ -198,7 +228,7 @@ def launched_on_line(source: str, line: int, names: set[str]) -> Optional[str]:
     return None
 
 
-def kernel_at(source: str, line: int) -> Optional[KernelOutline]:
+def kernel_at(source: str, line: int) -> KernelOutline | None:
     """The kernel for a 1-based cursor line: the one whose decorators..body hold it, else the one launched
     on that line, else the file's only kernel."""
     kernels = outline(source)

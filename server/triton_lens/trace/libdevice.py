@@ -8,11 +8,12 @@ implement. `evaluate(symbol, arrays, np_dtype)` computes it: float math in float
 return type (within the device library's own error bounds), integer functions bit-exact.
 No triton import: the semantics module binds it to the builder.
 """
+
 from __future__ import annotations
 
 import math
 import re
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -31,6 +32,7 @@ def _vec(fn: Callable) -> Callable:
 
     def run(a):
         return u(_f(a)).astype(np.float64)
+
     return run
 
 
@@ -40,6 +42,7 @@ def _safe(fn: Callable) -> Callable:
             return fn(x)
         except (ValueError, OverflowError):
             return math.nan if math.isnan(x) or fn is not math.exp else math.inf
+
     return wrapped
 
 
@@ -79,14 +82,30 @@ def _erfinv(y):
     if w < 5.0:
         w -= 2.5
         p = 2.81022636e-08
-        for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
-                  -0.00417768164, 0.246640727, 1.50140941):
+        for c in (
+            3.43273939e-07,
+            -3.5233877e-06,
+            -4.39150654e-06,
+            0.00021858087,
+            -0.00125372503,
+            -0.00417768164,
+            0.246640727,
+            1.50140941,
+        ):
             p = c + p * w
     else:
         w = math.sqrt(w) - 3.0
         p = -0.000200214257
-        for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
-                  0.00943887047, 1.00167406, 2.83297682):
+        for c in (
+            0.000100950558,
+            0.00134934322,
+            -0.00367342844,
+            0.00573950773,
+            -0.0076224613,
+            0.00943887047,
+            1.00167406,
+            2.83297682,
+        ):
             p = c + p * w
     x = p * y
     for _ in range(3):
@@ -218,6 +237,7 @@ def _to_int(kind: str, rnd: str):
         r = _ROUNDERS[rnd](_f(a))
         r = np.where(np.isnan(r), 0, r)
         return np.clip(r, float(info.min), float(info.max))
+
     return run
 
 
@@ -256,55 +276,148 @@ def _rcbrt(a):
 
 def _remainder(a, b):
     return np.frompyfunc(lambda x, y: math.remainder(x, y) if y != 0 and math.isfinite(x) else math.nan, 2, 1)(
-        _f(a), _f(b)).astype(np.float64)
+        _f(a), _f(b)
+    ).astype(np.float64)
 
 
 # base name -> implementation over float64 (or integer) arrays; the caller casts to the return type.
 _FLOAT1: dict[str, Callable] = {
-    "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin, "asinh": np.arcsinh, "atan": np.arctan,
-    "atanh": np.arctanh, "cbrt": np.cbrt, "ceil": np.ceil, "cos": np.cos, "cosh": np.cosh,
-    "cospi": lambda a: np.cos(np.pi * a), "exp": np.exp, "exp10": lambda a: np.power(10.0, a), "exp2": np.exp2,
-    "expm1": np.expm1, "fabs": np.abs, "floor": np.floor, "log": np.log, "log10": np.log10, "log1p": np.log1p,
-    "log2": np.log2, "nearbyint": np.rint, "rint": np.rint, "round": _rint_away, "rsqrt": lambda a: 1.0 / np.sqrt(a),
-    "sin": np.sin, "sinh": np.sinh, "sinpi": lambda a: np.sin(np.pi * a), "sqrt": np.sqrt, "tan": np.tan,
-    "tanh": np.tanh, "trunc": np.trunc, "erf": _vec(math.erf), "erfc": _vec(math.erfc),
-    "erfcx": _vec(_erfcx), "erfinv": _vec(_erfinv), "erfcinv": _vec(lambda y: _erfinv(1.0 - y)),
-    "lgamma": _vec(_lgamma), "tgamma": _vec(_tgamma), "normcdf": _vec(lambda x: 0.5 * math.erfc(-x / math.sqrt(2.0))),
-    "normcdfinv": _vec(lambda p: -math.sqrt(2.0) * _erfinv(1.0 - 2.0 * p) if 0 < p < 1 else
-                       (-math.inf if p == 0 else (math.inf if p == 1 else math.nan))),
-    "cyl_bessel_i0": np.i0, "rcbrt": _rcbrt, "saturate": _saturate, "logb": _logb,
-    "rcp": lambda a: 1.0 / a, "frcp": lambda a: 1.0 / a, "drcp": lambda a: 1.0 / a,
-    "fsqrt": np.sqrt, "dsqrt": np.sqrt, "frsqrt": lambda a: 1.0 / np.sqrt(a),
-    "fast_cos": np.cos, "fast_sin": np.sin, "fast_tan": np.tan, "fast_exp": np.exp, "fast_exp10": lambda a: np.power(10.0, a),
-    "fast_log": np.log, "fast_log2": np.log2, "fast_log10": np.log10,
+    "acos": np.arccos,
+    "acosh": np.arccosh,
+    "asin": np.arcsin,
+    "asinh": np.arcsinh,
+    "atan": np.arctan,
+    "atanh": np.arctanh,
+    "cbrt": np.cbrt,
+    "ceil": np.ceil,
+    "cos": np.cos,
+    "cosh": np.cosh,
+    "cospi": lambda a: np.cos(np.pi * a),
+    "exp": np.exp,
+    "exp10": lambda a: np.power(10.0, a),
+    "exp2": np.exp2,
+    "expm1": np.expm1,
+    "fabs": np.abs,
+    "floor": np.floor,
+    "log": np.log,
+    "log10": np.log10,
+    "log1p": np.log1p,
+    "log2": np.log2,
+    "nearbyint": np.rint,
+    "rint": np.rint,
+    "round": _rint_away,
+    "rsqrt": lambda a: 1.0 / np.sqrt(a),
+    "sin": np.sin,
+    "sinh": np.sinh,
+    "sinpi": lambda a: np.sin(np.pi * a),
+    "sqrt": np.sqrt,
+    "tan": np.tan,
+    "tanh": np.tanh,
+    "trunc": np.trunc,
+    "erf": _vec(math.erf),
+    "erfc": _vec(math.erfc),
+    "erfcx": _vec(_erfcx),
+    "erfinv": _vec(_erfinv),
+    "erfcinv": _vec(lambda y: _erfinv(1.0 - y)),
+    "lgamma": _vec(_lgamma),
+    "tgamma": _vec(_tgamma),
+    "normcdf": _vec(lambda x: 0.5 * math.erfc(-x / math.sqrt(2.0))),
+    "normcdfinv": _vec(
+        lambda p: (
+            -math.sqrt(2.0) * _erfinv(1.0 - 2.0 * p)
+            if 0 < p < 1
+            else (-math.inf if p == 0 else (math.inf if p == 1 else math.nan))
+        )
+    ),
+    "cyl_bessel_i0": np.i0,
+    "rcbrt": _rcbrt,
+    "saturate": _saturate,
+    "logb": _logb,
+    "rcp": lambda a: 1.0 / a,
+    "frcp": lambda a: 1.0 / a,
+    "drcp": lambda a: 1.0 / a,
+    "fsqrt": np.sqrt,
+    "dsqrt": np.sqrt,
+    "frsqrt": lambda a: 1.0 / np.sqrt(a),
+    "fast_cos": np.cos,
+    "fast_sin": np.sin,
+    "fast_tan": np.tan,
+    "fast_exp": np.exp,
+    "fast_exp10": lambda a: np.power(10.0, a),
+    "fast_log": np.log,
+    "fast_log2": np.log2,
+    "fast_log10": np.log10,
 }
 _FLOAT2: dict[str, Callable] = {
-    "atan2": np.arctan2, "copysign": np.copysign, "fdim": _fdim, "fmod": np.fmod, "hypot": np.hypot,
-    "pow": np.power, "fast_pow": np.power, "powi": np.power, "remainder": _remainder,
-    "rhypot": lambda a, b: 1.0 / np.hypot(a, b), "fmax": np.fmax, "fmin": np.fmin,
-    "fadd": np.add, "dadd": np.add, "fsub": np.subtract, "dsub": np.subtract, "fmul": np.multiply,
-    "dmul": np.multiply, "fdiv": np.divide, "ddiv": np.divide, "fast_fdivide": np.divide, "div": np.divide,
+    "atan2": np.arctan2,
+    "copysign": np.copysign,
+    "fdim": _fdim,
+    "fmod": np.fmod,
+    "hypot": np.hypot,
+    "pow": np.power,
+    "fast_pow": np.power,
+    "powi": np.power,
+    "remainder": _remainder,
+    "rhypot": lambda a, b: 1.0 / np.hypot(a, b),
+    "fmax": np.fmax,
+    "fmin": np.fmin,
+    "fadd": np.add,
+    "dadd": np.add,
+    "fsub": np.subtract,
+    "dsub": np.subtract,
+    "fmul": np.multiply,
+    "dmul": np.multiply,
+    "fdiv": np.divide,
+    "ddiv": np.divide,
+    "fast_fdivide": np.divide,
+    "div": np.divide,
 }
 _NATIVE: dict[str, Callable] = {  # computed in the arguments' own dtype (no widening)
     "nextafter": _nextafter_native,
     "ldexp": lambda a, n: np.ldexp(_f(a), np.asarray(n).astype(np.int64)),
     "scalbn": lambda a, n: np.ldexp(_f(a), np.asarray(n).astype(np.int64)),
-    "ilogb": _ilogb, "isnan": lambda a: np.isnan(a), "isinf": lambda a: np.isinf(a),
-    "finite": lambda a: np.isfinite(a), "isfinite": lambda a: np.isfinite(a), "signbit": lambda a: np.signbit(a),
+    "ilogb": _ilogb,
+    "isnan": lambda a: np.isnan(a),
+    "isinf": lambda a: np.isinf(a),
+    "finite": lambda a: np.isfinite(a),
+    "isfinite": lambda a: np.isfinite(a),
+    "signbit": lambda a: np.signbit(a),
     "fma": lambda a, b, c: _f(a) * _f(b) + _f(c),
     "norm3d": lambda a, b, c: np.sqrt(_f(a) ** 2 + _f(b) ** 2 + _f(c) ** 2),
     "norm4d": lambda a, b, c, d: np.sqrt(_f(a) ** 2 + _f(b) ** 2 + _f(c) ** 2 + _f(d) ** 2),
     "rnorm3d": lambda a, b, c: 1.0 / np.sqrt(_f(a) ** 2 + _f(b) ** 2 + _f(c) ** 2),
     "rnorm4d": lambda a, b, c, d: 1.0 / np.sqrt(_f(a) ** 2 + _f(b) ** 2 + _f(c) ** 2 + _f(d) ** 2),
-    "abs": lambda a: np.abs(np.asarray(a)), "llabs": lambda a: np.abs(np.asarray(a)),
-    "clz": _clz, "clzll": _clz, "popc": _popc, "popcll": _popc, "ffs": _ffs, "ffsll": _ffs,
-    "brev": _brev, "brevll": _brev, "mulhi": _mulhi, "umulhi": _mulhi, "mul64hi": _mulhi, "umul64hi": _mulhi,
-    "mul24": _mul24, "umul24": _mul24, "byte_perm": _byte_perm,
-    "hadd": _hadd, "uhadd": _hadd, "rhadd": lambda a, b: _hadd(a, b, True), "urhadd": lambda a, b: _hadd(a, b, True),
-    "sad": _sad, "usad": _sad,
-    "llrint": lambda a: _to_int("ll", "rn")(a), "llround": lambda a: _to_int("ll", "")(_rint_away(a)),
-    "float_as_int": _view(np.int32), "float_as_uint": _view(np.uint32), "int_as_float": _view(np.float32),
-    "uint_as_float": _view(np.float32), "double_as_longlong": _view(np.int64), "longlong_as_double": _view(np.float64),
+    "abs": lambda a: np.abs(np.asarray(a)),
+    "llabs": lambda a: np.abs(np.asarray(a)),
+    "clz": _clz,
+    "clzll": _clz,
+    "popc": _popc,
+    "popcll": _popc,
+    "ffs": _ffs,
+    "ffsll": _ffs,
+    "brev": _brev,
+    "brevll": _brev,
+    "mulhi": _mulhi,
+    "umulhi": _mulhi,
+    "mul64hi": _mulhi,
+    "umul64hi": _mulhi,
+    "mul24": _mul24,
+    "umul24": _mul24,
+    "byte_perm": _byte_perm,
+    "hadd": _hadd,
+    "uhadd": _hadd,
+    "rhadd": lambda a, b: _hadd(a, b, True),
+    "urhadd": lambda a, b: _hadd(a, b, True),
+    "sad": _sad,
+    "usad": _sad,
+    "llrint": lambda a: _to_int("ll", "rn")(a),
+    "llround": lambda a: _to_int("ll", "")(_rint_away(a)),
+    "float_as_int": _view(np.int32),
+    "float_as_uint": _view(np.uint32),
+    "int_as_float": _view(np.float32),
+    "uint_as_float": _view(np.float32),
+    "double_as_longlong": _view(np.int64),
+    "longlong_as_double": _view(np.float64),
     "double2hiint": lambda a: (_hi_lo(a) >> np.uint64(32)).astype(np.uint32).view(np.int32),
     "double2loint": lambda a: (_hi_lo(a) & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.int32),
     "hiloint2double": _hiloint2double,
@@ -325,8 +438,9 @@ def _lookup(name: str, rnd: str):
     if _TO_FLOAT.match(name):
         if rnd not in ("", "rn"):
             return None, False
-        return (lambda a: _f(a) if np.asarray(a).dtype.itemsize < 8 or np.asarray(a).dtype.kind == "f"
-                else np.asarray(a)), True
+        return (
+            lambda a: _f(a) if np.asarray(a).dtype.itemsize < 8 or np.asarray(a).dtype.kind == "f" else np.asarray(a)
+        ), True
     if rnd not in ("", "rn") and name not in ("fma", "fmaf"):
         return None, False
     for table, widen in ((_FLOAT1, True), (_FLOAT2, True), (_NATIVE, False)):
@@ -356,7 +470,8 @@ def evaluate(symbol: str, arrays: list[np.ndarray], out_dtype: np.dtype, functio
         raise UnsupportedLibdeviceFunction(
             f"libdevice.{label} ({symbol}, on {types}) is not implemented under Triton Lens: the CPU interpreter cannot call "
             f"the GPU's device library and this function has no numpy equivalent here yet. Use a tl.* or "
-            f"tl.math function instead, or report it so it can be added.")
+            f"tl.math function instead, or report it so it can be added."
+        )
     args = [np.asarray(a) for a in arrays]
     with np.errstate(all="ignore"):
         if widen:

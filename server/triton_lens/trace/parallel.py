@@ -30,6 +30,7 @@ launch's children). Forked workers are not reused across launches: a fork is wha
 launch's tensors and the script's whole state without copying or pickling anything. They stay in the worker's process group, so the runner's time and memory limits
 reach them.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -40,7 +41,6 @@ import signal
 import sys
 import time
 import types
-from typing import Optional
 
 import numpy as np
 
@@ -71,7 +71,8 @@ class _AtomicInChild(BaseException):
 
 # -- which kernels use atomics (their code objects and those of the @jit functions they call) ------
 
-def _jit_code(obj) -> Optional[types.CodeType]:
+
+def _jit_code(obj) -> types.CodeType | None:
     fn = getattr(obj, "fn", None)  # JITFunction / InterpretedFunction -> the Python function
     code = getattr(fn, "__code__", None)
     return code if isinstance(code, types.CodeType) else None
@@ -110,6 +111,7 @@ def uses_atomics(fn) -> bool:
 
 # -- what a child sends ---------------------------------------------------------------------------
 
+
 class _StoreLog:
     """The bytes a child's programs stored, in order: contiguous runs as (address, bytes), scattered
     lanes with their addresses."""
@@ -144,10 +146,14 @@ class _StoreLog:
             self.addrs.append(np.ascontiguousarray(p, dtype=np.uint64))
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {"st.kind": np.asarray(self.kind, dtype=np.uint8), "st.itemsize": np.asarray(self.itemsize, dtype=np.uint8),
-                "st.count": np.asarray(self.count, dtype=np.int64), "st.start": np.asarray(self.start, dtype=np.uint64),
-                "st.addrs": np.concatenate(self.addrs) if self.addrs else np.empty(0, dtype=np.uint64),
-                "st.vals": np.frombuffer(b"".join(self.vals), dtype=np.uint8)}
+        return {
+            "st.kind": np.asarray(self.kind, dtype=np.uint8),
+            "st.itemsize": np.asarray(self.itemsize, dtype=np.uint8),
+            "st.count": np.asarray(self.count, dtype=np.int64),
+            "st.start": np.asarray(self.start, dtype=np.uint64),
+            "st.addrs": np.concatenate(self.addrs) if self.addrs else np.empty(0, dtype=np.uint64),
+            "st.vals": np.frombuffer(b"".join(self.vals), dtype=np.uint8),
+        }
 
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -159,18 +165,19 @@ def apply_stores(a: dict[str, np.ndarray]) -> None:
     base = vals.ctypes.data
     off = aoff = 0
     addrs = a["st.addrs"]
-    for kind, size, count, start in zip(a["st.kind"].tolist(), a["st.itemsize"].tolist(), a["st.count"].tolist(),
-                                        a["st.start"].tolist()):
+    for kind, size, count, start in zip(
+        a["st.kind"].tolist(), a["st.itemsize"].tolist(), a["st.count"].tolist(), a["st.start"].tolist()
+    ):
         nbytes = size * count
         if kind == 0:
             ctypes.memmove(start, base + off, nbytes)
         else:
-            v = vals[off:off + nbytes]
+            v = vals[off : off + nbytes]
             dt = _UINT.get(size)
             if dt is not None:
-                compat.raw_store(addrs[aoff:aoff + count], v.view(dt))
+                compat.raw_store(addrs[aoff : aoff + count], v.view(dt))
             else:  # an odd item size: lane by lane
-                for k, addr in enumerate(addrs[aoff:aoff + count].tolist()):
+                for k, addr in enumerate(addrs[aoff : aoff + count].tolist()):
                     ctypes.memmove(addr, base + off + k * size, size)
             aoff += count
         off += nbytes
@@ -205,7 +212,7 @@ def _extend_sets(b: ElementSetsBuilder, a: dict[str, np.ndarray], prefix: str) -
     b.counts.extend(a[f"{prefix}.count"].tolist())
     data = a[f"{prefix}.data"].tobytes()
     st = a[f"{prefix}.start"].tolist()
-    b.chunks.extend(data[st[i]:st[i + 1]] for i in range(len(st) - 1))
+    b.chunks.extend(data[st[i] : st[i + 1]] for i in range(len(st) - 1))
 
 
 def _die_with_parent() -> None:
@@ -229,7 +236,7 @@ class _Dispatch:
     set_grid_idx) and the programs it runs itself are the kernel's own function, so an exception's
     traceback is the one-process run's. In a child, `executor.fn` is `child_call`."""
 
-    def __init__(self, rec: "ParallelRecorder", launch, executor, fn, n: int):
+    def __init__(self, rec: ParallelRecorder, launch, executor, fn, n: int):
         self.rec, self.L, self.executor, self.fn, self.n = rec, launch, executor, fn, n
         self.i = 0  # programs the loop has reached, in its order
         self.phase = PROBE
@@ -238,7 +245,7 @@ class _Dispatch:
         self.lo = self.hi = 0
         self.out = None
         self.n0 = self.s0 = self.d0 = self.d0s = 0
-        self.stores: Optional[_StoreLog] = None
+        self.stores: _StoreLog | None = None
 
     def before_program(self) -> None:
         done = self.i
@@ -312,11 +319,18 @@ class _Dispatch:
             if any(r is not None and r[0]["status"] == "atomic" for r in results):
                 rec.atomic_kernels.add(self.fn.__code__)
             self.phase = ONE_PROCESS  # memory is untouched: run the rest here, as one process would
-        rec.last_split = {"kernel": L.kernel, "launch": L.index, "programs": self.n, "workers": k, "probe": done,
-                          "merged": self.phase is SPLIT_DONE,
-                          "children": [r[0]["status"] if r is not None else "lost" for r in results],
-                          "fork_s": t_wait - t_fork, "wait_s": t_merge - t_wait,
-                          "merge_s": time.perf_counter() - t_merge}
+        rec.last_split = {
+            "kernel": L.kernel,
+            "launch": L.index,
+            "programs": self.n,
+            "workers": k,
+            "probe": done,
+            "merged": self.phase is SPLIT_DONE,
+            "children": [r[0]["status"] if r is not None else "lost" for r in results],
+            "fork_s": t_wait - t_fork,
+            "wait_s": t_merge - t_wait,
+            "merge_s": time.perf_counter() - t_merge,
+        }
         report = os.environ.get("TRITON_LENS_PARALLEL_REPORT")
         if report:  # tests and benchmarks: which launches were split, and how they ended
             with open(report, "a") as f:
@@ -392,8 +406,17 @@ class _Dispatch:
                     L.dot_sites.append(DotSite.from_json(d))
                 dot_remap[meta["d0s"] + j] = idx
             for site, prog, ra, rb, m, n, k in a["dots"].reshape(-1, 7).tolist():
-                L.dots.append((dot_remap.get(site, site), prog, ra + row0 if ra >= 0 else -1,
-                               rb + row0 if rb >= 0 else -1, m, n, k))
+                L.dots.append(
+                    (
+                        dot_remap.get(site, site),
+                        prog,
+                        ra + row0 if ra >= 0 else -1,
+                        rb + row0 if rb >= 0 else -1,
+                        m,
+                        n,
+                        k,
+                    )
+                )
             _extend_sets(L.touched, a, "touched")
             _extend_sets(L.masked, a, "masked")
             _extend_sets(L.oob, a, "oob")
@@ -413,7 +436,7 @@ class _Dispatch:
         compat.tap_stores(self.stores)
         rec = self.rec
         rec.in_child = True
-        out, L = self.out, self.L
+        out = self.out
 
         def progress(kernel, launch, done, total):
             stream.write_frame(out, "progress", {"done": max(0, min(done, hi) - lo)})
@@ -436,15 +459,21 @@ class _Dispatch:
                     arrays[c] = np.asarray(getattr(L, c)[n0:], dtype=np.int32)
                 arrays["ex_vhash"] = np.asarray(L.ex_vhash[n0:], dtype=np.int64)
                 dot_keys = {i: k for k, i in L.dot_site_index.items() if i >= self.d0s}
-                dot_sites = [dict(L.dot_sites[i].to_json(), key=["dot", *_stable_dot_key(dot_keys[i])])
-                             for i in range(self.d0s, len(L.dot_sites))]
-                arrays["dots"] = np.asarray(L.dots[self.d0:], dtype=np.int64).reshape(-1, 7)
+                dot_sites = [
+                    dict(L.dot_sites[i].to_json(), key=["dot", *_stable_dot_key(dot_keys[i])])
+                    for i in range(self.d0s, len(L.dot_sites))
+                ]
+                arrays["dots"] = np.asarray(L.dots[self.d0 :], dtype=np.int64).reshape(-1, 7)
                 arrays.update(_set_arrays("touched", L.touched, n0))
                 arrays.update(_set_arrays("masked", L.masked, n0))
                 arrays.update(_set_arrays("oob", L.oob, n0))
                 arrays.update(self.stores.arrays())
-                stream.write_frame(self.out, "result", {"status": "ok", "sites": sites, "n0": n0,
-                                                        "dot_sites": dot_sites, "d0s": self.d0s}, arrays)
+                stream.write_frame(
+                    self.out,
+                    "result",
+                    {"status": "ok", "sites": sites, "n0": n0, "dot_sites": dot_sites, "d0s": self.d0s},
+                    arrays,
+                )
             else:
                 stream.write_frame(self.out, "result", {"status": status})
             self.out.close()
@@ -455,22 +484,34 @@ class _Dispatch:
 class ParallelRecorder(Recorder):
     """The recorder, with each large enough launch's programs split over `workers` processes."""
 
-    def __init__(self, *args, workers: int = 1, min_programs: Optional[int] = None,
-                 min_seconds: Optional[float] = None, probe_seconds: Optional[float] = None, **kwargs):
+    def __init__(
+        self,
+        *args,
+        workers: int = 1,
+        min_programs: int | None = None,
+        min_seconds: float | None = None,
+        probe_seconds: float | None = None,
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
         self.workers = max(1, int(workers))
         # The environment can lower the thresholds (the tests split even the corpus's small launches).
-        self.min_programs = int(min_programs if min_programs is not None
-                                else _env_number("TRITON_LENS_PARALLEL_MIN_PROGRAMS", MIN_PROGRAMS))
-        self.min_seconds = float(min_seconds if min_seconds is not None
-                                 else _env_number("TRITON_LENS_PARALLEL_MIN_SECONDS", MIN_SECONDS))
-        self.probe_seconds = float(probe_seconds if probe_seconds is not None
-                                   else _env_number("TRITON_LENS_PARALLEL_PROBE_SECONDS", PROBE_SECONDS))
+        self.min_programs = int(
+            min_programs if min_programs is not None else _env_number("TRITON_LENS_PARALLEL_MIN_PROGRAMS", MIN_PROGRAMS)
+        )
+        self.min_seconds = float(
+            min_seconds if min_seconds is not None else _env_number("TRITON_LENS_PARALLEL_MIN_SECONDS", MIN_SECONDS)
+        )
+        self.probe_seconds = float(
+            probe_seconds
+            if probe_seconds is not None
+            else _env_number("TRITON_LENS_PARALLEL_PROBE_SECONDS", PROBE_SECONDS)
+        )
         self.atomic_kernels: set = set()
         self.in_child = False
-        self.last_split: Optional[dict] = None
+        self.last_split: dict | None = None
         self._executors: list = []
-        self._dispatch: list[Optional[_Dispatch]] = []
+        self._dispatch: list[_Dispatch | None] = []
 
     def launch_begin(self, executor, fn):
         token = super().launch_begin(executor, fn)

@@ -9,6 +9,7 @@ Read from the text only (a cheap parse):
 Only files that define a `@triton.jit` kernel, or import one from the workspace, are run. A file
 that does not parse is not run: its syntax error is reported instead.
 """
+
 from __future__ import annotations
 
 import ast
@@ -16,8 +17,9 @@ import os
 import re
 import shlex
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any
 
 from .kernels import KernelOutline, outline_lenient, outline_tree
 
@@ -37,11 +39,11 @@ class SyntaxProblem:
 class Plan:
     runnable: bool
     why_not: str = ""
-    syntax: Optional[SyntaxProblem] = None
-    command: Optional[list[str]] = None
+    syntax: SyntaxProblem | None = None
+    command: list[str] | None = None
     origin: str = "file"  # "file" | "comment" | "setting"
     origin_line: int = 0  # the comment's line, for "comment"
-    cwd: Optional[str] = None
+    cwd: str | None = None
     kernels: list[KernelOutline] = field(default_factory=list)
     imported_kernels: list[str] = field(default_factory=list)  # workspace files that define imported kernels
     launches: bool = False  # the file's own code launches a kernel it defines (`kernel[grid](...)`)
@@ -120,7 +122,7 @@ def _imported_kernel_files(tree: ast.AST, path: str, roots: list[str]) -> list[s
     return found
 
 
-def workspace_root(path: str, roots: list[str]) -> Optional[str]:
+def workspace_root(path: str, roots: list[str]) -> str | None:
     best = None
     for r in roots:
         try:
@@ -132,8 +134,7 @@ def workspace_root(path: str, roots: list[str]) -> Optional[str]:
     return best
 
 
-def plan(path: str, text: str, run_commands: Optional[Mapping[str, Any]] = None,
-         roots: Optional[list[str]] = None) -> Plan:
+def plan(path: str, text: str, run_commands: Mapping[str, Any] | None = None, roots: list[str] | None = None) -> Plan:
     """The plan for `path` whose text is `text`. `run_commands`: glob -> command line (str) or argv
     (list), as in the tritonLens.runCommands setting; `roots`: the workspace folders (globs and run
     comments are relative to the one holding the file)."""
@@ -151,9 +152,12 @@ def plan(path: str, text: str, run_commands: Optional[Mapping[str, Any]] = None,
         end_col = int(getattr(e, "end_offset", None) or 0) - 1
         if end_line < line or (end_line == line and end_col <= col):
             end_line, end_col = line, col + 1
-        return Plan(False, "the file does not parse",
-                    syntax=SyntaxProblem(line, col, end_line, end_col, f"{type(e).__name__}: {e.msg}"),
-                    kernels=outline_lenient(text))
+        return Plan(
+            False,
+            "the file does not parse",
+            syntax=SyntaxProblem(line, col, end_line, end_col, f"{type(e).__name__}: {e.msg}"),
+            kernels=outline_lenient(text),
+        )
     except ValueError as e:  # e.g. NUL bytes
         return Plan(False, f"the file does not parse: {e}", syntax=SyntaxProblem(1, 0, 1, 1, str(e)))
     kernels = outline_tree(tree)
@@ -167,13 +171,27 @@ def plan(path: str, text: str, run_commands: Optional[Mapping[str, Any]] = None,
         argv = expand_variables(split_command(m.group("cmd")), path, root)
         if argv:
             line = text.count("\n", 0, m.start()) + 1
-            return Plan(True, command=argv, origin="comment", origin_line=line,
-                        cwd=root or os.path.dirname(path), kernels=kernels, imported_kernels=imported,
-                        launches=launches)
+            return Plan(
+                True,
+                command=argv,
+                origin="comment",
+                origin_line=line,
+                cwd=root or os.path.dirname(path),
+                kernels=kernels,
+                imported_kernels=imported,
+                launches=launches,
+            )
     argv = expand_variables(command_for(path, run_commands or {}, roots), path, root)
     if argv:
-        return Plan(True, command=argv, origin="setting", cwd=root or os.path.dirname(path), kernels=kernels,
-                    imported_kernels=imported, launches=launches)
+        return Plan(
+            True,
+            command=argv,
+            origin="setting",
+            cwd=root or os.path.dirname(path),
+            kernels=kernels,
+            imported_kernels=imported,
+            launches=launches,
+        )
     return Plan(True, kernels=kernels, imported_kernels=imported, launches=launches)
 
 
@@ -187,8 +205,12 @@ def _launches(tree: ast.AST, kernel_names: set[str]) -> bool:
         f = node.func
         if isinstance(f, ast.Subscript) and isinstance(f.value, ast.Name) and f.value.id in kernel_names:
             return True
-        if isinstance(f, ast.Attribute) and f.attr == "run" and isinstance(f.value, ast.Name) \
-                and f.value.id in kernel_names:
+        if (
+            isinstance(f, ast.Attribute)
+            and f.attr == "run"
+            and isinstance(f.value, ast.Name)
+            and f.value.id in kernel_names
+        ):
             return True
     return False
 
@@ -201,7 +223,8 @@ def worth_a_run(p: Plan) -> bool:
 
 # -- the runCommands setting: globs -> commands --------------------------------------------------
 
-def command_for(path: str, run_commands: Mapping[str, Any], roots: list[str]) -> Optional[list[str]]:
+
+def command_for(path: str, run_commands: Mapping[str, Any], roots: list[str]) -> list[str] | None:
     """The command `run_commands` gives `path`: the first glob that matches it, relative to a
     workspace root or as an absolute path."""
     candidates = [path.replace(os.sep, "/")]
@@ -222,16 +245,21 @@ def command_for(path: str, run_commands: Mapping[str, Any], roots: list[str]) ->
 _VARIABLE = re.compile(r"\$\{([^}]+)\}")
 
 
-def expand_variables(argv: Optional[list[str]], path: str, root: Optional[str],
-                     env: Optional[Mapping[str, str]] = None) -> Optional[list[str]]:
+def expand_variables(
+    argv: list[str] | None, path: str, root: str | None, env: Mapping[str, str] | None = None
+) -> list[str] | None:
     """${workspaceFolder}, ${file}, ${fileDirname}, ${userHome}, ${env:NAME} and a leading ~ in each
     argument, as VS Code expands them (`pytest ${file} -x`). Unknown variables stay as written."""
     if not argv:
         return argv
     env = os.environ if env is None else env
     home = os.path.expanduser("~")
-    values = {"workspaceFolder": root or os.path.dirname(path), "file": path, "fileDirname": os.path.dirname(path),
-              "userHome": home}
+    values = {
+        "workspaceFolder": root or os.path.dirname(path),
+        "file": path,
+        "fileDirname": os.path.dirname(path),
+        "userHome": home,
+    }
 
     def one(m: re.Match) -> str:
         name = m.group(1)
@@ -248,7 +276,7 @@ def expand_variables(argv: Optional[list[str]], path: str, root: Optional[str],
     return out
 
 
-def split_command(command: Any) -> Optional[list[str]]:
+def split_command(command: Any) -> list[str] | None:
     if isinstance(command, list):
         argv = [str(a) for a in command]
     elif isinstance(command, str):
@@ -267,8 +295,8 @@ def _translate(glob: str) -> str:
     while i < len(glob):
         ch = glob[i]
         if ch == "*":
-            if glob[i + 1:i + 2] == "*":
-                if glob[i + 2:i + 3] == "/":
+            if glob[i + 1 : i + 2] == "*":
+                if glob[i + 2 : i + 3] == "/":
                     out += "(?:.*/)?"
                     i += 3
                 else:
@@ -280,7 +308,7 @@ def _translate(glob: str) -> str:
             out += "[^/]"
         elif ch == "{" and glob.find("}", i) > 0:
             j = glob.find("}", i)
-            out += "(?:" + "|".join(_translate(p) for p in glob[i + 1:j].split(",")) + ")"
+            out += "(?:" + "|".join(_translate(p) for p in glob[i + 1 : j].split(",")) + ")"
             i = j
         else:
             out += re.escape(ch)

@@ -4,6 +4,7 @@ A forked child shares the worker's pages until it writes them, so adding up resi
 count the worker's torch and triton once per child: a child counts with the pages it has of its own
 (Private_Clean + Private_Dirty of /proc/PID/smaps_rollup) on top of the worker's resident size.
 """
+
 from __future__ import annotations
 
 import os
@@ -82,7 +83,6 @@ def signal_children_first(pid: int, sig: int) -> None:
         os.kill(pid, sig)
     except OSError:
         pass
-
 
 
 def default_workers() -> int:

@@ -7,12 +7,13 @@ the mask before the interpreter sees it, so they never touch memory.
     with Recorder(on_launch=callback) as rec:   # hooks installed for the block, removed after
         kernel[grid](...)
 """
+
 from __future__ import annotations
 
 import os
 import sys
 import time
-from typing import Callable, Optional
+from collections.abc import Callable
 
 import numpy as np
 
@@ -94,7 +95,7 @@ class _Launch:
         self.dots: list[tuple[int, ...]] = []  # site, program, a_row, b_row, m, n, k
         self.values_before: dict[int, np.ndarray] = {}
         self.t0 = time.perf_counter()
-        self.live: Optional[np.ndarray] = None  # (n, 2) storage [lo, hi) of the script's live tensors
+        self.live: np.ndarray | None = None  # (n, 2) storage [lo, hi) of the script's live tensors
         self.flushed = False  # sent already, cut short at the time limit
 
     def finish(self, complete: bool, value_limit: int) -> LaunchTrace:
@@ -108,16 +109,30 @@ class _Launch:
             except Exception:  # values are a convenience for the viewer; never fail a launch on them
                 pass
         return LaunchTrace(
-            index=self.index, kernel=self.kernel, def_file=self.def_file, def_line=self.def_line,
-            file=self.file, line=self.line, grid=self.grid, tensors=[v.info for v in self.views],
+            index=self.index,
+            kernel=self.kernel,
+            def_file=self.def_file,
+            def_line=self.def_line,
+            file=self.file,
+            line=self.line,
+            grid=self.grid,
+            tensors=[v.info for v in self.views],
             sites=self.sites,
-            ex_site=np.asarray(self.ex_site, dtype=np.int32), ex_program=np.asarray(self.ex_program, dtype=np.int32),
-            ex_lanes=np.asarray(self.ex_lanes, dtype=np.int32), ex_active=np.asarray(self.ex_active, dtype=np.int32),
-            ex_oob=np.asarray(self.ex_oob, dtype=np.int32), ex_vhash=np.asarray(self.ex_vhash, dtype=np.int64),
+            ex_site=np.asarray(self.ex_site, dtype=np.int32),
+            ex_program=np.asarray(self.ex_program, dtype=np.int32),
+            ex_lanes=np.asarray(self.ex_lanes, dtype=np.int32),
+            ex_active=np.asarray(self.ex_active, dtype=np.int32),
+            ex_oob=np.asarray(self.ex_oob, dtype=np.int32),
+            ex_vhash=np.asarray(self.ex_vhash, dtype=np.int64),
             unwritten_before=self.unwritten_before,
-            touched=self.touched.finish(), masked=self.masked.finish(), oob=self.oob.finish(),
-            values=values, seconds=time.perf_counter() - self.t0, complete=complete,
-            dots=self._dot_trace(), values_before=self.values_before,
+            touched=self.touched.finish(),
+            masked=self.masked.finish(),
+            oob=self.oob.finish(),
+            values=values,
+            seconds=time.perf_counter() - self.t0,
+            complete=complete,
+            dots=self._dot_trace(),
+            values_before=self.values_before,
         )
 
     def _dot_trace(self) -> DotTrace:
@@ -132,7 +147,7 @@ def _host_values(t) -> np.ndarray:
     return t.cpu().reshape(-1).numpy().copy()
 
 
-def _keep_before(L: "_Launch", index: int, t, limit: int) -> None:
+def _keep_before(L: _Launch, index: int, t, limit: int) -> None:
     """The tensor's values before the launch (the viewer's "before" colouring), within the value limit."""
     try:
         if 0 < t.numel() <= limit:
@@ -143,8 +158,10 @@ def _keep_before(L: "_Launch", index: int, t, limit: int) -> None:
 
 def _prefix(t: LaunchTrace, k: int) -> LaunchTrace:
     """The trace of its first k executions."""
+
     def sets(s: ElementSets) -> ElementSets:
-        return ElementSets(s.kind[:k], s.lo[:k], s.count[:k], s.start[:k + 1], s.data[:int(s.start[k])])
+        return ElementSets(s.kind[:k], s.lo[:k], s.count[:k], s.start[: k + 1], s.data[: int(s.start[k])])
+
     for c in ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob", "ex_vhash"):
         setattr(t, c, getattr(t, c)[:k])
     t.touched, t.masked, t.oob = sets(t.touched), sets(t.masked), sets(t.oob)
@@ -213,10 +230,14 @@ def _user_frame_fast(depth: int):
 
 
 class Recorder(compat.Hooks):
-    def __init__(self, on_launch: Optional[Callable[[LaunchTrace], None]] = None,
-                 on_progress: Optional[Callable[[str, int, int, int], None]] = None,
-                 value_limit: int = DEFAULT_VALUE_LIMIT, skip_unused_overflow_checks: bool = True,
-                 memory=None):
+    def __init__(
+        self,
+        on_launch: Callable[[LaunchTrace], None] | None = None,
+        on_progress: Callable[[str, int, int, int], None] | None = None,
+        value_limit: int = DEFAULT_VALUE_LIMIT,
+        skip_unused_overflow_checks: bool = True,
+        memory=None,
+    ):
         self.on_launch = on_launch
         # host_writes.HostWrites (the worker's), or None: which elements nothing has written yet.
         self.memory = memory
@@ -226,8 +247,8 @@ class Recorder(compat.Hooks):
         self.on_progress = on_progress
         self.value_limit = value_limit
         self.launches: list[LaunchTrace] = []
-        self._launch: Optional[_Launch] = None
-        self._stack: list[Optional[_Launch]] = []
+        self._launch: _Launch | None = None
+        self._stack: list[_Launch | None] = []
         self._ctx: list[_Context] = []
         self._count = 0
         self._benchmarking = 0
@@ -236,7 +257,7 @@ class Recorder(compat.Hooks):
         self._next_progress = 0.0
 
     # -- lifetime ---------------------------------------------------------------------------
-    def __enter__(self) -> "Recorder":
+    def __enter__(self) -> Recorder:
         self._uninstall = compat.install(self, self.skip_unused_overflow_checks)
         return self
 
@@ -264,9 +285,15 @@ class Recorder(compat.Hooks):
         for (name, host), (_, dev) in zip(named_hst, named_dev):
             devices = [str(t.device) for _, _, t in compat.iter_tensor_args(name, dev)]
             for k, (label, obj, t) in enumerate(compat.iter_tensor_args(name, host)):
-                info = TensorInfo(index=len(L.views), name=label, shape=tuple(int(s) for s in t.shape),
-                                  strides=tuple(int(s) for s in t.stride()), dtype=_dtype_name(t),
-                                  itemsize=int(t.element_size()), device=devices[k] if k < len(devices) else "cpu")
+                info = TensorInfo(
+                    index=len(L.views),
+                    name=label,
+                    shape=tuple(int(s) for s in t.shape),
+                    strides=tuple(int(s) for s in t.stride()),
+                    dtype=_dtype_name(t),
+                    itemsize=int(t.element_size()),
+                    device=devices[k] if k < len(devices) else "cpu",
+                )
                 try:
                     storage = t.untyped_storage()
                     extent = (storage.data_ptr(), storage.data_ptr() + storage.nbytes())
@@ -397,17 +424,35 @@ class Recorder(compat.Hooks):
                         line, end_line, col, end_col = p
                 except Exception:
                     pass
-                pos = (os.path.abspath(code.co_filename), int(line), -1 if col is None else int(col),
-                       int(end_line or line), -1 if end_col is None else int(end_col))
+                pos = (
+                    os.path.abspath(code.co_filename),
+                    int(line),
+                    -1 if col is None else int(col),
+                    int(end_line or line),
+                    -1 if end_col is None else int(end_col),
+                )
             self._positions[pos_key] = pos
         i = len(L.sites)
         sem, scope = _order_names(order)
-        L.sites.append(Site(pos[0], pos[1], pos[2], pos[3], pos[4], -1 if tag is None else tag, kind, op, sem, scope,
-                            self.unmasked > 0 and kind in ("load", "store")))
+        L.sites.append(
+            Site(
+                pos[0],
+                pos[1],
+                pos[2],
+                pos[3],
+                pos[4],
+                -1 if tag is None else tag,
+                kind,
+                op,
+                sem,
+                scope,
+                self.unmasked > 0 and kind in ("load", "store"),
+            )
+        )
         L.site_index[key] = i
         return i
 
-    def _view_by_address(self, L: _Launch, flat: np.ndarray, m) -> Optional[int]:
+    def _view_by_address(self, L: _Launch, flat: np.ndarray, m) -> int | None:
         """The argument whose storage holds the first active lane (pointers with no provenance)."""
         if flat.size == 0:
             return None
@@ -472,8 +517,9 @@ class Recorder(compat.Hooks):
             # Fast path: a contiguous ascending tile whose active lanes are a prefix (no mask, or the
             # usual `offs < n` tail) is two ranges, touched and masked off, when it is in bounds.
             first = int(flat[0]) - v.base
-            if (lanes == 1 or bool(((flat[1:] - flat[:-1]) == v.itemsize).all())) \
-                    and (m is None or bool(m[:active].all())):
+            if (lanes == 1 or bool(((flat[1:] - flat[:-1]) == v.itemsize).all())) and (
+                m is None or bool(m[:active].all())
+            ):
                 lo = first >> v.shift
                 if lo >= 0 and lo + active <= v.numel and not (first & (v.itemsize - 1)):
                     t = L.touched
@@ -515,8 +561,11 @@ class Recorder(compat.Hooks):
                     t.counts.append(count)
                     t.chunks.append(payload)
                     L.ex_oob.append(0)
-                    L.ex_vhash.append(0 if value is None else _fingerprint(
-                        -1, e, value.data.reshape(-1) if m is None else value.data.reshape(-1)[m]))
+                    L.ex_vhash.append(
+                        0
+                        if value is None
+                        else _fingerprint(-1, e, value.data.reshape(-1) if m is None else value.data.reshape(-1)[m])
+                    )
                     _add_empty(L.oob)
                     done = True
             if not done:
@@ -525,8 +574,13 @@ class Recorder(compat.Hooks):
                 bad = ~inb if m is None else (m & ~inb)
                 n_bad = int(np.count_nonzero(bad))
                 L.touched.add(flat_idx if m is None else flat_idx[m[inb]])
-                L.ex_vhash.append(0 if value is None else _fingerprint(
-                    -1, flat_idx if m is None else flat_idx[m[inb]], value.data.reshape(-1)[good.reshape(-1)]))
+                L.ex_vhash.append(
+                    0
+                    if value is None
+                    else _fingerprint(
+                        -1, flat_idx if m is None else flat_idx[m[inb]], value.data.reshape(-1)[good.reshape(-1)]
+                    )
+                )
                 L.ex_oob.append(n_bad)
                 if n_bad:
                     L.oob.add(v.elements(d[bad]))
@@ -569,8 +623,9 @@ class Recorder(compat.Hooks):
                     pass
             file = os.path.abspath(f.f_code.co_filename) if f is not None else ""
             i = L.dot_site_index[key] = len(L.dot_sites)
-            L.dot_sites.append(DotSite(file, int(line), int(col), int(end_line), int(end_col), a_dtype, b_dtype,
-                                       acc_dtype))
+            L.dot_sites.append(
+                DotSite(file, int(line), int(col), int(end_line), int(end_col), a_dtype, b_dtype, acc_dtype)
+            )
         batch = 1
         for s in a_shape[:-2]:
             batch *= int(s)
@@ -580,10 +635,11 @@ class Recorder(compat.Hooks):
         for v in (a, b):
             tag = getattr(v, "_tl_row", None)
             rows.append(tag[1] if tag is not None and tag[0] == L.index else -1)
-        L.dots.append((i, x + gx * (y + gy * z), rows[0], rows[1], batch * int(a_shape[-2]), int(b_shape[-1]),
-                       int(a_shape[-1])))
+        L.dots.append(
+            (i, x + gx * (y + gy * z), rows[0], rows[1], batch * int(a_shape[-2]), int(b_shape[-1]), int(a_shape[-1]))
+        )
 
-    def _unattributed(self, L: _Launch, flat: np.ndarray, m, shape) -> Optional[np.ndarray]:
+    def _unattributed(self, L: _Launch, flat: np.ndarray, m, shape) -> np.ndarray | None:
         """Lanes of a pointer with no argument behind it. Those in the storage of an argument or of
         another tensor the script holds (a table of pointers, as grouped GEMM uses) go ahead; any
         other address is out of bounds like any other lane: counted, recorded by byte address, and

@@ -2,6 +2,7 @@
 launches it streams. Whatever the script does (raises, hangs, exits, segfaults, eats memory),
 every launch that finished before is kept and the failure becomes part of the result.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -15,11 +16,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
-from ..model import (CRASHED, ERROR, EXCEPTION, NO_LAUNCH, OK, TIMEOUT, CudaStandIn, LaunchTrace, RunResult,
-                     ScriptError)
+from ..model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, OK, TIMEOUT, CudaStandIn, LaunchTrace, RunResult, ScriptError
 from . import stream
 from .kernels import find_kernels
 from .supervisor import descendants
@@ -33,13 +33,13 @@ FLUSH_GRACE_S = 0.5  # at the time limit, how long the worker gets to send the l
 @dataclass
 class RunRequest:
     path: str
-    source: Optional[str] = None  # the unsaved buffer of `path`, run instead of the file on disk
-    command: Optional[list[str]] = None  # e.g. ["pytest", "tests/test_add.py", "-k", "small"]; None: path as __main__
-    cwd: Optional[str] = None
+    source: str | None = None  # the unsaved buffer of `path`, run instead of the file on disk
+    command: list[str] | None = None  # e.g. ["pytest", "tests/test_add.py", "-k", "small"]; None: path as __main__
+    cwd: str | None = None
     python: str = sys.executable
     timeout_s: float = 60.0
     memory_mb: int = 8192
-    env: Optional[dict[str, str]] = None
+    env: dict[str, str] | None = None
     argv: list[str] = field(default_factory=list)
     value_limit: int = 1 << 20
     # Processes a launch's programs are split over (trace/parallel.py); 1: the interpreter's own loop.
@@ -66,7 +66,7 @@ class Progress:
 class _Tail:
     """Keeps the last bytes of a stream (the user's prints) without holding all of them."""
 
-    def __init__(self, pipe, on_chunk: Optional[Callable[[bytes], None]] = None):
+    def __init__(self, pipe, on_chunk: Callable[[bytes], None] | None = None):
         self.data = bytearray()
         self.on_chunk = on_chunk  # sees every chunk as it arrives (`triton-lens check --show-output`)
         self.thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
@@ -95,7 +95,7 @@ def _signal_name(code: int) -> str:
 _FAULT_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
-def _innermost_line(dump: str, target: str) -> tuple[Optional[str], Optional[int]]:
+def _innermost_line(dump: str, target: str) -> tuple[str | None, int | None]:
     """From a faulthandler dump (most recent call first): the first frame in the target file."""
     frames = [(m["file"], int(m["line"])) for m in _FAULT_LINE.finditer(dump)]
     for f, n in frames:
@@ -129,9 +129,16 @@ class _Worker:
             env["TRITON_LENS_SAFEPATH_ADDED"] = "1"  # the worker removes it before the script runs
         r, w = os.pipe()
         try:
-            self.proc = subprocess.Popen([sys.executable, "-I", _SUPERVISOR, python, "-m", "triton_lens.trace.worker",
-                                          str(w)], pass_fds=(w,), env=env, cwd=self.home, stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", _SUPERVISOR, python, "-m", "triton_lens.trace.worker", str(w)],
+                pass_fds=(w,),
+                env=env,
+                cwd=self.home,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
         except OSError:
             os.close(r)
             os.rmdir(self.home)
@@ -201,6 +208,7 @@ def _take_worker(python: str, env: dict[str, str], keep_warm: bool) -> _Worker:
         spare = None
     worker = spare if spare is not None else _Worker(python, env)
     if keep_warm:
+
         def start_next():
             try:
                 nxt = _Worker(python, env)
@@ -211,6 +219,7 @@ def _take_worker(python: str, env: dict[str, str], keep_warm: bool) -> _Worker:
                 _spares[key] = nxt
             if old is not None:
                 old.discard()
+
         threading.Thread(target=start_next, daemon=True).start()
     return worker
 
@@ -238,7 +247,7 @@ def _resident_bytes(pid: int) -> int:
         return 0
 
 
-def _decode_source(raw: bytes) -> tuple[str, Optional[tuple[int, str]]]:
+def _decode_source(raw: bytes) -> tuple[str, tuple[int, str] | None]:
     """The text of a script as Python reads it (a coding cookie or BOM, else UTF-8), or
     ("", (line, message)) for bytes it cannot decode."""
     import io
@@ -247,17 +256,23 @@ def _decode_source(raw: bytes) -> tuple[str, Optional[tuple[int, str]]]:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as e:  # an unknown encoding in the cookie, or a BOM contradicting it
-        return "", (getattr(e, "lineno", None) or 1, f"Python cannot read this file: {e.msg}. Fix the coding "
-                    "comment (# -*- coding: latin-1 -*-) or save the file as UTF-8.")
+        return "", (
+            getattr(e, "lineno", None) or 1,
+            f"Python cannot read this file: {e.msg}. Fix the coding "
+            "comment (# -*- coding: latin-1 -*-) or save the file as UTF-8.",
+        )
     try:
         return raw.decode(encoding if encoding != "utf-8-sig" else "utf-8-sig"), None
     except (UnicodeDecodeError, LookupError) as e:
         start = getattr(e, "start", 0)
         line = raw[:start].count(b"\n") + 1
-        byte = raw[start:start + 1].hex() if start < len(raw) else "?"
-        return "", (line, f"the file is not valid {encoding}: byte 0x{byte} on line {line} cannot be decoded, so "
-                    "Python cannot run it. Save the file as UTF-8, or declare its encoding with a coding comment "
-                    "on line 1 or 2 (# -*- coding: latin-1 -*-).")
+        byte = raw[start : start + 1].hex() if start < len(raw) else "?"
+        return "", (
+            line,
+            f"the file is not valid {encoding}: byte 0x{byte} on line {line} cannot be decoded, so "
+            "Python cannot run it. Save the file as UTF-8, or declare its encoding with a coding comment "
+            "on line 1 or 2 (# -*- coding: latin-1 -*-).",
+        )
 
 
 def _ask_for_launch_in_flight(proc: subprocess.Popen, state: dict) -> None:
@@ -293,10 +308,13 @@ def _ask_for_stack(proc: subprocess.Popen, crash_file: str, wait_s: float = 3.0)
         time.sleep(0.02)
 
 
-def run(req: RunRequest, cancel: Optional[threading.Event] = None,
-        on_progress: Optional[Callable[[Progress], None]] = None,
-        on_launch: Optional[Callable[[LaunchTrace], None]] = None,
-        on_output: Optional[Callable[[str, bytes], None]] = None) -> RunResult:
+def run(
+    req: RunRequest,
+    cancel: threading.Event | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    on_launch: Callable[[LaunchTrace], None] | None = None,
+    on_output: Callable[[str, bytes], None] | None = None,
+) -> RunResult:
     """Run `req`. `on_output("stdout" | "stderr", chunk)` sees the script's own output live; its
     last 64 KB are kept in the result either way."""
     t0 = time.perf_counter()
@@ -321,15 +339,27 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
     cwd = req.cwd or os.path.dirname(target)
     if not os.path.isdir(cwd):  # a folder deleted or renamed under an open editor: not the Python install's fault
         result.status = ERROR
-        result.error = ScriptError(ERROR, "FileNotFoundError",
-                                   f"the folder to run in, {cwd}, does not exist (moved or deleted?): save the "
-                                   "file somewhere that exists, or fix the run's working directory")
+        result.error = ScriptError(
+            ERROR,
+            "FileNotFoundError",
+            f"the folder to run in, {cwd}, does not exist (moved or deleted?): save the "
+            "file somewhere that exists, or fix the run's working directory",
+        )
         return result
     tmp = tempfile.mkdtemp(prefix="triton-lens-")
     crash_file = os.path.join(tmp, "crash.txt")
-    job = {"path": target, "source": req.source, "command": req.command, "argv": req.argv,
-           "cwd": cwd, "crash_file": crash_file, "value_limit": req.value_limit,
-           "device": req.device, "gpu": req.gpu, "workers": req.workers}
+    job = {
+        "path": target,
+        "source": req.source,
+        "command": req.command,
+        "argv": req.argv,
+        "cwd": cwd,
+        "crash_file": crash_file,
+        "value_limit": req.value_limit,
+        "device": req.device,
+        "gpu": req.gpu,
+        "workers": req.workers,
+    }
 
     env = dict(os.environ if req.env is None else req.env)
     env["TRITON_INTERPRET"] = "1"
@@ -337,8 +367,11 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
     # The worker needs this package; the user's script must not see the libraries bundled for the
     # language server (the extension names them in TRITON_LENS_BUNDLED_LIBS): its own come first.
     bundled = env.pop("TRITON_LENS_BUNDLED_LIBS", None)
-    inherited = [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
-                 if p and (bundled is None or os.path.abspath(p) != os.path.abspath(bundled))]
+    inherited = [
+        p
+        for p in env.get("PYTHONPATH", "").split(os.pathsep)
+        if p and (bundled is None or os.path.abspath(p) != os.path.abspath(bundled))
+    ]
     env["PYTHONPATH"] = os.pathsep.join([_PACKAGE_PARENT] + inherited)
     env.setdefault("PYTHONUNBUFFERED", "1")
     try:
@@ -348,9 +381,12 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
     except OSError as e:
         os.rmdir(tmp)
         result.status = ERROR
-        result.error = ScriptError(ERROR, type(e).__name__,
-                                   f"cannot start the Python interpreter {req.python!r}: {e.strerror}. "
-                                   "Set tritonLens.python (or --python) to a Python with triton, torch and numpy.")
+        result.error = ScriptError(
+            ERROR,
+            type(e).__name__,
+            f"cannot start the Python interpreter {req.python!r}: {e.strerror}. "
+            "Set tritonLens.python (or --python) to a Python with triton, torch and numpy.",
+        )
         return result
     proc, r = worker.proc, worker.read_fd
     t0 = time.perf_counter()
@@ -375,11 +411,18 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
                     if on_launch is not None:
                         on_launch(trace)
                 elif kind == "progress":
-                    state["in_launch"] = {"kernel": meta["kernel"], "launch": meta["launch"], "done": meta["done"],
-                                          "total": meta["total"]}
+                    state["in_launch"] = {
+                        "kernel": meta["kernel"],
+                        "launch": meta["launch"],
+                        "done": meta["done"],
+                        "total": meta["total"],
+                    }
                     if on_progress is not None:
-                        on_progress(Progress(meta["kernel"], meta["launch"], meta["done"], meta["total"],
-                                             time.perf_counter() - t0))
+                        on_progress(
+                            Progress(
+                                meta["kernel"], meta["launch"], meta["done"], meta["total"], time.perf_counter() - t0
+                            )
+                        )
                 elif kind == "hello":
                     state["script_t0"] = time.perf_counter()
                     result.triton_version = meta["triton_version"]
@@ -409,8 +452,9 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
                 pass
             if cancel is not None and cancel.is_set():
                 stopped = "cancelled"
-            elif time.perf_counter() > (startup_deadline if "script_t0" not in state
-                                         else state["script_t0"] + req.timeout_s):
+            elif time.perf_counter() > (
+                startup_deadline if "script_t0" not in state else state["script_t0"] + req.timeout_s
+            ):
                 stopped = TIMEOUT
             elif limit_bytes and worker.tree_resident_bytes() > limit_bytes:
                 stopped = "memory"
@@ -450,18 +494,29 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
         inside = ""
         if state["in_launch"] is not None:
             il = result.in_launch = state["in_launch"]
-            inside = (f" inside launch {il['launch'] + 1} of {il['kernel']} ({il['done']} of {il['total']} "
-                      "programs done)")
-        result.error = ScriptError(TIMEOUT, "Timeout",
-                                   f"the script was still running{inside} after the time limit of "
-                                   f"{req.timeout_s:g} s and was stopped", file, line, dump[-8000:])
+            inside = (
+                f" inside launch {il['launch'] + 1} of {il['kernel']} ({il['done']} of {il['total']} programs done)"
+            )
+        result.error = ScriptError(
+            TIMEOUT,
+            "Timeout",
+            f"the script was still running{inside} after the time limit of {req.timeout_s:g} s and was stopped",
+            file,
+            line,
+            dump[-8000:],
+        )
     elif stopped == "memory":
         file, line = _innermost_line(dump, target)
         result.status = CRASHED
-        result.error = ScriptError(CRASHED, "MemoryLimit",
-                                   f"the script used more than the memory limit of {req.memory_mb} MB and was stopped "
-                                   "(raise tritonLens.memoryLimitMb or --memory if it really needs more)",
-                                   file, line, dump[-8000:])
+        result.error = ScriptError(
+            CRASHED,
+            "MemoryLimit",
+            f"the script used more than the memory limit of {req.memory_mb} MB and was stopped "
+            "(raise tritonLens.memoryLimitMb or --memory if it really needs more)",
+            file,
+            line,
+            dump[-8000:],
+        )
     elif state["error"] is not None:
         e = state["error"]
         result.status = EXCEPTION
@@ -471,25 +526,40 @@ def run(req: RunRequest, cancel: Optional[threading.Event] = None,
         result.status = CRASHED
         if rc is not None and rc < 0:
             name = _signal_name(-rc)
-            hint = (" (the memory limit, or the system, stopped it)" if name == "SIGKILL" else "")
+            hint = " (the memory limit, or the system, stopped it)" if name == "SIGKILL" else ""
             msg = f"the script crashed with {name}{hint}"
             if "ModuleNotFoundError" in result.stderr or "No module named" in result.stderr:
                 msg += ": " + result.stderr.strip().splitlines()[-1]
             result.error = ScriptError(CRASHED, name, msg, file, line, dump[-8000:] or result.stderr[-8000:])
         else:
             err_lines = result.stderr.strip().splitlines()
-            if rc and err_lines and ("No module named" in err_lines[-1] or "Error" in err_lines[-1]) \
-                    and "triton_lens" in result.stderr and not result.launches and file is None:
+            if (
+                rc
+                and err_lines
+                and ("No module named" in err_lines[-1] or "Error" in err_lines[-1])
+                and "triton_lens" in result.stderr
+                and not result.launches
+                and file is None
+            ):
                 result.status = ERROR
-                result.error = ScriptError(ERROR, "WorkerError",
-                                           f"Triton Lens could not start {req.python}: {err_lines[-1]}. Install "
-                                           f"what is missing (`{req.python} -m pip install triton torch numpy`) or "
-                                           "point Triton Lens at a Python that has them (tritonLens.python in "
-                                           "VS Code, --python on the command line).",
-                                           traceback=result.stderr[-8000:])
+                result.error = ScriptError(
+                    ERROR,
+                    "WorkerError",
+                    f"Triton Lens could not start {req.python}: {err_lines[-1]}. Install "
+                    f"what is missing (`{req.python} -m pip install triton torch numpy`) or "
+                    "point Triton Lens at a Python that has them (tritonLens.python in "
+                    "VS Code, --python on the command line).",
+                    traceback=result.stderr[-8000:],
+                )
             else:
-                result.error = ScriptError(CRASHED, "exit", f"the script exited with status {rc} before it finished "
-                                           "(os._exit or a fatal error)", file, line, result.stderr[-8000:])
+                result.error = ScriptError(
+                    CRASHED,
+                    "exit",
+                    f"the script exited with status {rc} before it finished (os._exit or a fatal error)",
+                    file,
+                    line,
+                    result.stderr[-8000:],
+                )
     if result.status == OK and not result.launches:
         result.status = NO_LAUNCH
     return result

@@ -18,14 +18,15 @@ the only release-specific code) patches the interpreter for the duration of a ru
 
 `install(patch)` uses compat's `patch(owner, name, make)`, so everything is undone with compat's hooks.
 """
+
 from __future__ import annotations
 
 import ast
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
-
 import triton.language as tl
 import triton.runtime.interpreter as _interp
 
@@ -83,16 +84,18 @@ class _BoolOpsToCalls(ast.NodeTransformer):
     def visit_BoolOp(self, node: ast.BoolOp):
         node = self.generic_visit(node)
         name = _AND if isinstance(node.op, ast.And) else _OR
-        empty = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-                              defaults=[])
+        empty = ast.arguments(
+            posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
+        )
         thunks = [ast.copy_location(ast.Lambda(args=empty, body=v), v) for v in node.values]
         return ast.copy_location(ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=thunks, keywords=[]), node)
 
     def visit_UnaryOp(self, node: ast.UnaryOp):
         node = self.generic_visit(node)
         if isinstance(node.op, ast.Not):
-            return ast.copy_location(ast.Call(func=ast.Name(id=_NOT, ctx=ast.Load()), args=[node.operand],
-                                              keywords=[]), node)
+            return ast.copy_location(
+                ast.Call(func=ast.Name(id=_NOT, ctx=ast.Load()), args=[node.operand], keywords=[]), node
+            )
         return node
 
 
@@ -130,9 +133,11 @@ def _constexpr_names(fn, arg_names) -> list[str]:
 
 def _as_tuple_grid(grid):
     if callable(grid):
+
         def call(meta, _grid=grid):
             g = _grid(meta)
             return tuple(g) if isinstance(g, list) else g
+
         return call
     if isinstance(grid, list):
         return tuple(grid)
@@ -154,9 +159,13 @@ def _libdevice_modules():
     """(generic module, the NVIDIA one, the AMD one); the compiler maps the generic one to the GPU's
     (we run the NVIDIA one, whose dispatch tables the AMD one mostly shares)."""
     import importlib
+
     mods = []
-    for name in ("triton.language.extra.libdevice", "triton.language.extra.cuda.libdevice",
-                 "triton.language.extra.hip.libdevice"):
+    for name in (
+        "triton.language.extra.libdevice",
+        "triton.language.extra.cuda.libdevice",
+        "triton.language.extra.hip.libdevice",
+    ):
         try:
             mods.append(importlib.import_module(name))
         except Exception:
@@ -176,6 +185,7 @@ def _bound(name: str, fn: Callable) -> Callable:
             return fn(*args, **kwargs, **_BUILTIN_KW)
         finally:
             _calling.pop()
+
     call.__name__ = name
     call.__qualname__ = name
     call.__doc__ = fn.__doc__
@@ -187,14 +197,19 @@ def _unimplemented(name: str) -> Callable:
     def call(*args, **kwargs):
         raise _libdevice.UnsupportedLibdeviceFunction(
             f"libdevice.{name} is not implemented under Triton Lens: the NVIDIA device library has no "
-            f"function of that name for the interpreter to run. Use a tl.* or tl.math function instead.")
+            f"function of that name for the interpreter to run. Use a tl.* or tl.math function instead."
+        )
+
     call.__name__ = name
     return call
 
 
 def _public_functions(mod) -> dict[str, Callable]:
-    return {n: f for n, f in vars(mod).items()
-            if not n.startswith("_") and inspect.isfunction(f) and getattr(f, "__module__", "") == mod.__name__}
+    return {
+        n: f
+        for n, f in vars(mod).items()
+        if not n.startswith("_") and inspect.isfunction(f) and getattr(f, "__module__", "") == mod.__name__
+    }
 
 
 def _fp8_format(dtype):
@@ -257,6 +272,7 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
                 g.setdefault(_OR, _or)
                 g.setdefault(_NOT, _not)
             return orig(self)
+
         return rewrite_ast
 
     patch(rewriter, "rewrite_ast", make_rewrite)
@@ -270,6 +286,7 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
         def __init__(self, fn, arg_names, grid, *args, **kwargs):
             orig(self, fn, arg_names, _as_tuple_grid(grid), *args, **kwargs)
             self.constexprs = _constexpr_names(fn, arg_names)
+
         return __init__
 
     patch(_interp.GridExecutor, "__init__", make_executor_init)
@@ -279,6 +296,7 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
         def _implicit_cvt(arg):
             out = _scalar_arg(arg)
             return orig(arg) if out is None else out
+
         return _implicit_cvt
 
     patch(_interp, "_implicit_cvt", make_cvt)
@@ -294,6 +312,7 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
             shape = np.broadcast_shapes(*[a.shape for a in arrays]) if arrays else (1,)
             out = _libdevice.evaluate(symbol, arrays, np_dtype(ret), _calling[-1] if _calling else "")
             return _interp.TensorHandle(np.broadcast_to(out, shape).copy(), ret)
+
         return create_extern_elementwise
 
     patch(builder_cls, "create_extern_elementwise", make_extern)
@@ -302,7 +321,7 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
     targets = {}
     for mod in (cuda, hip):
         if mod is not None:
-            for name, fn in _public_functions(mod).items():
+            for name in _public_functions(mod):
                 patch(mod, name, lambda orig, n=name: _bound(n, orig))
                 targets.setdefault(name, getattr(mod, name))
     if generic is not None:
@@ -320,6 +339,7 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
                     data = (data.astype(np.uint32) << 16).view(np.float32)
                 return _interp.TensorHandle(_fp8.encode(data, fmt), dst_type.scalar)
             return orig(self, src, dst_type, *args, **kwargs)
+
         return create_fp_to_fp
 
     patch(builder_cls, "create_fp_to_fp", make_fp_to_fp)
@@ -333,6 +353,7 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
             if np_dtype(type) == np.bool_:
                 return _interp.TensorHandle(np.full(1, True), type.scalar)
             return orig(self, type)
+
         return get_all_ones_value
 
     patch(builder_cls, "get_all_ones_value", make_all_ones)
@@ -343,6 +364,7 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
             if dst_type.scalar == tl.bfloat16 and src.dtype.scalar in (tl.float32, tl.float64):
                 return _interp.TensorHandle(_to_bf16_bits(src.data), dst_type.scalar)
             return orig(self, src, dst_type, *args, **kwargs)
+
         return cast_impl
 
     if hasattr(builder_cls, "cast_impl"):
@@ -362,8 +384,7 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
             else:
                 tensor.__index__ = _index
             return out
+
         return _patch_lang_tensor
 
     patch(_interp, "_patch_lang_tensor", make_patch_tensor)
-
-

@@ -8,9 +8,8 @@ stop the program with `ProgramsWaitOnEachOther`, raised inside the kernel at the
 
 A poll is an atomic (rmw, cas, poll) or a volatile load. Pure Python, no triton import: compat.py feeds it.
 """
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 LIMIT = 10_000  # identical polls in a row: a bounded retry loop stays far below, a deadlock reaches it in ~1 s
 
@@ -41,7 +40,7 @@ def _later_text(idx, dim) -> str:
 class SpinWatch:
     def __init__(self, limit: int = LIMIT):
         self.limit = limit
-        self._key: Optional[tuple] = None
+        self._key: tuple | None = None
         self._count = 0
 
     def reset(self) -> None:
@@ -63,4 +62,5 @@ class SpinWatch:
                 f"program {_pid_text(grid_idx, grid_dim)} waits on a flag or lock that only a program that has "
                 f"not run yet sets: {op} read the same value {count} times in a row. The interpreter runs "
                 f"programs one at a time, so it would wait forever; {_later_text(grid_idx, grid_dim)}. On a GPU "
-                f"this works only if every program it waits for is resident at the same time.")
+                f"this works only if every program it waits for is resident at the same time."
+            )

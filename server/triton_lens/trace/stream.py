@@ -4,11 +4,12 @@ No pickle: the runner never executes anything the worker sends. Layout of one fr
     u32 little-endian header length | header JSON | array bytes, back to back
 with header = {"type": ..., "meta": {...}, "arrays": [[name, dtype, shape], ...]}.
 """
+
 from __future__ import annotations
 
 import json
 import struct
-from typing import BinaryIO, Optional
+from typing import BinaryIO
 
 import numpy as np
 
@@ -18,7 +19,7 @@ from ..model.elements import ElementSets
 _LEN = struct.Struct("<I")
 
 
-def write_frame(out: BinaryIO, type_: str, meta: dict, arrays: Optional[dict[str, np.ndarray]] = None) -> int:
+def write_frame(out: BinaryIO, type_: str, meta: dict, arrays: dict[str, np.ndarray] | None = None) -> int:
     arrays = arrays or {}
     specs, blobs = [], []
     for name, a in arrays.items():
@@ -34,7 +35,7 @@ def write_frame(out: BinaryIO, type_: str, meta: dict, arrays: Optional[dict[str
     return _LEN.size + len(header) + sum(len(b) for b in blobs)
 
 
-def _read_exact(inp: BinaryIO, n: int) -> Optional[bytes]:
+def _read_exact(inp: BinaryIO, n: int) -> bytes | None:
     chunks, got = [], 0
     while got < n:
         b = inp.read(n - got)
@@ -45,7 +46,7 @@ def _read_exact(inp: BinaryIO, n: int) -> Optional[bytes]:
     return b"".join(chunks)
 
 
-def read_frame(inp: BinaryIO) -> Optional[tuple[str, dict, dict[str, np.ndarray]]]:
+def read_frame(inp: BinaryIO) -> tuple[str, dict, dict[str, np.ndarray]] | None:
     """The next frame, or None at the end of the stream (or a frame cut short by a crash)."""
     raw = _read_exact(inp, _LEN.size)
     if raw is None:
@@ -70,11 +71,23 @@ _COLUMNS = ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob", "ex_vhas
 
 
 def launch_to_frame(t: LaunchTrace) -> tuple[dict, dict[str, np.ndarray]]:
-    meta = {"index": t.index, "kernel": t.kernel, "def_file": t.def_file, "def_line": t.def_line,
-            "file": t.file, "line": t.line, "grid": list(t.grid), "tensors": [x.to_json() for x in t.tensors],
-            "sites": [s.to_json() for s in t.sites], "seconds": t.seconds, "complete": t.complete,
-            "values": sorted(t.values), "values_before": sorted(t.values_before),
-            "dot_sites": [d.to_json() for d in t.dots.sites], "unwritten_before": sorted(t.unwritten_before)}
+    meta = {
+        "index": t.index,
+        "kernel": t.kernel,
+        "def_file": t.def_file,
+        "def_line": t.def_line,
+        "file": t.file,
+        "line": t.line,
+        "grid": list(t.grid),
+        "tensors": [x.to_json() for x in t.tensors],
+        "sites": [s.to_json() for s in t.sites],
+        "seconds": t.seconds,
+        "complete": t.complete,
+        "values": sorted(t.values),
+        "values_before": sorted(t.values_before),
+        "dot_sites": [d.to_json() for d in t.dots.sites],
+        "unwritten_before": sorted(t.unwritten_before),
+    }
     arrays: dict[str, np.ndarray] = {c: getattr(t, c) for c in _COLUMNS}
     for s in _SETS:
         for k, a in getattr(t, s).arrays().items():
@@ -91,17 +104,29 @@ def launch_to_frame(t: LaunchTrace) -> tuple[dict, dict[str, np.ndarray]]:
 
 
 def launch_from_frame(meta: dict, arrays: dict[str, np.ndarray]) -> LaunchTrace:
-    sets = {s: ElementSets.from_arrays({k: arrays[f"{s}.{k}"] for k in ("kind", "lo", "count", "start", "data")})
-            for s in _SETS}
+    sets = {
+        s: ElementSets.from_arrays({k: arrays[f"{s}.{k}"] for k in ("kind", "lo", "count", "start", "data")})
+        for s in _SETS
+    }
     return LaunchTrace(
-        index=meta["index"], kernel=meta["kernel"], def_file=meta["def_file"], def_line=meta["def_line"],
-        file=meta["file"], line=meta["line"], grid=tuple(meta["grid"]),
-        tensors=[TensorInfo.from_json(x) for x in meta["tensors"]], sites=[Site.from_json(s) for s in meta["sites"]],
-        **{c: arrays[c] for c in _COLUMNS}, **sets,
+        index=meta["index"],
+        kernel=meta["kernel"],
+        def_file=meta["def_file"],
+        def_line=meta["def_line"],
+        file=meta["file"],
+        line=meta["line"],
+        grid=tuple(meta["grid"]),
+        tensors=[TensorInfo.from_json(x) for x in meta["tensors"]],
+        sites=[Site.from_json(s) for s in meta["sites"]],
+        **{c: arrays[c] for c in _COLUMNS},
+        **sets,
         values={int(i): arrays[f"values.{i}"] for i in meta["values"]},
         unwritten_before={int(i): arrays[f"unwritten_before.{i}"] for i in meta.get("unwritten_before", [])},
-        seconds=meta["seconds"], complete=meta["complete"],
+        seconds=meta["seconds"],
+        complete=meta["complete"],
         values_before={int(i): arrays[f"values_before.{i}"] for i in meta.get("values_before", [])},
-        dots=DotTrace(sites=[DotSite.from_json(d) for d in meta.get("dot_sites", [])],
-                      **{c: arrays[f"dots.{c}"] for c in DotTrace.COLUMNS if f"dots.{c}" in arrays}),
+        dots=DotTrace(
+            sites=[DotSite.from_json(d) for d in meta.get("dot_sites", [])],
+            **{c: arrays[f"dots.{c}"] for c in DotTrace.COLUMNS if f"dots.{c}" in arrays},
+        ),
     )

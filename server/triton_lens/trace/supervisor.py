@@ -18,6 +18,7 @@ limit) are passed on to the worker.
 Only the standard library: `-I` keeps the user's environment and the current directory out of
 this process's imports.
 """
+
 import os
 import signal
 import sys

@@ -3,6 +3,7 @@ elements (flat row-major indices) they touch. Out of bounds means outside the el
 and strides reach: past the end, before the start, in the padding of a sliced view, or in a
 neighbouring tensor of the same storage.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,8 +16,20 @@ def _shift_of(itemsize: int) -> int:
 
 
 class TensorView:
-    __slots__ = ("info", "base", "itemsize", "shift", "numel", "contiguous", "nbytes", "_dims", "tensor", "host_end",
-                 "storage_lo", "storage_hi")
+    __slots__ = (
+        "info",
+        "base",
+        "itemsize",
+        "shift",
+        "numel",
+        "contiguous",
+        "nbytes",
+        "_dims",
+        "tensor",
+        "host_end",
+        "storage_lo",
+        "storage_hi",
+    )
 
     def __init__(self, info: TensorInfo, base: int, tensor=None, storage: tuple[int, int] | None = None):
         self.info = info

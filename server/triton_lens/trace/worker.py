@@ -4,8 +4,10 @@ kills it past either limit.
 
     python -m triton_lens.trace.worker FD     (then the job as one JSON line on stdin)
 """
+
 from __future__ import annotations
 
+import builtins
 import contextlib
 import faulthandler
 import json
@@ -14,7 +16,6 @@ import signal
 import sys
 import traceback
 import types
-import builtins
 
 _REAL_EXIT = os._exit  # the script's os._exit is wrapped (see _stack_on_os_exit); the worker's own is not
 
@@ -87,6 +88,7 @@ def _run_target(job: dict) -> None:
         raise SystemExit("triton-lens: the run command names no script")
     if argv[0] in ("pytest", "py.test") or argv[:2] == ["-m", "pytest"]:
         import pytest
+
         args = argv[2:] if argv[0] == "-m" else argv[1:]
         sys.argv = ["pytest"] + args
         sys.path.insert(0, os.getcwd())
@@ -136,8 +138,14 @@ def _error_meta(e: BaseException, target: str) -> dict:
     msg = str(shown)
     if isinstance(shown, SystemExit):
         msg = f"the script called sys.exit({shown.code!r})"
-    return {"kind": "exception", "type": type(shown).__name__, "message": msg, "file": file, "line": line,
-            "traceback": "".join(traceback.format_exception(e))[-8000:]}
+    return {
+        "kind": "exception",
+        "type": type(shown).__name__,
+        "message": msg,
+        "file": file,
+        "line": line,
+        "traceback": "".join(traceback.format_exception(e))[-8000:],
+    }
 
 
 def _stack_on_os_exit(crash) -> None:
@@ -235,16 +243,22 @@ def main(argv: list[str]) -> int:
 
     status = 0
     from .host_writes import HostWrites
+
     memory = HostWrites.start()  # which elements of torch.empty memory the script has written
     workers = int(job.get("workers") or 1)
-    recorder_options = {"on_launch": on_launch, "on_progress": on_progress,
-                        "value_limit": int(job.get("value_limit", 1 << 20)), "memory": memory}
+    recorder_options = {
+        "on_launch": on_launch,
+        "on_progress": on_progress,
+        "value_limit": int(job.get("value_limit", 1 << 20)),
+        "memory": memory,
+    }
     if workers > 1:  # a launch's programs split over forked children (trace/parallel.py)
         from .parallel import ParallelRecorder
+
         recorder = ParallelRecorder(workers=workers, **recorder_options)
     else:
         recorder = Recorder(**recorder_options)
-    with recorder as rec, (standin or contextlib.nullcontext()):
+    with recorder as rec, standin or contextlib.nullcontext():
         # The runner's last word before it stops the worker at the time limit: send the launch in flight.
         signal.signal(signal.SIGUSR2, lambda *_: rec.request_flush())
         try:

@@ -10,8 +10,8 @@ browser, `clear()`, `launches`, and `Client` for your own callbacks.
     add_kernel[(2,)](x, y, z, 128, 64)
     triton_viz.launch(share=False)
 """
-from .clients import (Access, Client, LaunchInfo, Profiler, Sanitizer, SanitizerError, Tracer, clear,  # noqa: F401
-                      launches)
+
+from .clients import Access, Client, LaunchInfo, Profiler, Sanitizer, SanitizerError, Tracer, clear, launches  # noqa: F401
 from .config import config  # noqa: F401
 from .tracing import TracedKernel, trace  # noqa: F401
 
@@ -31,5 +31,19 @@ def stop() -> None:
     _stop()
 
 
-__all__ = ["trace", "launch", "stop", "clear", "launches", "Client", "Tracer", "Sanitizer", "Profiler",
-           "SanitizerError", "Access", "LaunchInfo", "TracedKernel", "config"]
+__all__ = [
+    "trace",
+    "launch",
+    "stop",
+    "clear",
+    "launches",
+    "Client",
+    "Tracer",
+    "Sanitizer",
+    "Profiler",
+    "SanitizerError",
+    "Access",
+    "LaunchInfo",
+    "TracedKernel",
+    "config",
+]

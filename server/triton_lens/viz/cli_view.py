@@ -3,31 +3,45 @@ the engine's runner) and serve the access-map viewer for its launches.
 
     triton-lens view FILE [--port N] [--share] [--open] [--timeout S] [--memory MB] [--python PY] [--workers N] [-- ARGS...]
 """
+
 from __future__ import annotations
 
 import argparse
 import os
 import sys
 import time
-from typing import Optional
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="triton-lens view",
-                                description="Run a script under the interpreter and show its memory accesses "
-                                            "in a browser (the access-map viewer).")
+    p = argparse.ArgumentParser(
+        prog="triton-lens view",
+        description="Run a script under the interpreter and show its memory accesses "
+        "in a browser (the access-map viewer).",
+    )
     p.add_argument("file", help="the script to run (its kernel launches are recorded)")
-    p.add_argument("--port", type=int, default=None,
-                   help="port on 127.0.0.1 (default 5001, or 8000 with --share; 0: any free port)")
-    p.add_argument("--share", action="store_true",
-                   help="also open a public https://….trycloudflare.com link (needs `cloudflared` on PATH)")
+    p.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="port on 127.0.0.1 (default 5001, or 8000 with --share; 0: any free port)",
+    )
+    p.add_argument(
+        "--share",
+        action="store_true",
+        help="also open a public https://….trycloudflare.com link (needs `cloudflared` on PATH)",
+    )
     p.add_argument("--open", action="store_true", help="open the viewer in the default browser")
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="time limit of the run (default 60)")
     p.add_argument("--memory", type=int, default=8192, metavar="MB", help="memory limit of the run (default 8192)")
     p.add_argument("--python", default=None, help="Python interpreter to run the script with (default: this one)")
-    p.add_argument("--workers", type=int, default=0, metavar="N",
-                   help="processes a launch's programs are split over (default 0: the machine's cores, at most 16, "
-                        "less one; 1: one process)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="processes a launch's programs are split over (default 0: the machine's cores, at most 16, "
+        "less one; 1: one process)",
+    )
     p.add_argument("--no-block", action="store_true", help=argparse.SUPPRESS)  # tests: return once serving
     return p
 
@@ -42,14 +56,24 @@ def _progress():
         if now - last[0] < 0.1:
             return
         last[0] = now
-        sys.stderr.write(f"\r{p.kernel}: launch {p.launch + 1}, {p.programs_done}/{p.programs_total} programs "
-                         f"({p.seconds:.1f} s)\x1b[K")
+        sys.stderr.write(
+            f"\r{p.kernel}: launch {p.launch + 1}, {p.programs_done}/{p.programs_total} programs "
+            f"({p.seconds:.1f} s)\x1b[K"
+        )
         sys.stderr.flush()
+
     return show
 
 
-def run_script(path: str, timeout_s: float = 60.0, memory_mb: int = 8192, python: Optional[str] = None,
-               argv: Optional[list[str]] = None, on_progress=None, workers: int = 0):
+def run_script(
+    path: str,
+    timeout_s: float = 60.0,
+    memory_mb: int = 8192,
+    python: str | None = None,
+    argv: list[str] | None = None,
+    on_progress=None,
+    workers: int = 0,
+):
     """Run `path` the way its run plan says (its `# triton-lens: run` comment, else the file itself)."""
     from ..trace.plan import plan
     from ..trace.process_tree import resolve_workers
@@ -63,9 +87,17 @@ def run_script(path: str, timeout_s: float = 60.0, memory_mb: int = 8192, python
     except OSError:
         p = None
     command = list(p.command) + list(argv or []) if p is not None and p.command else None
-    req = RunRequest(path=path, command=command, cwd=p.cwd if command else None, timeout_s=timeout_s,
-                     memory_mb=memory_mb, python=python or sys.executable,
-                     argv=[] if command else list(argv or []), env=env, workers=resolve_workers(workers))
+    req = RunRequest(
+        path=path,
+        command=command,
+        cwd=p.cwd if command else None,
+        timeout_s=timeout_s,
+        memory_mb=memory_mb,
+        python=python or sys.executable,
+        argv=[] if command else list(argv or []),
+        env=env,
+        workers=resolve_workers(workers),
+    )
     return run(req, on_progress=on_progress)
 
 
@@ -76,10 +108,13 @@ def summary(result) -> str:
     n_err = sum(f.severity == "error" for f in a.findings)
     n_warn = sum(f.severity == "warning" for f in a.findings)
     n = len(result.launches)
-    lines = [f"{result.file}: {result.status}, {n} launch{'es' if n != 1 else ''}, {n_err} error"
-             f"{'s' if n_err != 1 else ''}, {n_warn} warning{'s' if n_warn != 1 else ''} ({result.seconds:.1f} s)"]
+    lines = [
+        f"{result.file}: {result.status}, {n} launch{'es' if n != 1 else ''}, {n_err} error"
+        f"{'s' if n_err != 1 else ''}, {n_warn} warning{'s' if n_warn != 1 else ''} ({result.seconds:.1f} s)"
+    ]
     if result.cuda_standin is not None:
         from ..analysis.standin import standin_notice
+
         lines.append("  " + standin_notice(result.cuda_standin))
     if result.error is not None:
         where = f" at line {result.error.line}" if result.error.line else ""
@@ -87,12 +122,12 @@ def summary(result) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     script_args: list[str] = []
     if "--" in argv:
         cut = argv.index("--")
-        argv, script_args = argv[:cut], argv[cut + 1:]
+        argv, script_args = argv[:cut], argv[cut + 1 :]
     args = _parser().parse_args(argv)
     path = os.path.abspath(args.file)
     if not os.path.isfile(path):
@@ -104,7 +139,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         print("triton-lens view needs Flask: python -m pip install 'triton-lens[viewer]' (or flask)", file=sys.stderr)
         return 2
     from .server import ViewerError, ViewerServer
-    from .tunnel import TunnelError, find_cloudflared, INSTALL_HINT
+    from .tunnel import INSTALL_HINT, TunnelError, find_cloudflared
     from .viewdata import ViewerData
 
     if args.share and find_cloudflared() is None:
@@ -140,8 +175,12 @@ def main(argv: Optional[list[str]] = None) -> int:
                 print(f"triton-lens: {e}", file=sys.stderr)
                 return 2
             print(f"triton-lens viewer: {url}  (public link; local: {server.url})", flush=True)
-            print("triton-lens: warning: anyone with this link sees the kernel's source, access maps and tensor "
-                  "values until the viewer stops", file=sys.stderr, flush=True)
+            print(
+                "triton-lens: warning: anyone with this link sees the kernel's source, access maps and tensor "
+                "values until the viewer stops",
+                file=sys.stderr,
+                flush=True,
+            )
         else:
             print(f"triton-lens viewer: {url}", flush=True)
         if args.open:

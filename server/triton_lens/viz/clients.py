@@ -1,12 +1,13 @@
 """Clients: what runs while a traced kernel runs. `Client` is the public base class; "tracer",
 "sanitizer" and "profiler" are the three Triton-Viz clients.
 """
+
 from __future__ import annotations
 
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Optional, TextIO
+from typing import TextIO
 
 import numpy as np
 
@@ -47,7 +48,7 @@ class Access:
     file: str
     line: int
     program: tuple[int, int, int]
-    tensor: Optional[TensorInfo]
+    tensor: TensorInfo | None
     lanes: int  # elements of the pointer block
     active: int  # lanes whose mask was true
     oob: int  # active lanes outside the tensor
@@ -172,6 +173,7 @@ class Tracer(Client):
 
 # -- shared helpers ------------------------------------------------------------------------------
 
+
 def _short(path: str) -> str:
     try:
         rel = os.path.relpath(path)
@@ -212,6 +214,7 @@ def _analyze_one(trace: LaunchTrace):
 
 # -- sanitizer -----------------------------------------------------------------------------------
 
+
 class SanitizerError(RuntimeError):
     """Raised at the end of a launch in which the sanitizer found out-of-bounds accesses or races.
     `findings` holds them (triton_lens.model.Finding)."""
@@ -232,8 +235,9 @@ class Sanitizer(Client):
 
     name = "sanitizer"
 
-    def __init__(self, abort: bool = True, races: bool = True, out: Optional[TextIO] = None,
-                 abort_on_error: Optional[bool] = None):
+    def __init__(
+        self, abort: bool = True, races: bool = True, out: TextIO | None = None, abort_on_error: bool | None = None
+    ):
         self.abort = abort if abort_on_error is None else bool(abort_on_error)
         self.races = races
         self.out = out
@@ -258,10 +262,12 @@ class Sanitizer(Client):
         t = a.tensor
         offs = a.oob_offsets()
         size = f"{t.numel} elements" if t is not None else "?"
-        self._print(f"{_short(a.file)}:{a.line}: out-of-bounds {a.kind} of {t.name if t else '?'} ({size}) "
-                    f"by program {_format_program(a.program, a.launch.grid)} of {a.launch.kernel}: "
-                    f"{a.oob} lane{'s' if a.oob != 1 else ''} at element offsets {_ranges(offs)} "
-                    f"(masked off; not read or written)")
+        self._print(
+            f"{_short(a.file)}:{a.line}: out-of-bounds {a.kind} of {t.name if t else '?'} ({size}) "
+            f"by program {_format_program(a.program, a.launch.grid)} of {a.launch.kernel}: "
+            f"{a.oob} lane{'s' if a.oob != 1 else ''} at element offsets {_ranges(offs)} "
+            f"(masked off; not read or written)"
+        )
 
     def on_launch_end(self, trace: LaunchTrace) -> None:
         result = _analyze_one(trace)
@@ -272,11 +278,16 @@ class Sanitizer(Client):
         lines = []
         for f in findings:
             where = f"{_short(f.file)}:{f.line}"
-            elems = (f"; elements {', '.join(str(e) for e in f.example_elements)}"
-                     if f.example_elements and str(f.example_elements[0]) not in f.message else "")
+            elems = (
+                f"; elements {', '.join(str(e) for e in f.example_elements)}"
+                if f.example_elements and str(f.example_elements[0]) not in f.message
+                else ""
+            )
             lines.append(f"{where}: {f.kind}: {f.message}{elems}")
-        head = (f"triton-lens sanitizer: {trace.kernel} (grid {tuple(trace.grid)}): "
-                f"{len(findings)} problem{'s' if len(findings) != 1 else ''}")
+        head = (
+            f"triton-lens sanitizer: {trace.kernel} (grid {tuple(trace.grid)}): "
+            f"{len(findings)} problem{'s' if len(findings) != 1 else ''}"
+        )
         text = head + "\n" + "\n".join("  " + s for s in lines)
         if self.abort:
             self.reports.append(text)
@@ -285,6 +296,7 @@ class Sanitizer(Client):
 
 
 # -- profiler ------------------------------------------------------------------------------------
+
 
 def _fmt_bytes(n: int) -> str:
     if n == 0:
@@ -304,7 +316,7 @@ class Profiler(Client):
 
     name = "profiler"
 
-    def __init__(self, out: Optional[TextIO] = None):
+    def __init__(self, out: TextIO | None = None):
         self.out = out
         self.stats: list = []  # triton_lens.model.AccessStats of the last launch
         self.reports: list[str] = []
@@ -320,8 +332,10 @@ class Profiler(Client):
     def format(trace: LaunchTrace, stats: list, perf=None) -> str:
         """`perf` (analysis.performance.Performance) adds sector efficiency per line and the launch's
         FLOPs, arithmetic intensity and roofline estimate."""
-        head = (f"triton-lens profiler: {trace.kernel} grid={tuple(trace.grid)} ({trace.n_programs} programs, "
-                f"{trace.seconds * 1e3:.1f} ms) launched at {_short(trace.file)}:{trace.line}")
+        head = (
+            f"triton-lens profiler: {trace.kernel} grid={tuple(trace.grid)} ({trace.n_programs} programs, "
+            f"{trace.seconds * 1e3:.1f} ms) launched at {_short(trace.file)}:{trace.line}"
+        )
         cols = ("line", "access", "tensor", "loaded", "stored", "mask active", "sectors", "unique", "reuse", "oob")
         by_key = {(m.file, m.line, m.arg, m.kind): m for m in perf.lines} if perf is not None else {}
         rows = []
@@ -337,9 +351,20 @@ class Profiler(Client):
             file = "" if s.file == trace.def_file else f"{os.path.basename(s.file)}:"
             m = by_key.get((s.file, s.line, s.arg, s.kind))
             eff = m.sector_efficiency if m is not None else None
-            rows.append((f"{file}{s.line}", s.op, s.arg, _fmt_bytes(loaded), _fmt_bytes(stored),
-                         f"{s.active}/{s.lanes} ({pct:.0f}%)", "-" if eff is None else f"{100 * eff:.1f}%",
-                         str(s.unique), reuse, str(s.oob) if s.oob else "-"))
+            rows.append(
+                (
+                    f"{file}{s.line}",
+                    s.op,
+                    s.arg,
+                    _fmt_bytes(loaded),
+                    _fmt_bytes(stored),
+                    f"{s.active}/{s.lanes} ({pct:.0f}%)",
+                    "-" if eff is None else f"{100 * eff:.1f}%",
+                    str(s.unique),
+                    reuse,
+                    str(s.oob) if s.oob else "-",
+                )
+            )
         rows.append(("total", "", "", _fmt_bytes(tot_ld), _fmt_bytes(tot_st), "", "", "", "", ""))
         widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
         left = {1, 2}
@@ -356,10 +381,14 @@ def _roofline_lines(L) -> list[str]:
     from ..analysis.performance import format_seconds
 
     ai = f"{L.intensity:.2f} FLOP/B" if L.intensity is not None else "-"
-    est = ", ".join(f"{g.name} {format_seconds(L.roofline[k].seconds)} ({L.roofline[k].bound})" for k, g in GPUS.items())
+    est = ", ".join(
+        f"{g.name} {format_seconds(L.roofline[k].seconds)} ({L.roofline[k].bound})" for k, g in GPUS.items()
+    )
     work = f"tl.dot FLOPs {L.flops:,}, arithmetic intensity {ai}" if L.flops else "no tl.dot"
-    return [f"DRAM >= {_fmt_bytes(L.dram_bytes)} (each touched 32-byte sector once), {work}",
-            f"roofline estimate (peak bandwidth and FLOP/s, no launch overhead): {est}"]
+    return [
+        f"DRAM >= {_fmt_bytes(L.dram_bytes)} (each touched 32-byte sector once), {work}",
+        f"roofline estimate (peak bandwidth and FLOP/s, no launch overhead): {est}",
+    ]
 
 
 BUILTIN = {"tracer": Tracer, "sanitizer": Sanitizer, "profiler": Profiler}
@@ -375,8 +404,11 @@ def make_client(spec) -> Client:
     if isinstance(spec, str):
         cls = BUILTIN.get(spec.lower())
         if cls is None:
-            raise ValueError(f"unknown client {spec!r}: use one of {', '.join(map(repr, BUILTIN))}, "
-                             "a triton_lens.Client instance, or None (the tracer)")
+            raise ValueError(
+                f"unknown client {spec!r}: use one of {', '.join(map(repr, BUILTIN))}, "
+                "a triton_lens.Client instance, or None (the tracer)"
+            )
         return cls()
-    raise TypeError(f"client must be a name ({', '.join(BUILTIN)}), a triton_lens.Client or None, "
-                    f"not {type(spec).__name__}")
+    raise TypeError(
+        f"client must be a name ({', '.join(BUILTIN)}), a triton_lens.Client or None, not {type(spec).__name__}"
+    )

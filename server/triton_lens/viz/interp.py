@@ -1,2 +1,3 @@
 """The Triton-Viz API's view of the interpreter; the release-specific code lives in trace/compat.py."""
-from ..trace.compat import installed as engine_hooks_installed, jit_calls_interpreted, to_interpreted  # noqa: F401
+
+from ..trace.compat import installed as engine_hooks_installed  # noqa: F401

@@ -17,6 +17,7 @@ Routes (the page's HTTP host, extension/webview/PROTOCOL.md):
     GET  /api/events          Server-Sent Events: {"type": "cursor"|"refresh"|"select"|"reveal", ...}
 JSON bodies are compact and gzip-compressed when the browser accepts it.
 """
+
 from __future__ import annotations
 
 import errno
@@ -30,15 +31,13 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Optional
 
 from .viewdata import RequestError, ViewerData, dumps
 from .webview import require_webview
 
 HOST = "127.0.0.1"
 _STATIC = Path(__file__).resolve().parent / "static"
-_COMPRESSIBLE = ("application/json", "text/html", "text/css", "text/javascript", "application/javascript",
-                 "text/plain")
+_COMPRESSIBLE = ("application/json", "text/html", "text/css", "text/javascript", "application/javascript", "text/plain")
 
 
 class ViewerError(RuntimeError):
@@ -97,8 +96,9 @@ def _int(params: dict, name: str, default=None):
         raise RequestError(f"{name} must be an integer, not {v!r}") from None
 
 
-def create_app(data: ViewerData, hub: Optional[EventHub] = None, webview_dir: Optional[Path] = None,
-               title: str = "Triton Lens"):
+def create_app(
+    data: ViewerData, hub: EventHub | None = None, webview_dir: Path | None = None, title: str = "Triton Lens"
+):
     from flask import Flask, Response, request, send_from_directory
 
     hub = hub or EventHub()
@@ -135,15 +135,21 @@ def create_app(data: ViewerData, hub: Optional[EventHub] = None, webview_dir: Op
             text = f.read()
         html = text.replace("{{title}}", _html_escape(title))
         r = Response(html, mimetype="text/html")
-        r.headers["Content-Security-Policy"] = ("default-src 'none'; script-src 'self'; style-src 'self'; "
-                                                "connect-src 'self'; frame-src 'self'; img-src 'self' data:")
+        r.headers["Content-Security-Policy"] = (
+            "default-src 'none'; script-src 'self'; style-src 'self'; "
+            "connect-src 'self'; frame-src 'self'; img-src 'self' data:"
+        )
         return r
 
     @app.get("/view")
     def view():
         nonce = secrets.token_urlsafe(18).replace("-", "A").replace("_", "B")
-        html = (page_template().replace("{{nonce}}", nonce).replace("{{cspSource}}", "'self'")
-                .replace("{{base}}", "/static/"))
+        html = (
+            page_template()
+            .replace("{{nonce}}", nonce)
+            .replace("{{cspSource}}", "'self'")
+            .replace("{{base}}", "/static/")
+        )
         r = Response(html, mimetype="text/html")
         r.headers["Cache-Control"] = "no-store"
         return r
@@ -176,8 +182,9 @@ def create_app(data: ViewerData, hub: Optional[EventHub] = None, webview_dir: Op
     @app.post("/api/values")
     def api_values():
         p = params()
-        return json_response(data.values(_int(p, "launch"), _int(p, "tensor"), _int(p, "start", 0),
-                                         _int(p, "count", 64)))
+        return json_response(
+            data.values(_int(p, "launch"), _int(p, "tensor"), _int(p, "start", 0), _int(p, "count", 64))
+        )
 
     @app.post("/api/valueMap")
     @app.post("/api/dots")
@@ -244,9 +251,14 @@ def create_app(data: ViewerData, hub: Optional[EventHub] = None, webview_dir: Op
         t0 = request.environ.get("triton_lens.t0")
         if t0 is not None and not r.is_streamed:  # the server's own time, for the browser's resource timing
             r.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - t0) * 1e3:.2f}"
-        if (r.direct_passthrough or r.is_streamed or r.status_code != 200
-                or "gzip" not in request.headers.get("Accept-Encoding", "")
-                or r.mimetype not in _COMPRESSIBLE or "Content-Encoding" in r.headers):
+        if (
+            r.direct_passthrough
+            or r.is_streamed
+            or r.status_code != 200
+            or "gzip" not in request.headers.get("Accept-Encoding", "")
+            or r.mimetype not in _COMPRESSIBLE
+            or "Content-Encoding" in r.headers
+        ):
             return r
         body = r.get_data()
         if len(body) < 1024:
@@ -268,7 +280,7 @@ def create_app(data: ViewerData, hub: Optional[EventHub] = None, webview_dir: Op
 _LOCAL_NAMES = ("127.0.0.1", "localhost")
 
 
-def _refusal(request, public_hosts: set) -> Optional[tuple[int, str]]:
+def _refusal(request, public_hosts: set) -> tuple[int, str] | None:
     """Why a request is refused, or None. The viewer listens on 127.0.0.1 only, but a web page can
     still reach it: by DNS rebinding (its own host name resolving to 127.0.0.1: the Host header
     gives it away) or by a cross-site form POST (no JSON content type, a foreign Origin)."""
@@ -278,8 +290,10 @@ def _refusal(request, public_hosts: set) -> Optional[tuple[int, str]]:
         allowed |= set(_LOCAL_NAMES)
     host = (request.headers.get("Host") or "").lower()
     if host not in allowed:
-        return 403, (f"this Triton Lens viewer answers only requests for 127.0.0.1:{port} or localhost:{port}, "
-                     f"not for host {host!r}: open http://127.0.0.1:{port}/")
+        return 403, (
+            f"this Triton Lens viewer answers only requests for 127.0.0.1:{port} or localhost:{port}, "
+            f"not for host {host!r}: open http://127.0.0.1:{port}/"
+        )
     if request.method == "POST":
         origin = request.headers.get("Origin")
         own = {f"http://{h}" for h in allowed} | {f"https://{h}" for h in public_hosts}
@@ -291,14 +305,20 @@ def _refusal(request, public_hosts: set) -> Optional[tuple[int, str]]:
 
 
 def _html_escape(s: str) -> str:
-    return (s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;"))
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
 class ViewerServer:
     """One viewer: the Flask app on 127.0.0.1:port, served by werkzeug in a daemon thread."""
 
-    def __init__(self, data: ViewerData, port: int = 0, title: str = "Triton Lens",
-                 webview_dir: Optional[Path] = None, warm: bool = True):
+    def __init__(
+        self,
+        data: ViewerData,
+        port: int = 0,
+        title: str = "Triton Lens",
+        webview_dir: Path | None = None,
+        warm: bool = True,
+    ):
         from werkzeug.serving import WSGIRequestHandler, make_server
 
         class Quiet(WSGIRequestHandler):
@@ -317,24 +337,31 @@ class ViewerServer:
         except OSError as e:
             sock.close()
             if e.errno == errno.EADDRINUSE:
-                raise ViewerError(f"port {port} is already in use on {HOST}: stop whatever uses it, or pick "
-                                  f"another port, e.g. launch(port={int(port) + 1}) or port=0 for any free "
-                                  f"port (triton-lens view --port N)") from None
+                raise ViewerError(
+                    f"port {port} is already in use on {HOST}: stop whatever uses it, or pick "
+                    f"another port, e.g. launch(port={int(port) + 1}) or port=0 for any free "
+                    f"port (triton-lens view --port N)"
+                ) from None
             if e.errno in (errno.EACCES, errno.EPERM):
-                raise ViewerError(f"not allowed to listen on port {port} of {HOST} (ports below 1024 need "
-                                  "privileges): pick another, e.g. launch(port=5001)") from None
+                raise ViewerError(
+                    f"not allowed to listen on port {port} of {HOST} (ports below 1024 need "
+                    "privileges): pick another, e.g. launch(port=5001)"
+                ) from None
             raise ViewerError(f"cannot listen on {HOST}:{port}: {e.strerror or e}") from None
         try:
-            self.httpd = make_server(HOST, int(port), self.app, threaded=True, request_handler=Quiet,
-                                     fd=sock.fileno())
+            self.httpd = make_server(HOST, int(port), self.app, threaded=True, request_handler=Quiet, fd=sock.fileno())
         finally:
             sock.close()  # the server holds its own duplicate of the socket
         self.port = int(self.httpd.server_address[1])
         self.url = f"http://{HOST}:{self.port}/"
-        self.public_url: Optional[str] = None
+        self.public_url: str | None = None
         self.tunnel = None
-        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.2},
-                                        name=f"triton-lens-viewer-{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever,
+            kwargs={"poll_interval": 0.2},
+            name=f"triton-lens-viewer-{self.port}",
+            daemon=True,
+        )
         self._stopped = False
         self._thread.start()
         if warm:
@@ -348,9 +375,9 @@ class ViewerServer:
         self.hub.emit(event)
 
     def share(self, timeout_s: float = 45.0) -> str:
-        from .tunnel import open_tunnel
-
         from urllib.parse import urlsplit
+
+        from .tunnel import open_tunnel
 
         self.tunnel = open_tunnel(f"http://{HOST}:{self.port}", timeout_s=timeout_s)
         self.public_url = self.tunnel.url.rstrip("/") + "/"
@@ -384,7 +411,7 @@ class ViewerServer:
 
 # -- launch() / stop(): the Triton-Viz API --------------------------------------------------------
 
-_server: Optional[ViewerServer] = None
+_server: ViewerServer | None = None
 _lock = threading.Lock()
 
 
@@ -412,7 +439,7 @@ def _under_engine() -> bool:
     return _active == 0 and engine_hooks_installed()
 
 
-def launch(share: bool = False, port: Optional[int] = None, block: Optional[bool] = None) -> Optional[str]:
+def launch(share: bool = False, port: int | None = None, block: bool | None = None) -> str | None:
     """Serve the viewer for the launches recorded so far (and later ones), and print its address.
 
     - share=False (the default): only this machine, http://127.0.0.1:5001/ by default;
@@ -426,8 +453,10 @@ def launch(share: bool = False, port: Optional[int] = None, block: Optional[bool
     """
     global _server
     if _under_engine():
-        print("triton-lens: launch() skipped: this script runs under triton-lens, which shows the launches "
-              "itself", file=sys.stderr)
+        print(
+            "triton-lens: launch() skipped: this script runs under triton-lens, which shows the launches itself",
+            file=sys.stderr,
+        )
         return None
     if port is None:
         port = 8000 if share else 5001
@@ -442,8 +471,11 @@ def launch(share: bool = False, port: Optional[int] = None, block: Optional[bool
     from .viewdata import in_process_data
 
     if not clients.launches:
-        print("triton-lens: no launches recorded yet: decorate a kernel with @triton_lens.trace(\"tracer\") and "
-              "launch it; the page refreshes when launches arrive", file=sys.stderr)
+        print(
+            'triton-lens: no launches recorded yet: decorate a kernel with @triton_lens.trace("tracer") and '
+            "launch it; the page refreshes when launches arrive",
+            file=sys.stderr,
+        )
     with _lock:
         if _server is not None:
             _server.stop()
@@ -460,9 +492,12 @@ def launch(share: bool = False, port: Optional[int] = None, block: Optional[bool
             stop()
             raise
         print(f"triton-lens viewer: {url}  (public link; local: {server.url})", flush=True)
-        print("triton-lens: warning: anyone with this link sees the kernel's source, access maps and tensor "
-              "values until the viewer stops (launch() without share=True keeps it on this machine)",
-              file=sys.stderr, flush=True)
+        print(
+            "triton-lens: warning: anyone with this link sees the kernel's source, access maps and tensor "
+            "values until the viewer stops (launch() without share=True keeps it on this machine)",
+            file=sys.stderr,
+            flush=True,
+        )
     else:
         print(f"triton-lens viewer: {url}", flush=True)
     if block:
@@ -495,7 +530,7 @@ def _stop_at_exit() -> None:
         _atexit_registered = True
 
 
-def current() -> Optional[ViewerServer]:
+def current() -> ViewerServer | None:
     return _server
 
 
@@ -513,4 +548,3 @@ def _subscribe_refresh(server: ViewerServer) -> None:
             server.emit({"type": "refresh"})
 
     clients.listeners[:] = [on_change]
-

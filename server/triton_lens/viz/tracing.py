@@ -1,10 +1,10 @@
 """`@trace(client)`: run a kernel's launches under the interpreter and the trace engine, and hand
 each launch to the clients (tracer, sanitizer, profiler, or your own `Client`).
 """
+
 from __future__ import annotations
 
 import functools
-from typing import Optional
 
 from ..model import LaunchTrace
 from ..trace.parallel import ParallelRecorder
@@ -29,14 +29,21 @@ class _ClientRecorder(ParallelRecorder):
         self.clients = clients
         self.access_clients = access_clients
         self.errors: list[BaseException] = []
-        self._info: Optional[LaunchInfo] = None
+        self._info: LaunchInfo | None = None
 
-    def _launch_info(self) -> Optional[LaunchInfo]:
+    def _launch_info(self) -> LaunchInfo | None:
         L = self._launch
         if L is None:
             return None
-        return LaunchInfo(kernel=L.kernel, def_file=L.def_file, def_line=L.def_line, file=L.file, line=L.line,
-                          grid=tuple(L.grid), tensors=[v.info for v in L.views])
+        return LaunchInfo(
+            kernel=L.kernel,
+            def_file=L.def_file,
+            def_line=L.def_line,
+            file=L.file,
+            line=L.line,
+            grid=tuple(L.grid),
+            tensors=[v.info for v in L.views],
+        )
 
     def grid(self, nx, ny, nz) -> None:
         super().grid(nx, ny, nz)
@@ -55,9 +62,19 @@ class _ClientRecorder(ParallelRecorder):
             x, y, z = builder.grid_idx
             sets = tuple((b.kinds[-1], b.los[-1], b.counts[-1], b.chunks[-1]) for b in (L.touched, L.masked, L.oob))
             info = self._info if self._info is not None else self._launch_info()
-            a = Access(launch=info, kind=site.kind, op=site.op, file=site.file, line=site.line,
-                       program=(int(x), int(y), int(z)), tensor=L.views[site.arg].info if site.arg >= 0 else None,
-                       lanes=int(L.ex_lanes[-1]), active=int(L.ex_active[-1]), oob=int(L.ex_oob[-1]), _sets=sets)
+            a = Access(
+                launch=info,
+                kind=site.kind,
+                op=site.op,
+                file=site.file,
+                line=site.line,
+                program=(int(x), int(y), int(z)),
+                tensor=L.views[site.arg].info if site.arg >= 0 else None,
+                lanes=int(L.ex_lanes[-1]),
+                active=int(L.ex_active[-1]),
+                oob=int(L.ex_oob[-1]),
+                _sets=sets,
+            )
             for c in self.access_clients:
                 c.on_access(a)
         return new_mask

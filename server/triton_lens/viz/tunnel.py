@@ -4,6 +4,7 @@
 a box with the public address, `https://<words>.trycloudflare.com`. The viewer itself only ever
 listens on 127.0.0.1; the tunnel process forwards to it.
 """
+
 from __future__ import annotations
 
 import re
@@ -11,7 +12,6 @@ import shutil
 import subprocess
 import threading
 import time
-from typing import Optional
 
 URL_RE = re.compile(r"https://[-a-zA-Z0-9.]+\.trycloudflare\.com")
 
@@ -20,7 +20,8 @@ INSTALL_HINT = (
     "program on PATH, which was not found. Install it (https://developers.cloudflare.com/cloudflare-one/"
     "connections/connect-networks/downloads/ : e.g. `brew install cloudflared`, or the cloudflared "
     "package / .deb from https://github.com/cloudflare/cloudflared/releases), or call "
-    "launch(share=False) to view on this machine only.")
+    "launch(share=False) to view on this machine only."
+)
 
 
 class TunnelError(RuntimeError):
@@ -43,18 +44,24 @@ class Tunnel:
                 self.proc.wait()
 
 
-def find_cloudflared() -> Optional[str]:
+def find_cloudflared() -> str | None:
     return shutil.which("cloudflared")
 
 
-def open_tunnel(local_url: str, timeout_s: float = 45.0, exe: Optional[str] = None) -> Tunnel:
+def open_tunnel(local_url: str, timeout_s: float = 45.0, exe: str | None = None) -> Tunnel:
     exe = exe or find_cloudflared()
     if exe is None:
         raise TunnelError(INSTALL_HINT)
     try:
-        proc = subprocess.Popen([exe, "tunnel", "--no-autoupdate", "--url", local_url], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
-                                bufsize=1)
+        proc = subprocess.Popen(
+            [exe, "tunnel", "--no-autoupdate", "--url", local_url],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            bufsize=1,
+        )
     except OSError as e:
         raise TunnelError(f"could not start {exe}: {e.strerror or e}") from e
     log: list[str] = []
@@ -82,7 +89,10 @@ def open_tunnel(local_url: str, timeout_s: float = 45.0, exe: Optional[str] = No
         tunnel = Tunnel(proc, "", log)
         tunnel.stop()
         tail = "\n".join(log[-10:])
-        why = (f"it exited with status {proc.returncode}" if proc.returncode not in (None, -15)
-               else f"no https://….trycloudflare.com address within {timeout_s:g} s")
+        why = (
+            f"it exited with status {proc.returncode}"
+            if proc.returncode not in (None, -15)
+            else f"no https://….trycloudflare.com address within {timeout_s:g} s"
+        )
         raise TunnelError(f"cloudflared did not open a public link ({why}); its output:\n{tail}")
     return Tunnel(proc, url[0], log)

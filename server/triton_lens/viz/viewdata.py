@@ -5,6 +5,7 @@ Shared by `launch()` (launches recorded in this process) and `triton-lens view F
 worker process streamed back). Access maps are computed once per (launch, tensor) and kept as
 compact JSON bytes: launches do not change once recorded.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -12,7 +13,7 @@ import json
 import linecache
 import os
 import threading
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from ..model import OK, RunResult
 
@@ -54,7 +55,7 @@ class _Entry:
 
 
 class ViewerData:
-    def __init__(self, get_result: Callable[[], RunResult], sources: Optional[dict[str, str]] = None):
+    def __init__(self, get_result: Callable[[], RunResult], sources: dict[str, str] | None = None):
         self._get_result = get_result
         self._sources = sources if sources is not None else {}
         self._cache: dict[tuple, _Entry] = {}
@@ -62,7 +63,7 @@ class ViewerData:
         self._lock = threading.Lock()
 
     @staticmethod
-    def from_result(result: RunResult) -> "ViewerData":
+    def from_result(result: RunResult) -> ViewerData:
         return ViewerData(lambda: result)
 
     def result(self) -> RunResult:
@@ -88,7 +89,7 @@ class ViewerData:
         try:
             i = int(launch)
         except (TypeError, ValueError):
-            raise RequestError(f"launch must be an integer, not {launch!r}")
+            raise RequestError(f"launch must be an integer, not {launch!r}") from None
         for L in result.launches:
             if L.index == i:
                 return L
@@ -101,7 +102,7 @@ class ViewerData:
         try:
             t = int(tensor)
         except (TypeError, ValueError):
-            raise RequestError(f"tensor must be an integer, not {tensor!r}")
+            raise RequestError(f"tensor must be an integer, not {tensor!r}") from None
         if not 0 <= t < len(L.tensors):
             raise RequestError(f"launch {L.index} has no tensor {t} (it has {len(L.tensors)})", 404)
         e = self._entry(result, L, t)
@@ -111,7 +112,7 @@ class ViewerData:
             return e.gz
         return e.raw
 
-    def _entry(self, result: RunResult, L, t: int) -> "_Entry":
+    def _entry(self, result: RunResult, L, t: int) -> _Entry:
         key = (id(L), t)
         with self._lock:
             e = self._cache.get(key)  # an entry holds L itself, so id(L) cannot be reused while cached
@@ -168,7 +169,7 @@ class ViewerData:
         try:
             t, start, count = int(tensor), int(start), int(count)
         except (TypeError, ValueError):
-            raise RequestError("tensor, start and count must be integers")
+            raise RequestError("tensor, start and count must be integers") from None
         if not 0 <= t < len(L.tensors):
             raise RequestError(f"launch {L.index} has no tensor {t}", 404)
         count = max(0, min(count, 1 << 16))
@@ -195,12 +196,12 @@ class ViewerData:
             self._extras[key] = (launches, out)
             return out
         except KeyError as e:
-            raise RequestError(str(e.args[0]) if e.args else str(e), 404)
+            raise RequestError(str(e.args[0]) if e.args else str(e), 404) from None
         except (TypeError, ValueError) as e:
-            raise RequestError(f"bad parameters for {method}: {e}")
+            raise RequestError(f"bad parameters for {method}: {e}") from None
 
     # -- source -----------------------------------------------------------------------------------
-    def files(self, result: Optional[RunResult] = None) -> list[str]:
+    def files(self, result: RunResult | None = None) -> list[str]:
         """The files the viewer may show: the run's file and every kernel and access site's file."""
         result = result or self.result()
         seen: dict[str, None] = {}
@@ -247,8 +248,7 @@ class ViewerData:
                 except OSError:
                     lines = []
             text = "".join(lines)
-        return {"file": file, "text": text, "lines": sorted(marks.values(), key=lambda m: m["line"]),
-                "kernels": uniq}
+        return {"file": file, "text": text, "lines": sorted(marks.values(), key=lambda m: m["line"]), "kernels": uniq}
 
 
 def in_process_data() -> ViewerData:

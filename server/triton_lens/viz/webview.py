@@ -1,9 +1,9 @@
 """Where the access-map page (extension/webview) is: the same files the VS Code view loads."""
+
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
 
 _HERE = Path(__file__).resolve().parent
 
@@ -18,7 +18,7 @@ def candidates() -> list[Path]:
     return out
 
 
-def find_webview() -> Optional[Path]:
+def find_webview() -> Path | None:
     for p in candidates():
         if (p / "index.html").is_file():
             return p
@@ -28,7 +28,9 @@ def find_webview() -> Optional[Path]:
 def require_webview() -> Path:
     p = find_webview()
     if p is None:
-        raise FileNotFoundError("the viewer page (extension/webview/index.html) was not found; looked in "
-                                + ", ".join(str(c) for c in candidates())
-                                + ". Set TRITON_LENS_WEBVIEW to the folder that holds it.")
+        raise FileNotFoundError(
+            "the viewer page (extension/webview/index.html) was not found; looked in "
+            + ", ".join(str(c) for c in candidates())
+            + ". Set TRITON_LENS_WEBVIEW to the folder that holds it."
+        )
     return p

@@ -49,7 +49,16 @@ async function freePort() {
  * in the user settings.json and `machineSettings` in the machine's (the server side's), listening on 127.0.0.1.
  * trustAll=false turns workspace trust on: a folder opened for the first time is in Restricted Mode. Returns {url, port, stop(), logFile, dir}.
  */
-export async function startCodeServer({ env, dir, vsix, settings = {}, machineSettings = {}, port, extraArgs = [], trustAll = true }) {
+export async function startCodeServer({
+  env,
+  dir,
+  vsix,
+  settings = {},
+  machineSettings = {},
+  port,
+  extraArgs = [],
+  trustAll = true,
+}) {
   fs.rmSync(dir, { recursive: true, force: true });
   const home = path.join(dir, 'home');
   const userData = path.join(dir, 'user-data');
@@ -94,7 +103,11 @@ export async function startCodeServer({ env, dir, vsix, settings = {}, machineSe
     XDG_CACHE_HOME: path.join(home, '.cache'),
   };
   delete procEnv.VSCODE_IPC_HOOK_CLI;
-  const cs = (args, opts = {}) => [env.NODE24, [env.CODE_SERVER_ENTRY, '--user-data-dir', userData, '--extensions-dir', extensions, ...args], { env: procEnv, ...opts }];
+  const cs = (args, opts = {}) => [
+    env.NODE24,
+    [env.CODE_SERVER_ENTRY, '--user-data-dir', userData, '--extensions-dir', extensions, ...args],
+    { env: procEnv, ...opts },
+  ];
   if (vsix) {
     const [cmd, args, opts] = cs(['--install-extension', vsix]);
     execFileSync(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120000 });
@@ -103,14 +116,22 @@ export async function startCodeServer({ env, dir, vsix, settings = {}, machineSe
   const logFile = path.join(dir, 'code-server.log');
   const log = fs.openSync(logFile, 'w');
   const [cmd, args, opts] = cs([
-    '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
-    ...(trustAll ? ['--disable-workspace-trust'] : []), '--disable-getting-started-override', ...extraArgs,
+    '--bind-addr',
+    `127.0.0.1:${port}`,
+    '--auth',
+    'none',
+    '--disable-telemetry',
+    '--disable-update-check',
+    ...(trustAll ? ['--disable-workspace-trust'] : []),
+    '--disable-getting-started-override',
+    ...extraArgs,
   ]);
   const child = spawn(cmd, args, { ...opts, stdio: ['ignore', log, log] });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`code-server exited (${child.exitCode}):\n${fs.readFileSync(logFile, 'utf8')}`);
+    if (child.exitCode !== null)
+      throw new Error(`code-server exited (${child.exitCode}):\n${fs.readFileSync(logFile, 'utf8')}`);
     try {
       const r = await fetch(`${url}/healthz`);
       if (r.ok) break;
@@ -151,8 +172,16 @@ export async function launchBrowser(env) {
   return chromium.launch({
     executablePath: env.CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-quic'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-quic',
+    ],
   });
 }
 

@@ -21,7 +21,10 @@ export class Workbench {
   async open(url, folder) {
     await this.page.goto(`${url}/?folder=${encodeURIComponent(folder)}`);
     await this.page.waitForSelector('.monaco-workbench', { timeout: 90000 });
-    await this.page.locator('.explorer-folders-view').waitFor({ timeout: 60000 }).catch(() => {});
+    await this.page
+      .locator('.explorer-folders-view')
+      .waitFor({ timeout: 60000 })
+      .catch(() => {});
   }
 
   get editor() {
@@ -64,41 +67,49 @@ export class Workbench {
 
   /** The rendered text of a 1-based line of the active editor, inlay hints included. */
   async lineText(line) {
-    return this.page.evaluate((l) => {
-      const ed = [...document.querySelectorAll('.editor-group-container.active .monaco-editor')].find((e) => e.querySelector('.view-lines'));
-      if (!ed) return null;
-      const nums = [...ed.querySelectorAll('.margin-view-overlays .line-numbers')];
-      const num = nums.find((n) => n.textContent.trim() === String(l));
-      if (!num) return null;
-      const top = num.parentElement.style.top;
-      const row = [...ed.querySelectorAll('.view-lines .view-line')].find((v) => v.style.top === top);
-      return row ? row.textContent : null;
-    }, line).then(norm);
+    return this.page
+      .evaluate((l) => {
+        const ed = [...document.querySelectorAll('.editor-group-container.active .monaco-editor')].find((e) =>
+          e.querySelector('.view-lines'),
+        );
+        if (!ed) return null;
+        const nums = [...ed.querySelectorAll('.margin-view-overlays .line-numbers')];
+        const num = nums.find((n) => n.textContent.trim() === String(l));
+        if (!num) return null;
+        const top = num.parentElement.style.top;
+        const row = [...ed.querySelectorAll('.view-lines .view-line')].find((v) => v.style.top === top);
+        return row ? row.textContent : null;
+      }, line)
+      .then(norm);
   }
 
   /** Viewport point at the middle of the first occurrence of `needle` in the editor line containing `lineText`. */
   async pointAt(lineText, needle) {
-    return this.page.evaluate(([lt, nd]) => {
-      const line = [...document.querySelectorAll('.editor-group-container.active .view-lines .view-line')]
-        .find((l) => l.textContent.replace(/\u00a0/g, ' ').includes(lt));
-      if (!line) return null;
-      const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
-      const nodes = [];
-      let text = '';
-      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-        nodes.push([n, text.length]);
-        text += n.textContent;
-      }
-      const at = text.replace(/\u00a0/g, ' ').indexOf(nd);
-      if (at < 0) return null;
-      const mid = at + Math.floor(nd.length / 2);
-      const [node, start] = nodes.filter(([, off]) => off <= mid).pop();
-      const r = document.createRange();
-      r.setStart(node, mid - start);
-      r.setEnd(node, mid - start + 1);
-      const b = r.getBoundingClientRect();
-      return { x: b.x + b.width / 2, y: b.y + b.height / 2 };
-    }, [lineText, needle]);
+    return this.page.evaluate(
+      ([lt, nd]) => {
+        const line = [...document.querySelectorAll('.editor-group-container.active .view-lines .view-line')].find((l) =>
+          l.textContent.replace(/\u00a0/g, ' ').includes(lt),
+        );
+        if (!line) return null;
+        const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+        const nodes = [];
+        let text = '';
+        for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+          nodes.push([n, text.length]);
+          text += n.textContent;
+        }
+        const at = text.replace(/\u00a0/g, ' ').indexOf(nd);
+        if (at < 0) return null;
+        const mid = at + Math.floor(nd.length / 2);
+        const [node, start] = nodes.filter(([, off]) => off <= mid).pop();
+        const r = document.createRange();
+        r.setStart(node, mid - start);
+        r.setEnd(node, mid - start + 1);
+        const b = r.getBoundingClientRect();
+        return { x: b.x + b.width / 2, y: b.y + b.height / 2 };
+      },
+      [lineText, needle],
+    );
   }
 
   /** Status bar entry text containing `text`. */
