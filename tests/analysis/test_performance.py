@@ -150,7 +150,7 @@ def test_hover_shows_the_same_numbers(analysis):
     from triton_lens.analysis.hover import access_facts
     from triton_lens.lsp.hover import dot_markdown, line_markdown
 
-    facts = access_facts(analysis.result)
+    facts = access_facts(analysis)
     perf = {(m.file, m.line, m.arg, m.kind): m for m in analysis.performance.lines}
     col = [s for s in analysis.accesses if s.line == _line("column walk")]
     text = line_markdown([(s, facts[(s.file, s.line, s.arg, s.kind)]) for s in col], perf)

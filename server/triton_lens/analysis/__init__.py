@@ -17,6 +17,8 @@ class Analysis:
     accesses: list[AccessStats] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     performance: Performance = field(default_factory=lambda: Performance([], [], []))
+    # The executions grouped by (file, line, arg, kind), kept for the hover's facts (not serialised).
+    groups: dict = field(default_factory=dict, repr=False, compare=False)
 
     def to_json(self) -> dict:
         r = self.result
@@ -51,4 +53,4 @@ def analyze(result: RunResult) -> Analysis:
     findings = all_findings(result, groups) + sector_findings(perf)
     order = {"error": 0, "warning": 1, "information": 2}
     findings.sort(key=lambda f: (f.file, f.line, order.get(f.severity, 3), f.kind))
-    return Analysis(result=result, accesses=access_stats(groups), findings=findings, performance=perf)
+    return Analysis(result=result, accesses=access_stats(groups), findings=findings, performance=perf, groups=groups)

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..model import RunResult, TensorInfo
+from ..model import AccessStats, TensorInfo
 from ..trace.kernels import outline
-from .groups import Group, Key, format_program, group_executions, program_label
+from .groups import Group, Key, format_program, program_label
 
 FIRST_PROGRAMS = 3
 MAP_COLS = 32
@@ -237,20 +237,14 @@ class ProgramFacts:
 
 @dataclass
 class AccessFacts:
-    key: Key  # (file, line, arg, kind)
-    op: str
+    """What a hover shows of one access: its totals (computed once, in stats.py) and what only the hover
+    needs: the union extent and text map over launches, the first programs one by one, example offsets."""
+
+    totals: AccessStats
     kernel: str
     def_file: str
     def_line: int  # the kernel's first line (decorator or def)
     tensor: TensorInfo | None  # as the first launch saw it
-    launches: int = 0
-    programs: int = 0
-    executions: int = 0
-    lanes: int = 0
-    active: int = 0
-    oob: int = 0
-    unique: int = 0
-    bytes: int = 0
     extent: str = ""  # all programs, all launches of the first launch's tensor shape
     first_programs: list[ProgramFacts] = field(default_factory=list)
     map_rows: list[str] = field(default_factory=list)
@@ -259,66 +253,48 @@ class AccessFacts:
     oob_offsets: list[int] = field(default_factory=list)  # a few example element offsets
     shapes_differ: bool = False  # launches saw tensors of different shapes
 
-    @property
-    def file(self) -> str:
-        return self.key[0]
+    key = property(lambda self: (self.totals.file, self.totals.line, self.totals.arg, self.totals.kind))
+    file = property(lambda self: self.totals.file)
+    line = property(lambda self: self.totals.line)
+    arg = property(lambda self: self.totals.arg)
+    kind = property(lambda self: self.totals.kind)
+    op = property(lambda self: self.totals.op)
+    launches = property(lambda self: self.totals.launches)
+    programs = property(lambda self: self.totals.programs)
+    executions = property(lambda self: self.totals.executions)
+    lanes = property(lambda self: self.totals.lanes)
+    active = property(lambda self: self.totals.active)
+    oob = property(lambda self: self.totals.oob)
+    unique = property(lambda self: self.totals.unique)
+    bytes = property(lambda self: self.totals.bytes)
 
-    @property
-    def line(self) -> int:
-        return self.key[1]
 
-    @property
-    def arg(self) -> str:
-        return self.key[2]
-
-    @property
-    def kind(self) -> str:
-        return self.key[3]
-
-
-def _facts(g: Group, first_programs: int) -> AccessFacts:
-    file, line, arg, kind = g.key
+def _facts(g: Group, totals: AccessStats, first_programs: int) -> AccessFacts:
     first = g.parts[0].launch
+    arg = totals.arg
     arg_index = first.sites[g.parts[0].sites[0]].arg
     tensor = first.tensors[arg_index] if arg_index >= 0 else None
-    f = AccessFacts(
-        key=g.key, op=g.first.op, kernel=first.kernel, def_file=first.def_file, def_line=first.def_line, tensor=tensor
-    )
+    f = AccessFacts(totals=totals, kernel=first.kernel, def_file=first.def_file, def_line=first.def_line, tensor=tensor)
     use_mask = tensor is not None and tensor.numel <= MASK_LIMIT
-    union_mask = np.zeros(tensor.numel, dtype=bool) if use_mask else None
+    union_mask = np.zeros(tensor.numel, dtype=bool) if tensor is not None and use_mask else None
     union_parts: list[np.ndarray] = []
     oob_parts: list[np.ndarray] = []
     for part in g.parts:
         L, rows = part.launch, part.rows
         if rows.size == 0:
             continue
-        f.launches += 1
-        f.executions += int(rows.size)
-        f.programs += int(np.unique(L.ex_program[rows]).size)
-        f.lanes += int(L.ex_lanes[rows].sum(dtype=np.int64))
-        act = int(L.ex_active[rows].sum(dtype=np.int64))
-        bad = int(L.ex_oob[rows].sum(dtype=np.int64))
-        f.active += act
-        f.oob += bad
         a = L.sites[part.sites[0]].arg
         t = L.tensors[a] if a >= 0 else None
         same = tensor is not None and t is not None and tuple(t.shape) == tuple(tensor.shape)
-        if t is not None:
-            f.bytes += (act - bad) * t.itemsize
-        if same and use_mask:
-            m = L.touched.cover(rows, t.numel)
-            f.unique += int(np.count_nonzero(m))
-            union_mask |= m
-        else:
-            touched = L.touched.union(rows)
-            f.unique += int(touched.size)
-            if same:
-                union_parts.append(touched)
+        if same and union_mask is not None:
+            union_mask |= L.touched.cover(rows, t.numel)
+        elif same:
+            union_parts.append(L.touched.union(rows))
         if same:
             f.map_launches += 1
         elif tensor is not None and t is not None:
             f.shapes_differ = True
-        if bad and len(oob_parts) < 4:
+        if len(oob_parts) < 4 and L.ex_oob[rows].any():
             bad_rows = rows[L.ex_oob[rows] > 0][:16]
             oob_parts.extend(L.oob.gather(bad_rows))
     if tensor is not None and use_mask:
@@ -354,14 +330,12 @@ def _facts(g: Group, first_programs: int) -> AccessFacts:
     return f
 
 
-def access_facts(
-    result: RunResult, groups: dict | None = None, first_programs: int = FIRST_PROGRAMS
-) -> dict[Key, AccessFacts]:
-    """Facts for every (file, line, arg, kind) access of the run."""
-    if groups is None:
-        groups = group_executions(result.launches)
+def access_facts(analysis, first_programs: int = FIRST_PROGRAMS) -> dict[Key, AccessFacts]:
+    """Facts for every (file, line, arg, kind) access of an analysed run (analysis.Analysis): its
+    totals are the analysis' own (stats.access_stats), only the hover's extras are computed here."""
+    totals = {(a.file, a.line, a.arg, a.kind): a for a in analysis.accesses}
     out = {}
-    for key, g in groups.items():
-        if any(p.rows.size for p in g.parts):
-            out[key] = _facts(g, first_programs)
+    for key, g in analysis.groups.items():
+        if key in totals and any(p.rows.size for p in g.parts):
+            out[key] = _facts(g, totals[key], first_programs)
     return out

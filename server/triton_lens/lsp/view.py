@@ -55,7 +55,7 @@ def _read_lines(path: str) -> list[str] | None:
 
 def build_view(version: int, text: str, result: RunResult, analysis: Analysis, plan: Plan) -> RunView:
     lines = Lines.from_text(text)
-    facts = access_facts(result)
+    facts = access_facts(analysis)
     view = RunView(version=version, text=text, result=result, analysis=analysis, plan=plan)
     view.diagnostics = run_diagnostics(result, analysis.findings, lines, facts, _read_lines, plan)
     target = os.path.abspath(result.file)
