@@ -203,6 +203,9 @@ describe('Triton Lens in VS Code', () => {
   });
 
   step("shows Values with a histogram, a program's memory operations and Performance (issue 14)", async () => {
+    // the histogram is of the followed line's elements: follow x_ptr's load (the step before left line 13)
+    await wb.gotoLine(12, 9);
+    await waitViewer(frame, () => window.__viewer.state().follow?.line === 12, 'following line 12');
     await frame.selectOption('#tl-values', 'after');
     await waitViewer(
       frame,
