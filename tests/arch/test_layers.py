@@ -18,11 +18,11 @@ RANK = {
     "report": 3,
     "lsp": 3,
     "viz": 3,
-    "pytest_plugin": 3,
     "debug_launcher": 3,
     "clients": 4,
     "cli": 4,
     "check": 4,
+    "pytest_plugin": 4,  # like the cli, it writes with the reports
     "__main__": 4,
     "__init__": 4,
     "__version__": -1,  # a constant of the package root, importable from anywhere
