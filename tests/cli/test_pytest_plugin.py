@@ -109,7 +109,7 @@ def test_race():
         p = pytest_run(project, "--triton-lens", "test_race.py")
         assert p.returncode == 0 and "1 with findings" in p.stdout  # a race is a warning: reported, not failed
         p = pytest_run(project, "--triton-lens", "--triton-lens-fail=warning", "test_race.py")
-        assert p.returncode == 1 and "warning: out_ptr: 4 programs store to the same elements" in p.stdout
+        assert p.returncode == 1 and "warning: out_ptr: 4 programs at this store race with other programs" in p.stdout
     finally:
         (project / "test_race.py").unlink()
     p = pytest_run(project, "-p", "no:triton_lens", "--triton-lens")
