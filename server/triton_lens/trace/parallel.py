@@ -36,6 +36,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import posix
 import select
 import signal
 import sys
@@ -478,7 +479,9 @@ class _Dispatch:
                 stream.write_frame(self.out, "result", {"status": status})
             self.out.close()
         finally:
-            os._exit(0)
+            # posix._exit, not os._exit: the worker wraps the latter to report a script's own exit
+            # (with a stack in the run's crash file), and a child's end is no such thing.
+            posix._exit(0)
 
 
 class ParallelRecorder(Recorder):

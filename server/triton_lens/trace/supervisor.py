@@ -22,6 +22,7 @@ this process's imports.
 import os
 import signal
 import sys
+import time
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -150,6 +151,16 @@ def main(argv: list[str]) -> None:
             os._exit(127)
 
     def pass_on(signum, frame):
+        # The stack dump (SIGUSR1) goes to the worker's own children first: a launch split over forked
+        # children (trace/parallel.py) is in their kernel code, and the dump that comes first names the line.
+        children = [p for p in descendants(worker) if p != worker] if signum == signal.SIGUSR1 else []
+        for p in children:
+            try:
+                os.kill(p, signum)
+            except OSError:
+                pass
+        if children:
+            time.sleep(0.2)  # their dumps share the crash file: let them finish before the worker's
         try:
             os.kill(worker, signum)
         except OSError:
