@@ -89,7 +89,14 @@ describe('AccessMapPanel', () => {
       id: 7,
       result: { method: 'tritonLens/accessMap', params: { launch: 0, tensor: 1, uri: 'file:///w/k.py' } },
     });
-    expect(Object.keys(PAGE_METHODS).sort()).toEqual(['accessMap', 'kernels', 'values']);
+    expect(Object.keys(PAGE_METHODS).sort()).toEqual([
+      'accessMap',
+      'dots',
+      'kernels',
+      'performance',
+      'valueMap',
+      'values',
+    ]);
   });
 
   it('learns from the kernels overview which files the view shows', async () => {

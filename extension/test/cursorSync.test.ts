@@ -52,7 +52,7 @@ describe('CursorSync', () => {
 
   it('ignores non-Python editors and sends nothing without a panel', () => {
     const post = vi.fn();
-    const panel: { post: typeof post } | undefined = undefined;
+    let panel: { post: typeof post } | undefined = undefined; // no panel yet; one appears below
     sync = new CursorSync(() => panel);
     moveTo(makeEditor(makeDocument('/w/k.py', '')), 2);
     vi.advanceTimersByTime(200);
