@@ -83,7 +83,7 @@ MIDDLE_RELEASES := $(filter-out 3.2.0 $(TRITON),$(RELEASES))
 test-releases: $(foreach r,$(MIDDLE_RELEASES),test-release-$(r))
 test-release-%: $$(call release_venv,%)/.done
 	@echo "== triton $*"
-	$(call release_venv,$*)/bin/python -m pytest -q -p no:cacheprovider -p no:warnings \
+	$(call release_venv,$*)/bin/python -m pytest -q -p no:cacheprovider -p no:warnings -n 2 --dist loadfile \
 	    tests/engine/test_engine_corpus.py tests/engine/test_semantics.py
 
 # The published package: `python -m build` makes a wheel + sdist that install with
