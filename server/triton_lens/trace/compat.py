@@ -608,4 +608,6 @@ def raw_store(ptrs: np.ndarray, values: np.ndarray) -> None:
     """Write values (any dtype of the right itemsize) to absolute host addresses, in lane order."""
     real = _interp._interpreter
     real = getattr(real, "_real", real)
+    # 3.2's C store takes only writeable arrays (the logs arrive as read-only views of a stream buffer).
+    ptrs, values = np.require(ptrs, requirements=["C", "W"]), np.require(values, requirements=["C", "W"])
     real.store(ptrs, values, np.ones(ptrs.shape, dtype=bool))
