@@ -27,7 +27,7 @@ from .supervisor import descendants
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _OUTPUT_TAIL = 64 * 1024
 STARTUP_ALLOWANCE_S = 120.0  # importing torch and triton, before the time limit starts
-FLUSH_GRACE_S = 0.5  # at the time limit, how long the worker gets to send the launch in flight
+FLUSH_GRACE_S = 2.0  # at the time limit, at most this long for the launch in flight (it usually takes ms)
 
 
 @dataclass
