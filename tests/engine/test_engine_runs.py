@@ -127,3 +127,22 @@ def test_a_warm_worker_is_ready_for_the_next_run_and_ends_with_its_parent(tmp_pa
         time.sleep(0.2)
     else:
         raise AssertionError("the worker outlived its runner")
+
+
+def test_the_same_file_gives_the_same_run(tmp_path):
+    # Inputs drawn without a seed do not change between runs (the worker seeds random, numpy and torch);
+    # a script that seeds them itself gets its own seed.
+    script = tmp_path / "draws.py"
+    script.write_text(
+        "import random, numpy, torch\n"
+        "print(random.random(), numpy.random.rand(), torch.randn(3).tolist())\n"
+        "torch.manual_seed(1234)\n"
+        "print(torch.randn(1).tolist())\n"
+    )
+    first, second = (run(RunRequest(path=str(script))) for _ in range(2))
+    assert first.status == second.status == "no-launch", (first.status, first.error)
+    assert first.stdout == second.stdout and first.stdout.count("\n") == 2
+    import torch
+
+    torch.manual_seed(1234)
+    assert first.stdout.splitlines()[1] == str(torch.randn(1).tolist())
