@@ -75,7 +75,7 @@ tests/viz/node_modules/.done: tests/viz/package.json tests/viz/package-lock.json
 	touch $@
 
 test-engine32: setup32
-	$(VENV32)/bin/python -m pytest -q -p no:warnings tests/engine
+	$(VENV32)/bin/python -m pytest -q -p no:cacheprovider -p no:warnings -n 2 --dist loadfile tests/engine
 
 # The releases between 3.2 and $(TRITON) (both run every engine test above): the corpus markers and
 # the semantics tests, which are what differs between releases. `make test-releases` runs them all.
