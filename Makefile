@@ -6,6 +6,9 @@ VENV := .venv
 VENV32 := .venv-triton32
 TRITON ?= 3.9.0
 PIP_FLAGS := --disable-pip-version-check -q
+# npm packages (TypeScript, esbuild, eslint, prettier, vitest) are installed from package-lock.json. Defined
+# here, above every rule that needs it: make expands a prerequisite when it reads the rule.
+NODE_STAMP := node_modules/.install-stamp
 
 .SECONDEXPANSION:
 .PHONY: setup setup32 setup-releases test-releases test lint test-python test-engine32 test-node test-e2e test-package vsix demo bench bench-all viz-deps clean
@@ -132,8 +135,6 @@ bench-webview: webview-deps
 	cd $(WEBVIEW_TESTS) && CHROMIUM=$(CHROMIUM) node bench_render.mjs $(ARGS)
 
 # ---------------------------------------------------------------- the VS Code extension
-# npm packages (TypeScript, esbuild, vsce, vitest) are installed from package-lock.json.
-NODE_STAMP := node_modules/.install-stamp
 VSIX := triton-lens.vsix
 E2E_ROOT := .real-vscode
 
