@@ -29,7 +29,7 @@ from pygls.lsp.client import BaseLanguageClient
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from corpus import CORPUS, corpus_files  # noqa: E402
+from markers import CORPUS, corpus_files  # noqa: E402
 
 TUTORIALS = [ROOT / "bench" / "kernels" / n for n in ("softmax_1823x781.py", "matmul_512.py", "layernorm_1151x8192.py")]
 REQUESTS = 100
