@@ -5,7 +5,9 @@ hits them alike; each ratio is the median of the per-round ratios of `time.proce
 - "hooks only": the recorder's cost alone (every access recorded, provenance, bounds checks).
 - "as shipped": the same, plus what the tool leaves out of the bare interpreter's work: the int32
   overflow checks it builds for every integer add/sub/mul and then discards (their only consumer,
-  device_assert, is a no-op unless debug is on, and the interpreter never turns it on).
+  device_assert, is a no-op unless debug is on, and the interpreter never turns it on), and the scan
+  of triton.language that every @jit helper call (tl.max, tl.sum, ...) repeats to patch modules the
+  launch has already patched (trace/device_calls.py).
 The trace's size is what the worker streams for each launch (access records, without tensor values).
 
     python bench/trace_overhead.py [--reps N] [--out FILE]

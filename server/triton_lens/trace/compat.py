@@ -19,6 +19,7 @@ import triton
 import triton.runtime.interpreter as _interp
 from triton.runtime.jit import JITFunction
 
+from . import device_calls as _device_calls
 from . import semantics as _semantics
 from .spin import SpinWatch
 
@@ -360,6 +361,11 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
     # kernel's results and errors are the same, the run is faster.
     from triton.language import semantic as _semantic
 
+    if not skip_unused_overflow_checks:
+        pass
+    else:
+        # The other dead work: @jit helper calls re-scanning triton.language to patch it (device_calls.py).
+        _device_calls.install(patch)
     if not skip_unused_overflow_checks:
         pass
     elif hasattr(_semantic, "TritonSemantic") and hasattr(_semantic.TritonSemantic, "binary_op_sanitize_overflow_impl"):
