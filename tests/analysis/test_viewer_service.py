@@ -172,3 +172,23 @@ def test_the_cache_is_bounded_and_forgets_the_least_recently_used(results):
     assert cache.computed == 3
     service.request("accessMap", {"launch": 0, "tensor": 1})
     assert cache.computed == 4
+
+
+def test_the_cache_keeps_no_finished_run_alive(results):
+    import gc
+    import weakref
+
+    from triton_lens.model import RunResult
+
+    cache = vs.ViewerCache()
+    src = results["vector_add.py"]
+    L = copy.copy(src.launches[0])  # a run of its own, as the language server's next run would be
+    gone = weakref.ref(L)
+    ViewerService.from_result(RunResult(file=src.file, status=src.status, launches=[L]), cache).request(
+        "accessMap", {"launch": L.index, "tensor": 0}
+    )
+    del L
+    gc.collect()
+    assert gone() is None  # the cached answer did not hold its launch
+    ViewerService.from_result(results["matmul.py"], cache).request("dots", {"launch": 0})
+    assert len(cache) == 1  # the dead run's answer made room

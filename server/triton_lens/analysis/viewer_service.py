@@ -20,6 +20,7 @@ import json
 import linecache
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
@@ -151,7 +152,9 @@ class _Entry:
     __slots__ = ("anchor", "done", "value", "raw", "gz", "error")
 
     def __init__(self, anchor):
-        self.anchor = anchor  # the launch the answer is of: held, so its id() is not reused while cached
+        # the launch the answer is of, weakly: a cached answer keeps no finished run alive (the language
+        # server's documents replace theirs), and a dead reference tells a reused id() apart
+        self.anchor = weakref.ref(anchor)
         self.done = threading.Event()
         self.value: dict | None = None
         self.raw: bytes | None = None
@@ -160,7 +163,8 @@ class _Entry:
 
 
 class ViewerCache:
-    """LRU of computed answers, keyed by (launch identity, method, validated params); thread-safe."""
+    """LRU of computed answers, keyed by (launch identity, method, validated params); thread-safe.
+    Answers of launches no longer referenced elsewhere are dropped at the next insertion."""
 
     def __init__(self, entries: int = CACHE_ENTRIES):
         self.entries = entries
@@ -175,10 +179,12 @@ class ViewerCache:
         key = (id(anchor), method, tuple(sorted(params.items())))
         with self._lock:
             e = self._lru.get(key)
-            if e is not None and e.anchor is not anchor:
+            if e is not None and e.anchor() is not anchor:
                 e = None
             owner = e is None
             if owner:
+                for k in [k for k, v in self._lru.items() if v.anchor() is None]:  # answers of runs gone
+                    del self._lru[k]
                 e = self._lru[key] = _Entry(anchor)
                 while len(self._lru) > self.entries:
                     self._lru.popitem(last=False)
