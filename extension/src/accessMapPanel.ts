@@ -1,9 +1,17 @@
 // The access-map webview panel: loads extension/webview/ (PROTOCOL.md), answers the page's requests with the
-// server's tritonLens/* custom requests, forwards cursor/refresh/select events, reveals lines it asks for, and
-// comes back after a reload (WebviewPanelSerializer + onWebviewPanel activation).
+// server's tritonLens/* custom requests (the viewer protocol: types generated from its JSON Schema in
+// viewerProtocol.ts), forwards cursor/refresh/select events, reveals lines it asks for, and comes back after a
+// reload (WebviewPanelSerializer + onWebviewPanel activation).
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
+import {
+  LSP_METHODS,
+  type KernelsResult,
+  type LspMethod,
+  type ViewerParams,
+  type ViewerResult,
+} from './viewerProtocol';
 import { fillTemplate, makeNonce } from './webviewHtml';
 
 export const VIEW_TYPE = 'tritonLens.accessMap';
@@ -26,14 +34,15 @@ type PageMessage =
   | { type: 'request'; id: number; method: string; params?: Record<string, unknown> }
   | { type: 'reveal'; file: string; line: number; col?: number };
 
-export const PAGE_METHODS: Record<string, string> = {
-  kernels: 'tritonLens/kernels',
-  accessMap: 'tritonLens/accessMap',
-  values: 'tritonLens/values',
-  valueMap: 'tritonLens/valueMap',
-  dots: 'tritonLens/dots',
-  performance: 'tritonLens/performance',
-};
+/** The page's methods the panel forwards, with their LSP request names (from the protocol's schema). */
+export const PAGE_METHODS: Readonly<Record<LspMethod, string>> = LSP_METHODS;
+
+export function isPageMethod(method: unknown): method is LspMethod {
+  return typeof method === 'string' && Object.prototype.hasOwnProperty.call(PAGE_METHODS, method);
+}
+
+/** The LSP params of a page request: the page's params (the server validates them) plus the document. */
+export type ServerParams<M extends LspMethod> = ViewerParams<M> & { uri: string };
 
 export class AccessMapPanel implements vscode.Disposable {
   private ready = false;
@@ -119,14 +128,20 @@ export class AccessMapPanel implements vscode.Disposable {
   }
 
   private async answer(m: Extract<PageMessage, { type: 'request' }>): Promise<void> {
-    const method = PAGE_METHODS[m.method];
-    let reply: { type: 'response'; id: number; result?: unknown; error?: { message: string } };
-    if (!method) {
+    let reply: { type: 'response'; id: number; result?: ViewerResult<LspMethod> | null; error?: { message: string } };
+    if (!isPageMethod(m.method)) {
       reply = { type: 'response', id: m.id, error: { message: `unknown method ${m.method}` } };
     } else {
+      const method = PAGE_METHODS[m.method];
       try {
-        const result = await this.server.request(method, { ...(m.params ?? {}), uri: this.uri.toString() });
-        if (m.method === 'kernels') this.files = overviewFiles(result);
+        let result: ViewerResult<LspMethod>;
+        if (m.method === 'kernels') {
+          const overview = await this.forward('kernels', m.params);
+          this.files = overviewFiles(overview);
+          result = overview;
+        } else {
+          result = await this.forward(m.method, m.params);
+        }
         reply = { type: 'response', id: m.id, result: result ?? null };
       } catch (e) {
         const message = e instanceof Error ? e.message : String(e);
@@ -135,6 +150,16 @@ export class AccessMapPanel implements vscode.Disposable {
       }
     }
     if (!this.disposed) void this.panel.webview.postMessage(reply);
+  }
+
+  /** One page request as the server's custom request for this document. */
+  private forward<M extends LspMethod>(
+    method: M,
+    params: Record<string, unknown> | undefined,
+  ): Promise<ViewerResult<M>> {
+    // The page's params are forwarded as sent: the server's viewer service checks them against the protocol.
+    const p = { ...(params ?? {}), uri: this.uri.toString() } as ServerParams<M>;
+    return this.server.request<ViewerResult<M>>(PAGE_METHODS[method], p);
   }
 
   dispose(): void {
@@ -147,8 +172,8 @@ export class AccessMapPanel implements vscode.Disposable {
   }
 }
 
-/** The files named by a kernels overview: {kernels: [{file, launches: [{file}]}]}. */
-export function overviewFiles(ov: unknown): Set<string> {
+/** The files named by a kernels overview: {kernels: [{file, launches: [{file}]}]} (checked: it came over the wire). */
+export function overviewFiles(ov: KernelsResult | null | undefined): Set<string> {
   const out = new Set<string>();
   const kernels = (ov as { kernels?: { file?: unknown; launches?: { file?: unknown }[] }[] } | null)?.kernels;
   for (const k of Array.isArray(kernels) ? kernels : []) {

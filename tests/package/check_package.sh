@@ -42,6 +42,8 @@ assert "site-packages" in triton_lens.__file__, triton_lens.__file__
 assert (require_webview() / "index.html").is_file() and "site-packages" in str(require_webview())
 assert any(e.value == "triton_lens.pytest_plugin" for e in md.entry_points(group="pytest11"))
 assert (pathlib.Path(triton_lens.__file__).parent / "py.typed").is_file()
+from triton_lens.analysis.viewer_service import SCHEMA_PATH, load_schema
+assert "site-packages" in str(SCHEMA_PATH) and "accessMap" in load_schema()["methods"]  # the viewer protocol
 PY
 "$V/triton-lens" check "$ROOT/tests/corpus/vector_add.py" >"$WORK/clean.txt" || { cat "$WORK/clean.txt"; fail "clean file did not exit 0"; }
 grep -q "vector_add.py: ok, 1 launch, 0 errors" "$WORK/clean.txt" || { cat "$WORK/clean.txt"; fail "unexpected output"; }
@@ -58,4 +60,5 @@ echo "wheel: installed with [kernel,lsp,viewer] into a clean venv; check, lsp, v
 "$V/pip" install "${PIP[@]}" --no-deps --force-reinstall "$sdist"
 "$V/triton-lens" check "$ROOT/tests/corpus/vector_add.py" >/dev/null || fail "the sdist's check failed"
 "$V/python" -c "from triton_lens.viz.webview import require_webview; require_webview()" || fail "sdist without the viewer page"
+"$V/python" -c "from triton_lens.analysis.viewer_service import load_schema; load_schema()" || fail "sdist without the viewer protocol's schema"
 echo "sdist: installs and checks"

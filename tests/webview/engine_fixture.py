@@ -10,19 +10,20 @@ import json
 import sys
 
 from triton_lens.analysis.access_map import access_map, kernels_overview, tensor_values
-from triton_lens.analysis.viewer_extras import METHODS
+from triton_lens.analysis.viewer_service import ViewerService
 from triton_lens.trace.runner import RunRequest, run
 
 
 def main(path: str) -> None:
     result = run(RunRequest(path=path, timeout_s=120.0))
     overview = kernels_overview(result)
+    service = ViewerService.from_result(result)
     maps, values = {}, {}
     extra = {"valueMap": {}, "dots": {}, "performance": {}}
     for k in overview["kernels"]:
         for launch in k["launches"]:
             for m in ("dots", "performance"):
-                extra[m][str(launch["index"])] = METHODS[m](result, {"launch": launch["index"]})
+                extra[m][str(launch["index"])] = service.request(m, {"launch": launch["index"]})
             for t in launch.get("tensors") or []:
                 key = f"{launch['index']}/{t['index']}"
                 maps[key] = access_map(result, launch=launch["index"], tensor=t["index"])
@@ -30,8 +31,8 @@ def main(path: str) -> None:
                     result, launch=launch["index"], tensor=t["index"], start=0, count=int(t["numel"])
                 )["values"]
                 for when in ("after", "before"):
-                    extra["valueMap"][f"{key}/{when}"] = METHODS["valueMap"](
-                        result, {"launch": launch["index"], "tensor": t["index"], "when": when}
+                    extra["valueMap"][f"{key}/{when}"] = service.request(
+                        "valueMap", {"launch": launch["index"], "tensor": t["index"], "when": when}
                     )
     json.dump(
         {"about": f"engine result for {path}", "kernels": overview, "maps": maps, "values": values, "extra": extra},

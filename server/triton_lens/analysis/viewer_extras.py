@@ -2,8 +2,9 @@
 histograms, tl.dot executions linked to the loads of their operands, and one launch's performance.
 Loop steps and execution order ride in the access map itself (`access_map.py`).
 
-Each function takes a RunResult and plain parameters and returns a JSON-ready dict; KeyError means
-"no such launch / tensor" (a 404 for the page).
+Each function takes a RunResult and checked parameters and returns a JSON-ready dict; KeyError means
+"no such launch / tensor". The viewer service (`viewer_service.py`) checks the requests' parameters,
+calls these and caches their answers.
 """
 
 from __future__ import annotations
@@ -176,12 +177,3 @@ def launch_performance(result: RunResult, launch: int) -> dict:
     L = _launch(result, launch)
     one = RunResult(file=result.file, status=result.status, launches=[L])
     return _performance(one, group_executions([L])).to_json()
-
-
-METHODS = {
-    "valueMap": lambda result, p: value_map(
-        result, int(p.get("launch", 0)), int(p.get("tensor", 0)), "before" if p.get("when") == "before" else "after"
-    ),
-    "dots": lambda result, p: dots(result, int(p.get("launch", 0))),
-    "performance": lambda result, p: launch_performance(result, int(p.get("launch", 0))),
-}

@@ -7,7 +7,7 @@ current while the user types, and maps it to LSP. Feature registration only; the
 - view.py      a finished run -> diagnostics, per-line hint and hover text (computed once)
 - documents.py that view mapped onto the current text (shifted / marked stale / withheld)
 - diagnostics.py, hints.py, hover.py, lenses.py   analysis -> LSP types
-- viewer_requests.py   tritonLens/kernels, tritonLens/accessMap, tritonLens/values
+- viewer_requests.py   tritonLens/<method>: the viewer service (analysis/viewer_service.py) over LSP
 - outline.py           tritonLens/kernelOutline (the file's kernels for the extension)
 - plan_request.py      tritonLens/runPlan (the run plan of a file, for the debugger)
 """

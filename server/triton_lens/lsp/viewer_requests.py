@@ -1,6 +1,8 @@
-"""Custom requests the viewer makes (`tritonLens/kernels`, `tritonLens/accessMap`, `tritonLens/values`,
-`tritonLens/valueMap`, `tritonLens/dots`, `tritonLens/performance`):
-the engine's viewer data for the document's last finished run, as plain JSON dicts."""
+"""The viewer's custom requests, `tritonLens/<method>` for every method of the viewer service
+(`analysis/viewer_service.py`: kernels, accessMap, values, valueMap, dots, performance): a thin
+transport. Params are the service's plus `uri` (the document); the answer is the service's for the
+document's last finished run, and `kernels` adds the document's state (version, docVersion, stale,
+running). A request the service refuses is an InvalidParams error with its message."""
 
 from __future__ import annotations
 
@@ -8,9 +10,10 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-KERNELS = "tritonLens/kernels"
-ACCESS_MAP = "tritonLens/accessMap"
-VALUES = "tritonLens/values"
+from ..analysis.viewer_service import ViewerCache, ViewerRequestError, ViewerService, pending_overview
+
+# The page's methods the LSP serves (`source` is the browser viewer's host page: VS Code has the editor).
+LSP_METHODS = ("kernels", "accessMap", "values", "valueMap", "dots", "performance")
 
 
 def param(params: Any, key: str, default: Any = None) -> Any:
@@ -25,15 +28,6 @@ def param(params: Any, key: str, default: Any = None) -> Any:
     return default  # a list, a number: no named fields
 
 
-def _int(params: Any, key: str, default: int | None = None) -> int:
-    v = param(params, key, default)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not v.is_integer()):
-        if v is None and default is not None:
-            return default
-        raise JsonRpcInvalidParams(f"{key} must be an integer, got {v!r}")
-    return int(v)
-
-
 def _doc(server, params):
     uri = param(params, "uri")
     if not isinstance(uri, str):
@@ -41,39 +35,27 @@ def _doc(server, params):
     return uri, server.docs.get(uri)
 
 
-def _plain(obj: Any) -> Any:
-    """JSON-ready copy: dicts and lists all the way down (never a namedtuple, which pygls sends as an array)."""
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if hasattr(obj, "_asdict"):
-        return _plain(obj._asdict())
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if hasattr(obj, "item") and callable(obj.item):  # numpy scalars
-        return obj.item()
-    return obj
+def _cache(server) -> ViewerCache:
+    cache = getattr(server, "viewer_cache", None)
+    if cache is None:
+        cache = server.viewer_cache = ViewerCache()
+    return cache
 
 
-def kernels(server, params) -> dict:
-    uri, doc = _doc(server, params)
+def _kernels(server, doc) -> dict:
     if doc is None:
-        return {"file": None, "status": "not-open", "kernels": [], "version": None, "docVersion": None, "stale": False}
+        out = pending_overview(None, "not-open", [])
+        return dict(out, version=None, docVersion=None, stale=False, running=False)
     if doc.view is None:
         status = (
             "running"
             if doc.run is not None
             else ("not-run" if not doc.plan.runnable or not server.trusted else "pending")
         )
-        out = {
-            "file": doc.path,
-            "status": status,
-            "kernels": [{"name": k.name, "file": doc.path, "line": k.line, "launches": []} for k in doc.plan.kernels],
-            "version": None,
-        }
+        out = pending_overview(doc.path, status, [(k.name, k.line) for k in doc.plan.kernels])
+        out["version"] = None
     else:
-        from ..analysis.access_map import kernels_overview
-
-        out = _plain(kernels_overview(doc.view.result))
+        out = ViewerService.from_result(doc.view.result, _cache(server)).request("kernels", {})
         out["version"] = doc.view.version
     out["docVersion"] = doc.version
     out["stale"] = doc.view is not None and not doc.current
@@ -81,66 +63,18 @@ def kernels(server, params) -> dict:
     return out
 
 
-def _result(server, params):
+def answer(server, method: str, params) -> dict:
     uri, doc = _doc(server, params)
-    if doc is None or doc.view is None:
-        raise JsonRpcInvalidParams(f"no finished run for {uri}")
-    return doc.view.result
-
-
-def access_map(server, params) -> dict:
-    result = _result(server, params)
-    launch, tensor = _int(params, "launch", 0), _int(params, "tensor", 0)
-    line = param(params, "line")
-    from ..analysis.access_map import access_map as build
-
     try:
-        return _plain(
-            build(
-                result,
-                launch=launch,
-                tensor=tensor,
-                line=int(line) if isinstance(line, (int, float)) and not isinstance(line, bool) else None,
-            )
-        )
-    except KeyError as e:
-        raise JsonRpcInvalidParams(str(e.args[0]) if e.args else str(e)) from None
-
-
-def values(server, params) -> dict:
-    result = _result(server, params)
-    launch, tensor = _int(params, "launch", 0), _int(params, "tensor", 0)
-    start, count = _int(params, "start", 0), _int(params, "count", 256)
-    from ..analysis.access_map import tensor_values
-
-    try:
-        return _plain(
-            tensor_values(result, launch=launch, tensor=tensor, start=max(start, 0), count=max(min(count, 1 << 16), 0))
-        )
-    except KeyError as e:
-        raise JsonRpcInvalidParams(str(e.args[0]) if e.args else str(e)) from None
-
-
-EXTRA = ("valueMap", "dots", "performance")  # analysis/viewer_extras.py, as tritonLens/<name>
-
-
-def extra(server, method: str, params) -> dict:
-    result = _result(server, params)
-    from ..analysis.viewer_extras import METHODS
-
-    plain = {k: param(params, k) for k in ("launch", "tensor", "when") if param(params, k) is not None}
-    for k in ("launch", "tensor"):
-        if k in plain:
-            plain[k] = _int(params, k)
-    try:
-        return _plain(METHODS[method](result, plain))
-    except KeyError as e:
-        raise JsonRpcInvalidParams(str(e.args[0]) if e.args else str(e)) from None
+        if method == "kernels":
+            return _kernels(server, doc)
+        if doc is None or doc.view is None:
+            raise JsonRpcInvalidParams(f"no finished run for {uri}")
+        return ViewerService.from_result(doc.view.result, _cache(server)).request(method, params)
+    except ViewerRequestError as e:
+        raise JsonRpcInvalidParams(str(e)) from None
 
 
 def register(server) -> None:
-    for name in EXTRA:
-        server.feature(f"tritonLens/{name}")(lambda ls, params, name=name: extra(ls, name, params))
-    server.feature(KERNELS)(lambda ls, params: kernels(ls, params))
-    server.feature(ACCESS_MAP)(lambda ls, params: access_map(ls, params))
-    server.feature(VALUES)(lambda ls, params: values(ls, params))
+    for name in LSP_METHODS:
+        server.feature(f"tritonLens/{name}")(lambda ls, params, name=name: answer(ls, name, params))

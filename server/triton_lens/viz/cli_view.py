@@ -138,9 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         print("triton-lens view needs Flask: python -m pip install 'triton-lens[viewer]' (or flask)", file=sys.stderr)
         return 2
+    from ..analysis.viewer_service import ViewerService
     from .server import ViewerError, ViewerServer
     from .tunnel import INSTALL_HINT, TunnelError, find_cloudflared
-    from .viewdata import ViewerData
 
     if args.share and find_cloudflared() is None:
         print(f"triton-lens: {INSTALL_HINT}", file=sys.stderr)
@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     port = args.port if args.port is not None else (8000 if args.share else 5001)
-    data = ViewerData.from_result(result)
+    data = ViewerService.from_result(result)
     try:
         server = ViewerServer(data, port=port, title=f"Triton Lens: {os.path.basename(path)}", warm=False)
     except ViewerError as e:
