@@ -8,6 +8,7 @@ in place, inside a `PatchScope` that removes them all when the run leaves it. Fa
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import os
 import threading
@@ -69,7 +70,7 @@ _DROPS_UNKNOWN_KWARGS_LATE = hasattr(_interp, "RESERVED_KWS")
 
 MIXED = -2  # a pointer block whose lanes come from different arguments (tl.where of two pointers)
 
-_RMW_NAMES = {}
+_RMW_NAMES: dict[Any, str] = {}  # rmw op -> "tl.atomic_add", ...
 
 
 def _tag_of(value) -> int | None:
@@ -133,7 +134,9 @@ class Hooks:
     ) -> np.ndarray | None: ...
     def push_context(self, kind: str, op: str, operand) -> None: ...
     def pop_context(self) -> None: ...
-    def benchmark(self, kernel_call: Callable[[], Any]) -> float: ...
+    def benchmark(self, kernel_call: Callable[[], Any]) -> float:
+        raise NotImplementedError
+
     def dot(self, builder, a, b, a_dtype: str, b_dtype: str, acc_dtype: str) -> None: ...
     def loaded(self, value) -> None: ...
 
@@ -324,7 +327,7 @@ def _patch_provenance(scope: PatchScope, hooks: Hooks) -> None:
 
     for name, (pos, kind, op) in _CONTEXT.items():
         if hasattr(InterpreterBuilder, name):
-            scope.patch(InterpreterBuilder, name, lambda orig, p=pos, k=kind, o=op: make_context(orig, p, k, o))
+            scope.patch(InterpreterBuilder, name, functools.partial(make_context, pos=pos, kind=kind, op=op))
 
 
 def _patch_accesses(scope: PatchScope, hooks: Hooks, spin: SpinWatch) -> None:
@@ -522,7 +525,7 @@ def iter_tensor_args(name: str, value):
 #   TRITON_INTERPRET) runs under the interpreter instead of failing with "Cannot call @triton.jit'd
 #   outside of the scope of a kernel".
 _lock = threading.Lock()
-_interpreted: dict[int, object] = {}  # id(JITFunction) -> InterpretedFunction
+_interpreted: dict[int, Any] = {}  # id(JITFunction) -> InterpretedFunction
 _depth = 0
 _saved_call = None
 

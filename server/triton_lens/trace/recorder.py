@@ -14,6 +14,8 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from types import FrameType
+from typing import Any
 
 import numpy as np
 
@@ -78,7 +80,7 @@ class _Launch:
         self.grid = (1, 1, 1)
         self.views: list[TensorView] = []
         self.by_id: dict[int, int] = {}
-        self.site_index: dict[tuple, int] = {}
+        self.site_index: dict[tuple[Any, ...], int] = {}
         self.sites: list[Site] = []
         self.ex_site: list[int] = []
         self.ex_program: list[int] = []
@@ -91,7 +93,7 @@ class _Launch:
         self.masked = ElementSetsBuilder()
         self.oob = ElementSetsBuilder()
         self.dot_sites: list[DotSite] = []
-        self.dot_site_index: dict[tuple, int] = {}
+        self.dot_site_index: dict[tuple[Any, ...] | None, int] = {}  # (code, lasti), None: no user frame
         self.dots: list[tuple[int, ...]] = []  # site, program, a_row, b_row, m, n, k
         self.values_before: dict[int, np.ndarray] = {}
         self.t0 = time.perf_counter()
@@ -192,7 +194,7 @@ def _skipped(code) -> bool:
 
 def _user_frame(depth: int):
     """The first frame outside triton and this package: the kernel line (or a @jit helper's line)."""
-    f = sys._getframe(depth)
+    f: FrameType | None = sys._getframe(depth)
     while f is not None:
         if not _skipped(f.f_code):
             return f
@@ -214,13 +216,14 @@ def _user_frame_fast(depth: int):
     extra = _depth_cache.get(head.f_code)
     if extra is not None:
         try:
-            f = sys._getframe(depth + 1 + extra)
+            user = sys._getframe(depth + 1 + extra)
             below = sys._getframe(depth + extra)
-            if not _skipped(f.f_code) and _skipped(below.f_code):
-                return f
+            if not _skipped(user.f_code) and _skipped(below.f_code):
+                return user
         except ValueError:
             pass
-    f, extra = head, 0
+    f: FrameType | None = head
+    extra = 0
     while f is not None and _skipped(f.f_code):
         f = f.f_back
         extra += 1

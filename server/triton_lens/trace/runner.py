@@ -180,7 +180,8 @@ class _Worker:
         self.end()
         for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             try:
-                f.close()
+                if f is not None:
+                    f.close()
             except OSError:
                 pass
         try:
