@@ -21,7 +21,7 @@ $(VENV)/.done: pyproject.toml
 	$(VENV)/bin/pip install $(PIP_FLAGS) torch==2.13.0 triton==$(TRITON) numpy \
 	    pygls==2.1.1 lsprotocol==2025.0.0 debugpy==1.8.22 flask==3.1.3 \
 	    pytest pytest-lsp==1.0.1 pytest-asyncio \
-	    pytest-xdist jsonschema build ruff==0.17.5
+	    pytest-xdist jsonschema build ruff==0.17.5 mypy==2.4.1
 	# Real-world kernels for tests/realworld (imported, not copied). --no-deps: they must not pull another
 	# torch or triton; einops is fla's one other import.
 	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps liger-kernel==0.8.5 fla-core==0.6.0 conch-triton-kernels==1.3 einops
@@ -58,11 +58,13 @@ setup-releases: $(addsuffix /.done,$(RELEASE_VENVS))
 # extension unit tests, and the extension in a real VS Code.
 test: lint test-python test-engine32 test-releases test-package test-webview test-node test-e2e
 
-# The quality gate, first: lint and format of the Python (ruff) and of the extension, the page and the
+# The quality gate, first: lint and format of the Python (ruff), its types (mypy, configured in
+# pyproject.toml: strict on model/ and analysis/), lint and format of the extension, the page and the
 # test scripts (eslint, prettier), and the extension's types (tsc).
 lint: setup $(NODE_STAMP)
 	$(VENV)/bin/ruff check server tests bench
 	$(VENV)/bin/ruff format --check server tests bench
+	$(VENV)/bin/mypy
 	npx eslint .
 	npx prettier --check extension tests/webview tests/e2e "tests/viz/*.mjs"
 	npx tsc -p . --noEmit

@@ -50,7 +50,7 @@ def measure(fn, reps: int):
         fn()
         times["bare"].append(time.process_time() - t0)
         for name, skip in (("hooks", False), ("shipped", True)):
-            with Recorder(on_launch=sink, value_limit=0, skip_unused_overflow_checks=skip):
+            with Recorder(on_launch=sink, value_limit=0, skip_dead_work=skip):
                 t0 = time.process_time()
                 fn()
                 times[name].append(time.process_time() - t0)

@@ -20,6 +20,7 @@ import contextlib
 import os
 import runpy
 import sys
+from typing import Any
 
 STOP_ENV = "TRITON_LENS_STOP_PROGRAM"
 
@@ -55,8 +56,8 @@ def install_program_filter(stop: tuple[int, int, int], set_tracing=None) -> bool
         from triton.runtime import interpreter
     except Exception:
         return False
-    builder_cls = type(getattr(interpreter, "interpreter_builder", None))
-    executor_cls = getattr(interpreter, "GridExecutor", None)
+    builder_cls: Any = type(getattr(interpreter, "interpreter_builder", None))
+    executor_cls: Any = getattr(interpreter, "GridExecutor", None)
     orig_set_idx = getattr(builder_cls, "set_grid_idx", None)
     orig_call = getattr(executor_cls, "__call__", None)  # noqa: B004  (the attribute itself is wrapped)
     if orig_set_idx is None or orig_call is None:

@@ -18,12 +18,13 @@ and nothing changes.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 
 KEY = "triton_lens"  # user_properties: (KEY, {"launches": n, "findings": [finding dicts]})
 _SEVERITIES = {"error": ("error",), "warning": ("error", "warning")}
-_REC = pytest.StashKey()
+_REC = pytest.StashKey[tuple[Any, list[Any]]]()  # (Recorder, its launches) of the running test
 
 
 def pytest_addoption(parser):

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..model import AccessStats, Finding, RunResult
 from .findings import all_findings
-from .groups import group_executions
+from .groups import Group, Key, group_executions
 from .performance import Performance, performance, sector_findings
 from .stats import access_stats
 
@@ -18,9 +19,9 @@ class Analysis:
     findings: list[Finding] = field(default_factory=list)
     performance: Performance = field(default_factory=lambda: Performance([], [], []))
     # The executions grouped by (file, line, arg, kind), kept for the hover's facts (not serialised).
-    groups: dict = field(default_factory=dict, repr=False, compare=False)
+    groups: dict[Key, Group] = field(default_factory=dict, repr=False, compare=False)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         r = self.result
         return {
             "file": r.file,

@@ -6,6 +6,7 @@ The format is documented in docs/architecture.md ("Viewer data").
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -14,8 +15,8 @@ from ..model import elements as enc
 from .groups import program_label
 
 
-def kernels_overview(result: RunResult) -> dict:
-    kernels: dict[tuple, dict] = {}
+def kernels_overview(result: RunResult) -> dict[str, Any]:
+    kernels: dict[tuple[str, str, int], dict[str, Any]] = {}  # (name, file, line) -> its overview
     for k in result.kernels:
         kernels[(k.name, k.file, k.line)] = {"name": k.name, "file": k.file, "line": k.line, "launches": []}
     for L in result.launches:
@@ -45,7 +46,7 @@ def _launch(result: RunResult, launch: int) -> LaunchTrace:
 STEP_LIMIT = 8192  # per-execution sets sent per map at most (loop steps); the rest is merged only
 
 
-def access_map(result: RunResult, launch: int, tensor: int, line: int | None = None) -> dict:
+def access_map(result: RunResult, launch: int, tensor: int, line: int | None = None) -> dict[str, Any]:
     """Every access of one tensor in one launch, per (site, program), merged over loop iterations,
     with the launch-wide row (execution order) of each execution and, for accesses a program ran
     more than once (loops), each execution's sets as `steps` (iteration i = steps[i]).
@@ -94,9 +95,9 @@ def access_map(result: RunResult, launch: int, tensor: int, line: int | None = N
     }
 
 
-def _steps(L: LaunchTrace, r: np.ndarray, budget: list) -> dict:
+def _steps(L: LaunchTrace, r: np.ndarray, budget: list[int]) -> dict[str, Any]:
     """`rows` (execution order in the launch) and, for a loop, one entry per execution."""
-    out: dict = {"rows": r.tolist()}
+    out: dict[str, Any] = {"rows": r.tolist()}
     if r.size > 1:
         if budget[0] < r.size:
             budget[0] = -1
@@ -126,7 +127,7 @@ def _steps(L: LaunchTrace, r: np.ndarray, budget: list) -> dict:
     return out
 
 
-def _enc_rows(sets, rows: np.ndarray):
+def _enc_rows(sets: enc.ElementSets, rows: np.ndarray) -> dict[str, Any] | None:
     """ENC of the union of some executions' sets; one range (a tile) needs no numpy at all."""
     if rows.size == 1:
         r = int(rows[0])
@@ -138,14 +139,14 @@ def _enc_rows(sets, rows: np.ndarray):
     return enc.to_json(sets.union(rows))
 
 
-def _json_number(v) -> object:
+def _json_number(v: Any) -> object:
     f = float(v)
     if math.isnan(f) or math.isinf(f):
         return str(f)
     return int(v) if isinstance(v, (np.integer, int, np.bool_)) else f
 
 
-def tensor_values(result: RunResult, launch: int, tensor: int, start: int = 0, count: int = 64) -> dict:
+def tensor_values(result: RunResult, launch: int, tensor: int, start: int = 0, count: int = 64) -> dict[str, Any]:
     """Values of a tensor after the launch, for the viewer's tooltip (null when they were not kept)."""
     L = _launch(result, launch)
     values = L.values.get(tensor)

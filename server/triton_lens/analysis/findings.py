@@ -10,10 +10,10 @@ import os
 import numpy as np
 
 from ..model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, TIMEOUT, Finding, LaunchTrace, RunResult, TensorInfo
-from .groups import Group, format_program, program_label
+from .groups import Group, Key, program_label
 from .memory import uninit_findings, unwritten_findings
 from .races import race_findings
-from .text import EXAMPLES, plural
+from .text import EXAMPLES, format_program, plural
 
 _plural = plural
 
@@ -64,14 +64,15 @@ def _launch_name(L: LaunchTrace) -> str:
     return f"launch {L.index + 1} (line {L.line})"
 
 
-def oob_findings(groups: dict[tuple, Group]) -> list[Finding]:
+def oob_findings(groups: dict[Key, Group]) -> list[Finding]:
     """Active lanes outside the tensor. Bounded by the compact sets: offsets are merged as runs,
     never expanded per lane."""
     out = []
     for (file, line, arg, kind), g in groups.items():
         lanes = 0
-        progs: list[tuple[LaunchTrace, tuple]] = []
-        shown = None  # (launch, tensor, starts, ends): the first launch with out-of-bounds lanes
+        progs: list[tuple[LaunchTrace, tuple[int, ...]]] = []
+        # (launch, tensor, starts, ends): the first launch with out-of-bounds lanes
+        shown: tuple[LaunchTrace, TensorInfo | None, np.ndarray, np.ndarray] | None = None
         elements = 0
         launches = 0
         unmasked = True
@@ -89,10 +90,10 @@ def oob_findings(groups: dict[tuple, Group]) -> list[Finding]:
             if shown is None:
                 a = L.sites[part.sites[0]].arg
                 shown = (L, L.tensors[a] if a >= 0 else None, st, en)
-        if lanes == 0:
+        if lanes == 0 or shown is None:  # (one implies the other)
             continue
         L0, tensor, st, en = shown
-        examples = []
+        examples: list[int] = []
         for lo, hi in zip(st.tolist(), en.tolist()):
             examples.extend(range(lo, min(hi, lo + EXAMPLES - len(examples))))
             if len(examples) >= EXAMPLES:
@@ -171,7 +172,7 @@ def oob_findings(groups: dict[tuple, Group]) -> list[Finding]:
     return out
 
 
-def dead_findings(groups: dict[tuple, Group]) -> list[Finding]:
+def dead_findings(groups: dict[Key, Group]) -> list[Finding]:
     out = []
     for (file, line, arg, kind), g in groups.items():
         lanes = sum(int(p.launch.ex_lanes[p.rows].sum(dtype=np.int64)) for p in g.parts)
@@ -210,7 +211,7 @@ def run_findings(result: RunResult) -> list[Finding]:
     e = result.error
     if e is not None and result.status in (EXCEPTION, TIMEOUT, CRASHED):
         in_file = e.file is not None and e.line is not None and _same_file(e.file, result.file)
-        line = e.line if in_file else 1
+        line = e.line if in_file and e.line is not None else 1
         done = [L for L in result.launches if L.complete]
         cut = len(result.launches) - len(done)
         kept = ""
@@ -289,7 +290,7 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.abspath(a) == os.path.abspath(b)
 
 
-def all_findings(result: RunResult, groups: dict) -> list[Finding]:
+def all_findings(result: RunResult, groups: dict[Key, Group]) -> list[Finding]:
     from .standin import standin_findings
 
     findings = (

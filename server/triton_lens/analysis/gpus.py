@@ -9,6 +9,7 @@ default input_precision), "fp16" covers fp16 and bf16 with fp32 accumulation, "f
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 TB = 1e12
 T = 1e12
@@ -19,10 +20,10 @@ class GPU:
     key: str
     name: str
     bandwidth: float  # bytes/s, DRAM (HBM / GDDR)
-    flops: dict  # precision -> FLOP/s
+    flops: dict[str, float]  # precision -> FLOP/s
     source: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "key": self.key,
             "name": self.name,

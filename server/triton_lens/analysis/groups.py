@@ -59,6 +59,3 @@ def program_label(launch: LaunchTrace, linear: int) -> tuple[int, ...]:
     if gy > 1:
         return (x, y)
     return (x,)
-
-
-from .text import format_program  # noqa: E402,F401  (re-exported: the analysis modules import it from here)

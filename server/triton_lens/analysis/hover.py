@@ -9,12 +9,17 @@ Pure functions over the recorded arrays (model.RunResult + analysis.groups); not
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..model import AccessStats, TensorInfo
 from ..trace.kernels import outline
-from .groups import Group, Key, format_program, program_label
+from .groups import Group, Key, program_label
+from .text import format_program
+
+if TYPE_CHECKING:
+    from . import Analysis
 
 FIRST_PROGRAMS = 3
 MAP_COLS = 32
@@ -105,7 +110,7 @@ def _render(shape: tuple[int, ...], hit: np.ndarray, redge: np.ndarray, cedge: n
     return lines, f"one cell per {fmt(per_r)} {rows_word}{'s' if per_r != 1 else ''} × {fmt(per_c)} columns"
 
 
-def _grid(shape, max_rows: int, max_cols: int):
+def _grid(shape: tuple[int, ...], max_rows: int, max_cols: int) -> tuple[int, int, np.ndarray, np.ndarray]:
     n_rows, n_cols = _fold(shape)
     rows_c, cols_c = min(n_rows, max_rows), min(n_cols, max_cols)
     return n_rows, n_cols, _bins(n_rows, rows_c), _bins(n_cols, cols_c)
@@ -160,7 +165,7 @@ def mask_ranges(shape: tuple[int, ...], mask: np.ndarray) -> list[str]:
     out = []
     for d in range(len(shape)):
         other = tuple(i for i in range(len(shape)) if i != d)
-        present = arr.any(axis=other) if other else arr
+        present = np.asarray(arr.any(axis=other)) if other else arr
         out.append(_present_range(present))
     return out
 
@@ -286,7 +291,7 @@ def _facts(g: Group, totals: AccessStats, first_programs: int) -> AccessFacts:
         a = L.sites[part.sites[0]].arg
         t = L.tensors[a] if a >= 0 else None
         same = tensor is not None and t is not None and tuple(t.shape) == tuple(tensor.shape)
-        if same and union_mask is not None:
+        if same and union_mask is not None and t is not None:
             union_mask |= L.touched.cover(rows, t.numel)
         elif same:
             union_parts.append(L.touched.union(rows))
@@ -297,7 +302,7 @@ def _facts(g: Group, totals: AccessStats, first_programs: int) -> AccessFacts:
         if len(oob_parts) < 4 and L.ex_oob[rows].any():
             bad_rows = rows[L.ex_oob[rows] > 0][:16]
             oob_parts.extend(L.oob.gather(bad_rows))
-    if tensor is not None and use_mask:
+    if tensor is not None and union_mask is not None:  # union_mask: a tensor, and use_mask
         f.extent = format_mask(arg, tensor.shape, union_mask)
         f.map_rows, f.map_note = text_map_mask(tensor.shape, union_mask)
     elif tensor is not None:
@@ -307,11 +312,11 @@ def _facts(g: Group, totals: AccessStats, first_programs: int) -> AccessFacts:
     if oob_parts:
         f.oob_offsets = [int(v) for v in np.unique(np.concatenate(oob_parts))[:4]]
     # The first few programs of the first launch that ran this access, one by one.
-    part = next((p for p in g.parts if p.rows.size), None)
-    if part is not None:
-        L, rows = part.launch, part.rows
+    ran = next((p for p in g.parts if p.rows.size), None)
+    if ran is not None:
+        L, rows = ran.launch, ran.rows
         progs = L.ex_program[rows]
-        a = L.sites[part.sites[0]].arg
+        a = L.sites[ran.sites[0]].arg
         t = L.tensors[a] if a >= 0 else None
         for p in np.unique(progs)[:first_programs]:
             prow = rows[progs == p]
@@ -330,7 +335,7 @@ def _facts(g: Group, totals: AccessStats, first_programs: int) -> AccessFacts:
     return f
 
 
-def access_facts(analysis, first_programs: int = FIRST_PROGRAMS) -> dict[Key, AccessFacts]:
+def access_facts(analysis: Analysis, first_programs: int = FIRST_PROGRAMS) -> dict[Key, AccessFacts]:
     """Facts for every (file, line, arg, kind) access of an analysed run (analysis.Analysis): its
     totals are the analysis' own (stats.access_stats), only the hover's extras are computed here."""
     totals = {(a.file, a.line, a.arg, a.kind): a for a in analysis.accesses}

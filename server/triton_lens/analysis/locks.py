@@ -63,7 +63,7 @@ def lock_sections(L: LaunchTrace) -> tuple[np.ndarray, np.ndarray]:
     return held, sync
 
 
-def _walk(L: LaunchTrace, t: int, rows: np.ndarray, take: set, give: set, held: np.ndarray) -> None:
+def _walk(L: LaunchTrace, t: int, rows: np.ndarray, take: set[int], give: set[int], held: np.ndarray) -> None:
     state: dict[tuple[int, int], int] = {}  # (program, element) -> row of the acquire
     for r, site, prog, elem in zip(
         rows.tolist(), L.ex_site[rows].tolist(), L.ex_program[rows].tolist(), L.touched.lo[rows].tolist()

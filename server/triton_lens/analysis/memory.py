@@ -9,9 +9,12 @@ outputs stay information and it reports no uninit.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..model import Finding, LaunchTrace
+from .groups import Key
 from .text import EXAMPLES, plural
 
 
@@ -39,7 +42,7 @@ def _fmt(examples: list[int], total: int) -> str:
 
 def unwritten_findings(launches: list[LaunchTrace]) -> list[Finding]:
     """Outputs a launch's stores left partly unwritten: a warning where those elements hold garbage."""
-    acc: dict[tuple, dict] = {}
+    acc: dict[Key, dict[str, Any]] = {}  # per line: the first site and the totals over launches
     for L in launches:
         if not L.complete:
             continue
@@ -123,7 +126,7 @@ def unwritten_findings(launches: list[LaunchTrace]) -> list[Finding]:
 
 def uninit_findings(launches: list[LaunchTrace]) -> list[Finding]:
     """Loads (and atomics) whose active in-bounds lanes read elements nothing had written."""
-    acc: dict[tuple, dict] = {}
+    acc: dict[Key, dict[str, Any]] = {}  # per line: the first site and the totals over launches
     for L in launches:
         for t in L.tensors:
             before = _unwritten_mask(L, t.index, t.numel)
@@ -134,7 +137,7 @@ def uninit_findings(launches: list[LaunchTrace]) -> list[Finding]:
             writes = [i for i, s in enumerate(L.sites) if s.arg == t.index and s.kind == "store"]
             if writes:
                 before &= ~L.touched.cover(_rows(L, writes), t.numel)
-            by_key: dict[tuple, list[int]] = {}
+            by_key: dict[Key, list[int]] = {}
             for i, s in enumerate(L.sites):
                 if s.arg == t.index and s.kind in ("load", "atomic"):
                     by_key.setdefault((s.file, s.line, t.name, s.kind), []).append(i)

@@ -18,13 +18,14 @@ Pure functions over model arrays; never one Python object per element.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ..model import Finding, LaunchTrace, RunResult, TensorInfo
 from ..model.elements import RANGE
 from .gpus import GPUS, precision
-from .groups import Group
+from .groups import Group, Key
 
 SECTOR = 32  # bytes: the unit a GPU's L1/L2 moves to and from DRAM
 LOW_SECTOR_EFFICIENCY = 0.25  # below this an information diagnostic explains the stride
@@ -51,7 +52,7 @@ def storage_offsets(t: TensorInfo, flat: np.ndarray) -> np.ndarray:
     return out
 
 
-def _storage_runs(L: LaunchTrace, rows: np.ndarray, t: TensorInfo):
+def _storage_runs(L: LaunchTrace, rows: np.ndarray, t: TensorInfo) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
     """(row, start, length) of the contiguous storage runs each execution touched, sorted by row and
     start, in elements; plus whether the executions were sampled."""
     if _contiguous(t):
@@ -154,7 +155,7 @@ class LineMetrics:
     def reuse(self) -> float | None:
         return (self.requested / self.itemsize) / self.unique if self.unique and self.itemsize else None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "file": self.file,
             "line": self.line,
@@ -183,9 +184,9 @@ class DotMetrics:
     b_dtype: str
     precision: str
     flops: int
-    launches: list = field(default_factory=list)  # indices of the launches that ran it
+    launches: list[int] = field(default_factory=list)  # indices of the launches that ran it
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "file": self.file,
             "line": self.line,
@@ -212,7 +213,7 @@ class Roofline:
     def bound(self) -> str:
         return "compute" if self.compute_seconds > self.memory_seconds else "memory"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "gpu": self.gpu,
             "seconds": self.seconds,
@@ -229,14 +230,14 @@ class LaunchMetrics:
     requested: int  # bytes, all accesses
     dram_bytes: int  # lower bound: every touched sector once per direction
     flops: int
-    flops_by_precision: dict = field(default_factory=dict)
-    roofline: dict = field(default_factory=dict)  # gpu key -> Roofline
+    flops_by_precision: dict[str, int] = field(default_factory=dict)
+    roofline: dict[str, Roofline] = field(default_factory=dict)  # gpu key -> Roofline
 
     @property
     def intensity(self) -> float | None:
         return self.flops / self.dram_bytes if self.dram_bytes else None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "launch": self.index,
             "kernel": self.kernel,
@@ -257,7 +258,7 @@ class Performance:
     def line(self, file: str, line: int) -> list[LineMetrics]:
         return [m for m in self.lines if m.line == line and m.file == file]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "gpus": [g.to_json() for g in GPUS.values()],
             "lines": [m.to_json() for m in self.lines],
@@ -270,10 +271,9 @@ def _round(v: float | None) -> float | None:
     return None if v is None else round(float(v), 4)
 
 
-def line_metrics(groups: dict) -> list[LineMetrics]:
+def line_metrics(groups: dict[Key, Group]) -> list[LineMetrics]:
     out = []
     for (file, line, arg, kind), g in groups.items():
-        g: Group
         m = LineMetrics(
             file=file,
             line=line,
@@ -312,7 +312,7 @@ def line_metrics(groups: dict) -> list[LineMetrics]:
 
 
 def dot_metrics(launches: list[LaunchTrace]) -> list[DotMetrics]:
-    by_line: dict[tuple, DotMetrics] = {}
+    by_line: dict[tuple[str, int], DotMetrics] = {}
     for L in launches:
         d = L.dots
         for i, s in enumerate(d.sites):
@@ -381,11 +381,12 @@ def launch_metrics(L: LaunchTrace) -> LaunchMetrics:
     return m
 
 
-def performance(result: RunResult, groups: dict) -> Performance:
+def performance(result: RunResult, groups: dict[Key, Group]) -> Performance:
     return Performance(line_metrics(groups), dot_metrics(result.launches), [launch_metrics(L) for L in result.launches])
 
 
-from .text import format_bytes, format_seconds  # noqa: E402,F401  (format_seconds re-exported for the hover and the profiler)
+from .text import format_bytes  # noqa: E402
+from .text import format_seconds as format_seconds  # noqa: E402  (re-exported: the viewer's profiler client imports it from here)
 
 
 def explain_stride(m: LineMetrics) -> str:

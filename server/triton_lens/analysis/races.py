@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..model import Finding, LaunchTrace, Related
+from ..model import Finding, LaunchTrace, Related, Site
 from ..model.elements import runs_to_indices
-from .groups import format_program, program_label
+from .groups import Key, program_label
 from .locks import NO_LOCK, lock_sections
-from .text import EXAMPLES, plural
+from .text import EXAMPLES, format_program, plural
 
 LOAD, STORE, ATOMIC = 0, 1, 2
 _SAMPLES = 32  # racing touches per line whose other sides are looked up (for the message and related lines)
@@ -38,7 +38,7 @@ class _Touches:
     V: np.ndarray | None = None  # set by classify: every program storing the element stores the same values
 
 
-def _contended(L: LaunchTrace, rows: np.ndarray):
+def _contended(L: LaunchTrace, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """(element, row) of every touch of elements more than one program touched.
 
     Works on runs first: runs sorted by start fall into clusters of chained overlaps; only clusters
@@ -126,29 +126,31 @@ def classify(T: _Touches) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass
 class _Acc:
-    site: object
-    programs: set = field(default_factory=set)
-    examples_p: list = field(default_factory=list)
+    site: Site
+    programs: set[tuple[int, int]] = field(default_factory=set)  # (launch, linear program id)
+    examples_p: list[tuple[int, ...]] = field(default_factory=list)
     elements: int = 0
-    launches: set = field(default_factory=set)
-    examples_e: list = field(default_factory=list)
-    pair: tuple | None = None  # (element, this program, other site, other program, launch)
-    others: dict = field(default_factory=dict)
+    launches: set[int] = field(default_factory=set)
+    examples_e: list[int] = field(default_factory=list)
+    # (element, this program, other site, other program, launch)
+    pair: tuple[int, tuple[int, ...], Site, tuple[int, ...], int] | None = None
+    others: dict[tuple[str, int, str], Site] = field(default_factory=dict)  # (file, line, kind) -> site
 
 
 def race_findings(launches: list[LaunchTrace]) -> list[Finding]:
-    races: dict[tuple, _Acc] = {}
-    same: dict[tuple, _Acc] = {}
+    races: dict[Key, _Acc] = {}
+    same: dict[Key, _Acc] = {}
     for L in launches:
-        held = sync = None
+        sections: tuple[np.ndarray, np.ndarray] | None = None  # lock_sections(L), once it is needed
         for t in L.tensors:
             site_ids = [i for i, s in enumerate(L.sites) if s.arg == t.index]
             kinds = {L.sites[i].kind for i in site_ids}
             if "store" not in kinds and not ({"atomic", "load"} <= kinds):
                 continue  # loads and atomics alone never conflict
             rows = np.flatnonzero(np.isin(L.ex_site, site_ids))
-            if held is None:
-                held, sync = lock_sections(L)
+            if sections is None:
+                sections = lock_sections(L)
+            held, sync = sections
             rows = rows[~sync[rows]]
             if rows.size < 2:
                 continue
@@ -172,7 +174,7 @@ def _racing_elements(T: _Touches, racing: np.ndarray) -> np.ndarray:
     return np.isin(T.E, bad)
 
 
-def _collect(L: LaunchTrace, arg: str, T: _Touches, sel: np.ndarray, acc: dict, want_pair: bool) -> None:
+def _collect(L: LaunchTrace, arg: str, T: _Touches, sel: np.ndarray, acc: dict[Key, _Acc], want_pair: bool) -> None:
     if not sel.any():
         return
     S = L.ex_site[T.R]
@@ -217,7 +219,8 @@ def _partners(L: LaunchTrace, T: _Touches, i: int) -> list[int]:
     common lock orders, one per site."""
     at = np.flatnonzero((T.E == T.E[i]) & (T.P != T.P[i]))
     ci = T.C[i]
-    out, seen = [], set()
+    out: list[int] = []
+    seen: set[int] = set()
     for j in at.tolist():
         cj = T.C[j]
         conflict = (
@@ -233,11 +236,11 @@ def _partners(L: LaunchTrace, T: _Touches, i: int) -> list[int]:
     return out
 
 
-def _side(s, prog) -> str:
+def _side(s: Site, prog: tuple[int, ...]) -> str:
     return f"the {s.kind} at line {s.line} in program {format_program(prog)}"
 
 
-def _race_finding(key: tuple, a: _Acc) -> Finding:
+def _race_finding(key: Key, a: _Acc) -> Finding:
     file, line, arg, kind = key
     s = a.site
     n_prog = len(a.programs)
@@ -278,7 +281,7 @@ def _race_finding(key: tuple, a: _Acc) -> Finding:
     )
 
 
-def _identical_finding(key: tuple, a: _Acc) -> Finding:
+def _identical_finding(key: Key, a: _Acc) -> Finding:
     file, line, arg, kind = key
     s = a.site
     n_prog = len(a.programs)

@@ -5,15 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import AccessStats
-from .groups import Group
+from .groups import Group, Key
 from .hover import format_mask
-from .text import format_bytes  # noqa: E402,F401  (re-exported for callers of stats)
 
 
-def access_stats(groups: dict) -> list[AccessStats]:
+def access_stats(groups: dict[Key, Group]) -> list[AccessStats]:
     out = []
     for key, g in groups.items():
-        g: Group
         file, line, arg, kind = key
         launches = programs = lanes = active = unique = oob = nbytes = executions = 0
         extent = ""

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import base64
 import math
+from typing import Any
 
 import numpy as np
 
-from ..model import RunResult
+from ..model import LaunchTrace, RunResult
 from .access_map import _launch
 from .groups import group_executions, program_label
 from .hover import format_ranges
@@ -34,7 +35,7 @@ def _finite_range(v: np.ndarray) -> tuple[float, float]:
     return float(f.min()), float(f.max())
 
 
-def _histogram(v: np.ndarray) -> dict:
+def _histogram(v: np.ndarray) -> dict[str, Any]:
     f = v[np.isfinite(v)]
     lo, hi = _finite_range(v)
     counts = (
@@ -49,7 +50,7 @@ def _histogram(v: np.ndarray) -> dict:
     }
 
 
-def value_map(result: RunResult, launch: int, tensor: int, when: str = "after") -> dict:
+def value_map(result: RunResult, launch: int, tensor: int, when: str = "after") -> dict[str, Any]:
     """The tensor's values (after the launch, or before it for inputs) quantised to 0..254 over
     [lo, hi] (255: NaN/inf), one per `block` consecutive flat elements (their mean), plus per source
     line that accessed the tensor the histogram of the values of the elements it touched."""
@@ -77,7 +78,7 @@ def value_map(result: RunResult, launch: int, tensor: int, when: str = "after") 
     q = np.full(cells.size, 255, dtype=np.uint8)
     ok = np.isfinite(cells)
     q[ok] = np.clip(np.round((cells[ok] - lo) / span * 254) if span > 0 else 127, 0, 254).astype(np.uint8)
-    hists = {}
+    hists: dict[str, list[np.ndarray]] = {}  # "file\nline" -> the rows of its executions
     for i, s in enumerate(L.sites):
         if s.arg != tensor:
             continue
@@ -116,7 +117,7 @@ def _iterations(site: np.ndarray, program: np.ndarray) -> np.ndarray:
     return out
 
 
-def dots(result: RunResult, launch: int) -> dict:
+def dots(result: RunResult, launch: int) -> dict[str, Any]:
     """Every tl.dot execution: program, iteration (its count within the program), M x N x K, and
     the A and B tiles: the loads whose values the dot took (the recorder tags each loaded value with
     its execution), with the elements they touched; an operand computed in the kernel has none."""
@@ -128,8 +129,8 @@ def dots(result: RunResult, launch: int) -> dict:
     for r in range(min(len(d), DOT_EXECUTIONS)):
         p = int(d.program[r])
         m, n, k = int(d.m[r]), int(d.n[r]), int(d.k[r])
-        a, b = int(d.a_row[r]), int(d.b_row[r])
-        a, b = (None if a < 0 else a), (None if b < 0 else b)
+        a_row, b_row = int(d.a_row[r]), int(d.b_row[r])
+        a, b = (None if a_row < 0 else a_row), (None if b_row < 0 else b_row)
         out.append(
             {
                 "site": int(d.site[r]),
@@ -152,7 +153,7 @@ def dots(result: RunResult, launch: int) -> dict:
     }
 
 
-def _operand(L, row: int | None, ex_iter: np.ndarray, shape) -> dict | None:
+def _operand(L: LaunchTrace, row: int | None, ex_iter: np.ndarray, shape: tuple[int, int]) -> dict[str, Any] | None:
     if row is None:
         return {"shape": list(shape), "linked": False, "why": "computed in the kernel (not the value of a load)"}
     s = L.sites[int(L.ex_site[row])]
@@ -172,7 +173,7 @@ def _operand(L, row: int | None, ex_iter: np.ndarray, shape) -> dict | None:
     }
 
 
-def launch_performance(result: RunResult, launch: int) -> dict:
+def launch_performance(result: RunResult, launch: int) -> dict[str, Any]:
     """analysis.performance of one launch alone (lines, tl.dot lines, the launch, the GPU table)."""
     L = _launch(result, launch)
     one = RunResult(file=result.file, status=result.status, launches=[L])

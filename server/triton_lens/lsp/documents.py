@@ -58,7 +58,7 @@ class Doc:
         """The map can be had at once: none is needed, it is computed, or the texts are small enough
         to map where it is asked for. Otherwise the server computes it off the event loop."""
         key = self.map_key()
-        if key is None or (self._map is not None and self._map[:2] == key):
+        if key is None or self.view is None or (self._map is not None and self._map[:2] == key):
             return True
         return self.text.count("\n") < INLINE_MAP_LINES and self.view.text.count("\n") < INLINE_MAP_LINES
 
@@ -76,6 +76,7 @@ class Doc:
         if self._map is None or self._map[:2] != key:
             if not self.map_ready():
                 return _NOT_YET
+            assert self.view is not None  # (a key means a view)
             self._map = (*key, LineMap.between(self.view.text, self.text))
         return self._map[2]
 
@@ -141,6 +142,7 @@ class Doc:
         m = self.linemap()
         if m is _NOT_YET:
             return None
+        old: int | None
         if m.identity:
             old = pos.line
         else:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..analysis.hover import AccessFacts
-from ..analysis.stats import format_bytes
+from ..analysis.text import format_bytes
 from ..model import AccessStats
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ..analysis.gpus import GPUS
 from ..analysis.hover import FULL, MOST, NONE, SOME, AccessFacts
-from ..analysis.performance import DotMetrics, LaunchMetrics, LineMetrics, explain_stride, format_seconds
-from ..analysis.stats import format_bytes
+from ..analysis.performance import DotMetrics, LaunchMetrics, LineMetrics, explain_stride
+from ..analysis.text import format_bytes, format_seconds
 from ..model import AccessStats
 
 _VERB = {"load": "reads", "store": "writes", "atomic": "updates"}

@@ -13,11 +13,15 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..model import ERROR
 from .runplan import Plan
 from .settings import Settings
 from .view import RunView, build_view
+
+if TYPE_CHECKING:
+    from ..trace.runner import Progress
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +36,7 @@ class RunHandle:
     settings: Settings
     cancel: threading.Event = field(default_factory=threading.Event)
     started: float = field(default_factory=time.perf_counter)
-    progress: object = None  # trace.runner.Progress, last reported (set from the runner's thread)
+    progress: Progress | None = None  # last reported (set from the runner's thread)
     token: str | None = None  # work done progress token, once created
     begun: bool = False
     done: bool = False

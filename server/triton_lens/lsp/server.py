@@ -18,6 +18,7 @@ import asyncio
 import json
 import logging
 import os
+from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.capabilities import ServerCapabilitiesBuilder
@@ -59,12 +60,12 @@ class TritonLensServer(LanguageServer):
         self.config_pending = False
         self.waiting: set[str] = set()  # uris whose first run waits for the configuration
         self.scheduler = RunScheduler(self._run_started, self._run_finished, lambda d: self.docs.get(d.uri) is d)
-        self.progress = RunProgress(self)
+        self.run_progress = RunProgress(self)  # (not `progress`: pygls' LanguageServer has one)
 
     # -- capabilities -----------------------------------------------------------------------------
 
     def _cap(self, *names: str) -> bool:
-        c = self.client_capabilities
+        c: Any = self.client_capabilities
         for n in names:
             c = getattr(c, n, None) if c is not None else None
         return bool(c)
@@ -252,7 +253,7 @@ class TritonLensServer(LanguageServer):
         refresh hints and lenses. False when there is no loop to come back to."""
         loop = self.scheduler.loop
         key = doc.map_key()
-        if loop is None or key is None:
+        if loop is None or key is None or doc.view is None:  # (key None: no view, or no map needed)
             return False
         if doc.map_pending == key:
             return True
@@ -297,10 +298,10 @@ class TritonLensServer(LanguageServer):
         self.protocol.notify(RUN_STARTED, {"uri": doc.uri, "version": h.version})
         self._refresh(hints=False, lenses=True)
         if self._cap("window", "work_done_progress"):
-            self.progress.started(h, self.scheduler._loop())
+            self.run_progress.started(h, self.scheduler._loop())
 
     def _run_finished(self, doc: Doc, h: RunHandle, view: RunView | None, adopted: bool) -> None:
-        self.progress.finished(h, view)
+        self.run_progress.finished(h, view)
         if view is None:  # cancelled
             if doc.run is None and doc.timer is None and self.docs.get(doc.uri) is doc:
                 self.protocol.notify(

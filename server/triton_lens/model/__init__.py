@@ -7,8 +7,10 @@ them know a triton release. Element sets are kept compact (see `elements.py`), n
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .elements import ElementSets
 
@@ -39,7 +41,7 @@ class TensorInfo:
             n *= int(s)
         return n
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "index": self.index,
             "name": self.name,
@@ -52,7 +54,7 @@ class TensorInfo:
         }
 
     @staticmethod
-    def from_json(d: dict) -> TensorInfo:
+    def from_json(d: dict[str, Any]) -> TensorInfo:
         return TensorInfo(
             d["index"],
             d["name"],
@@ -80,7 +82,7 @@ class Site:
     scope: str = ""  # an atomic's scope: gpu | cta | sys
     unmasked: bool = False  # the call has no mask argument
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "file": self.file,
             "line": self.line,
@@ -96,7 +98,7 @@ class Site:
         }
 
     @staticmethod
-    def from_json(d: dict) -> Site:
+    def from_json(d: dict[str, Any]) -> Site:
         return Site(
             d["file"],
             d["line"],
@@ -125,7 +127,7 @@ class DotSite:
     b_dtype: str
     acc_dtype: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "file": self.file,
             "line": self.line,
@@ -138,7 +140,7 @@ class DotSite:
         }
 
     @staticmethod
-    def from_json(d: dict) -> DotSite:
+    def from_json(d: dict[str, Any]) -> DotSite:
         return DotSite(
             d["file"], d["line"], d["col"], d["end_line"], d["end_col"], d["a_dtype"], d["b_dtype"], d["acc_dtype"]
         )
@@ -220,7 +222,13 @@ class LaunchTrace:
     def n_programs(self) -> int:
         return int(self.grid[0] * self.grid[1] * self.grid[2])
 
-    def program_coords(self, linear: int | np.ndarray):
+    @overload
+    def program_coords(self, linear: int) -> tuple[int, int, int]: ...
+    @overload
+    def program_coords(self, linear: NDArray[np.integer]) -> tuple[NDArray[np.integer], ...]: ...
+
+    def program_coords(self, linear: int | NDArray[np.integer]) -> tuple[Any, ...]:
+        """(x, y, z) of a linear program id (x fastest), or of an array of them."""
         gx, gy, _ = self.grid
         x = linear % gx
         y = (linear // gx) % gy
@@ -239,7 +247,7 @@ class ScriptError:
     line: int | None = None
     traceback: str = ""
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
             "type": self.type,
@@ -268,7 +276,7 @@ class BenchTiming:
     ms: float
     what: str  # "triton.testing.do_bench"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "ms": round(self.ms, 3), "what": self.what}
 
 
@@ -283,7 +291,7 @@ class CudaStandIn:
     )  # what of CUDA the script used: "cuda tensors", "torch.cuda.synchronize"
     timed: list[BenchTiming] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "gpu": self.gpu,
             "reason": self.reason,
@@ -292,7 +300,7 @@ class CudaStandIn:
         }
 
     @staticmethod
-    def from_json(d: dict) -> CudaStandIn:
+    def from_json(d: dict[str, Any]) -> CudaStandIn:
         return CudaStandIn(
             d["gpu"],
             d["reason"],
@@ -316,7 +324,7 @@ class RunResult:
     cuda_standin: CudaStandIn | None = None  # set when CPU tensors stood in for CUDA ones
     # The launch in progress when the run was stopped (a kernel that hung inside its launch):
     # {"kernel", "launch", "done", "total"} from its last progress report, else None.
-    in_launch: dict | None = None
+    in_launch: dict[str, Any] | None = None
 
 
 @dataclass
@@ -342,7 +350,7 @@ class AccessStats:
     # A readable summary of the elements touched, e.g. "x[0:1000]" or "a[0:48, 0:72]".
     extent: str = ""
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "file": self.file,
             "line": self.line,
@@ -373,7 +381,7 @@ class Related:
     end_col: int
     message: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "file": self.file,
             "line": self.line,
@@ -399,12 +407,12 @@ class Finding:
     lanes: int = 0
     programs: int = 0
     elements: int = 0
-    example_programs: list[tuple[int, int, int]] = field(default_factory=list)
+    example_programs: list[tuple[int, ...]] = field(default_factory=list)  # as the user writes them: (7,), (1, 2)
     example_elements: list[int] = field(default_factory=list)
     related: list[Related] = field(default_factory=list)
     detail: str = ""  # longer text: a traceback, the lists behind the counts
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
             "severity": self.severity,

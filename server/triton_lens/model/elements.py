@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -98,7 +99,7 @@ def indices_to_runs(u: np.ndarray) -> np.ndarray:
     return pairs
 
 
-def to_json(u: np.ndarray):
+def to_json(u: np.ndarray) -> dict[str, Any] | None:
     """The viewer's ENC form of sorted distinct indices: null, {"runs": [...]}, or a base64 bitmap."""
     if u.size == 0:
         return None
@@ -110,7 +111,11 @@ def to_json(u: np.ndarray):
         return {"runs": runs.tolist()}
     bits = np.zeros(span, dtype=bool)
     bits[u - lo] = True
-    return {"lo": lo, "n": span, "bits": base64.b64encode(np.packbits(bits, bitorder="little")).decode("ascii")}
+    return {
+        "lo": lo,
+        "n": span,
+        "bits": base64.b64encode(np.packbits(bits, bitorder="little").tobytes()).decode("ascii"),
+    }
 
 
 class ElementSetsBuilder:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TextIO
+from typing import Any, TextIO
 
 from .. import __version__
 from .paths import rel
@@ -83,7 +83,7 @@ def log(checked, problems: list[str]) -> dict:
             if props:
                 res["properties"] = props
             results.append(res)
-    notes = [{"level": "error", "message": {"text": p}} for p in problems]
+    notes: list[dict[str, Any]] = [{"level": "error", "message": {"text": p}} for p in problems]
     notes += [
         {
             "level": "error",
@@ -93,7 +93,7 @@ def log(checked, problems: list[str]) -> dict:
         for c in checked
         if c.tool_error and c.result.error is not None
     ]
-    invocation = {"executionSuccessful": not notes}
+    invocation: dict[str, Any] = {"executionSuccessful": not notes}
     if notes:
         invocation["toolExecutionNotifications"] = notes
     return {

@@ -1,13 +1,14 @@
 """Everything that depends on the triton release (3.2 - 3.9): the only module that knows the
 interpreter's class names, builder method names and their signatures.
 
-It installs class-level wrappers that call a `Hooks` object (the recorder) in our own terms and
-returns a function that removes them. Facts behind the choices: shared/notes/interpreter.md.
+`install(hooks)` puts class-level wrappers that call a `Hooks` object (the recorder) in our own terms
+in place, inside a `PatchScope` that removes them all when the run leaves it. Facts behind the choices: shared/notes/interpreter.md.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import os
 import threading
@@ -68,10 +69,9 @@ _CONTEXT = {
 # 3.2 filters only its own reserved keywords out of a launch's kwargs.
 _DROPS_UNKNOWN_KWARGS_LATE = hasattr(_interp, "RESERVED_KWS")
 
-MIXED = -2
-_installed = 0  # how many recorders' hooks are in place (nested in-process recorders are allowed)  # a pointer block whose lanes come from different arguments (tl.where of two pointers)
+MIXED = -2  # a pointer block whose lanes come from different arguments (tl.where of two pointers)
 
-_RMW_NAMES = {}
+_RMW_NAMES: dict[Any, str] = {}  # rmw op -> "tl.atomic_add", ...
 
 
 def _tag_of(value) -> int | None:
@@ -135,22 +135,87 @@ class Hooks:
     ) -> np.ndarray | None: ...
     def push_context(self, kind: str, op: str, operand) -> None: ...
     def pop_context(self) -> None: ...
-    def benchmark(self, kernel_call: Callable[[], Any]) -> float: ...
+    def benchmark(self, kernel_call: Callable[[], Any]) -> float:
+        raise NotImplementedError
+
     def dot(self, builder, a, b, a_dtype: str, b_dtype: str, acc_dtype: str) -> None: ...
     def loaded(self, value) -> None: ...
 
 
-def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[[], None]:
-    """Wrap the interpreter for one run. Returns the function that restores it exactly."""
-    saved: list[tuple[Any, str, Any, bool]] = []
+class PatchScope:
+    """The interpreter patches of one run. `patch` records each (owner, attribute, original) as it
+    applies it; leaving the scope (`with`, or `restore()`) puts every original back in reverse order
+    (an attribute the release lacked is removed again), so nothing stays patched after the run."""
 
-    def patch(owner, name, make):
+    active = 0  # how many scopes wrap the interpreter now (nested in-process recorders are allowed)
+
+    def __init__(self) -> None:
+        # (owner, attribute, the owner's own value before, whether the owner had one)
+        self._saved: list[tuple[Any, str, Any, bool]] = []
+        self._open = False
+
+    def patch(self, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
+        """Replace owner.name with make(original) (original None: a method the release lacks)."""
+        if not self._open:
+            self._open = True
+            PatchScope.active += 1
         had = name in vars(owner)
-        orig = getattr(owner, name, None)  # None: a method the release lacks, added for the run
-        saved.append((owner, name, vars(owner).get(name), had))
+        orig = getattr(owner, name, None)
+        self._saved.append((owner, name, vars(owner).get(name), had))
         setattr(owner, name, make(orig))
 
-    # Launches.
+    def restore(self) -> None:
+        """Undo every patch, last first. Idempotent."""
+        for owner, name, value, had in reversed(self._saved):
+            if had:
+                setattr(owner, name, value)
+            else:
+                try:
+                    delattr(owner, name)
+                except AttributeError:
+                    pass
+        self._saved.clear()
+        if self._open:
+            self._open = False
+            PatchScope.active -= 1
+
+    def __enter__(self) -> PatchScope:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.restore()
+
+
+def install(hooks: Hooks, skip_dead_work: bool = True) -> PatchScope:
+    """Wrap the interpreter for one run: `with install(hooks): ...` (or keep the scope and call its
+    `restore()`) puts it back exactly. The order matters: later wrappers sit on top of earlier ones."""
+    scope = PatchScope()
+    try:
+        spin = SpinWatch()  # polls that can never see a change: programs waiting for a later one
+        _patch_launches(scope, hooks)
+        _patch_grid_dim(scope, hooks, spin)
+        # The compiler's semantics where the bare interpreter differs (and/or/not, scalar argument
+        # types, libdevice, string annotations, list grids, fp8 rounding, numpy 2.4+): semantics.py.
+        # Installed before the argument hook below, which then sees the converted scalars.
+        _semantics.install(scope.patch)
+        _patch_grid_idx(scope, hooks)
+        _patch_provenance(scope, hooks)
+        _patch_accesses(scope, hooks, spin)
+        _patch_dot(scope, hooks)
+        _patch_autotuner(scope, hooks)
+        if skip_dead_work:
+            _skip_unused_overflow_checks(scope)
+            # @jit helper calls re-scanning triton.language to patch what the launch patched.
+            _device_calls.install(scope.patch)
+    except BaseException:
+        scope.restore()
+        raise
+    return scope
+
+
+def _patch_launches(scope: PatchScope, hooks: Hooks) -> None:
+    """A launch's begin and end (GridExecutor.__call__) and its arguments (_init_args_hst)."""
+
     def make_call(orig):
         def __call__(self, *args, **kwargs):
             if _DROPS_UNKNOWN_KWARGS_LATE:
@@ -169,7 +234,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
 
         return __call__
 
-    patch(GridExecutor, "__call__", make_call)
+    scope.patch(GridExecutor, "__call__", make_call)
 
     def make_init_args(orig):
         def _init_args_hst(self, args_dev, kwargs):
@@ -179,14 +244,11 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
 
         return _init_args_hst
 
-    patch(GridExecutor, "_init_args_hst", make_init_args)
+    scope.patch(GridExecutor, "_init_args_hst", make_init_args)
 
-    # Polls (atomics, volatile loads) that can never see a change: programs waiting for a later one.
-    spin = SpinWatch()
 
-    def polled(op, builder, ptrs, result):
-        spin.observe(op, builder.grid_idx, builder.grid_dim, ptrs.data.tobytes(), result.data.tobytes())
-        return result
+def _patch_grid_dim(scope: PatchScope, hooks: Hooks, spin: SpinWatch) -> None:
+    """The launch's grid, before its first program (a new grid also starts the spin watch afresh)."""
 
     def make_set_grid_dim(orig):
         def set_grid_dim(self, nx, ny, nz):
@@ -196,25 +258,30 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
 
         return set_grid_dim
 
-    patch(InterpreterBuilder, "set_grid_dim", make_set_grid_dim)
+    scope.patch(InterpreterBuilder, "set_grid_dim", make_set_grid_dim)
 
-    # The compiler's semantics where the bare interpreter differs (and/or/not, scalar argument
-    # types, libdevice, string annotations, list grids, fp8 rounding, numpy 2.4+): semantics.py.
-    # Installed before the argument hook below, which then sees the converted scalars.
-    _semantics.install(patch)
 
-    if type(hooks).program is not Hooks.program:  # the parallel grid loop (trace/parallel.py)
+def _patch_grid_idx(scope: PatchScope, hooks: Hooks) -> None:
+    """Each program, before it runs: only for hooks that define `program` (the parallel grid loop of
+    trace/parallel.py)."""
+    if type(hooks).program is Hooks.program:
+        return
 
-        def make_set_grid_idx(orig):
-            def set_grid_idx(self, x, y, z):
-                hooks.program(x, y, z)
-                return orig(self, x, y, z)
+    def make_set_grid_idx(orig):
+        def set_grid_idx(self, x, y, z):
+            hooks.program(x, y, z)
+            return orig(self, x, y, z)
 
-            return set_grid_idx
+        return set_grid_idx
 
-        patch(InterpreterBuilder, "set_grid_idx", make_set_grid_idx)
+    scope.patch(InterpreterBuilder, "set_grid_idx", make_set_grid_idx)
 
-    # Argument -> pointer: tag the pointer handle with the argument it came from.
+
+def _patch_provenance(scope: PatchScope, hooks: Hooks) -> None:
+    """Which argument each pointer came from: the tag set on an argument's pointer handle, carried
+    through pointer arithmetic, reshapes, where, block pointers and descriptors, and passed down as
+    context by the builder methods that compute pointers themselves."""
+
     def make_cvt(orig):
         def _implicit_cvt(arg):
             out = orig(arg)
@@ -224,9 +291,8 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
 
         return _implicit_cvt
 
-    patch(_interp, "_implicit_cvt", make_cvt)
+    scope.patch(_interp, "_implicit_cvt", make_cvt)
 
-    # Provenance through pointer arithmetic, reshapes, where, block pointers, descriptors.
     def make_propagating(orig):
         def wrapper(self, *args, **kwargs):
             out = orig(self, *args, **kwargs)
@@ -250,7 +316,7 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
 
     for name in _PROPAGATING:
         if hasattr(InterpreterBuilder, name):
-            patch(InterpreterBuilder, name, make_propagating)
+            scope.patch(InterpreterBuilder, name, make_propagating)
 
     def make_context(orig, pos, kind, op):
         def wrapper(self, *args, **kwargs):
@@ -264,10 +330,18 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
 
     for name, (pos, kind, op) in _CONTEXT.items():
         if hasattr(InterpreterBuilder, name):
-            patch(InterpreterBuilder, name, lambda orig, p=pos, k=kind, o=op: make_context(orig, p, k, o))
+            scope.patch(InterpreterBuilder, name, functools.partial(make_context, pos=pos, kind=kind, op=op))
 
-    # Memory accesses: every load/store path of every release ends in these four methods.
+
+def _patch_accesses(scope: PatchScope, hooks: Hooks, spin: SpinWatch) -> None:
+    """Memory accesses: every load/store path of every release ends in create_masked_load/store,
+    create_atomic_rmw or create_atomic_cas. The hook's answer (a mask without the out-of-bounds
+    lanes) replaces the mask before the interpreter sees it."""
     access = hooks.access
+
+    def polled(op, builder, ptrs, result):
+        spin.observe(op, builder.grid_idx, builder.grid_dim, ptrs.data.tobytes(), result.data.tobytes())
+        return result
 
     def make_load(orig):
         def create_masked_load(self, ptrs, mask, other, *a, **k):
@@ -327,88 +401,15 @@ def install(hooks: Hooks, skip_unused_overflow_checks: bool = True) -> Callable[
 
         return wrapper
 
-    patch(InterpreterBuilder, "create_load", make_unmasked)
-    patch(InterpreterBuilder, "create_store", make_unmasked)
-    patch(InterpreterBuilder, "create_masked_load", make_load)
-    patch(InterpreterBuilder, "create_masked_store", make_store)
-    patch(InterpreterBuilder, "create_atomic_rmw", make_rmw)
-    patch(InterpreterBuilder, "create_atomic_cas", make_cas)
-    _patch_dot(patch, hooks)
-
-    # Autotuning on a machine without a GPU: time the configs on the interpreter instead of asking
-    # a GPU driver (the bare interpreter fails with "0 active drivers").
-    from triton.runtime import autotuner as _autotuner
-
-    def make_autotuner_init(orig):
-        def __init__(self, *args, **kwargs):
-            if kwargs.get("do_bench") is None:
-                kwargs["do_bench"] = _interpreter_bench
-            return orig(self, *args, **kwargs)
-
-        return __init__
-
-    def _interpreter_bench(kernel_call, quantiles=None, **_):
-        t = hooks.benchmark(kernel_call)
-        return [t] * len(quantiles) if quantiles else t
-
-    patch(_autotuner.Autotuner, "__init__", make_autotuner_init)
-    global _installed
-    _installed += 1
-
-    # Dead work in the bare interpreter: every integer add/sub/mul builds an int64 overflow check
-    # (about a third of its time) whose only consumer, device_assert, returns at once unless the
-    # options have debug on, and the interpreter's never do. Skip building it in that case: the
-    # kernel's results and errors are the same, the run is faster.
-    from triton.language import semantic as _semantic
-
-    if not skip_unused_overflow_checks:
-        pass
-    else:
-        # The other dead work: @jit helper calls re-scanning triton.language to patch it (device_calls.py).
-        _device_calls.install(patch)
-    if not skip_unused_overflow_checks:
-        pass
-    elif hasattr(_semantic, "TritonSemantic") and hasattr(_semantic.TritonSemantic, "binary_op_sanitize_overflow_impl"):
-
-        def make_sanitize(orig):
-            def binary_op_sanitize_overflow_impl(self, lhs, rhs, binary_op):
-                if not self.builder.options.debug:
-                    return None
-                return orig(self, lhs, rhs, binary_op)
-
-            return binary_op_sanitize_overflow_impl
-
-        patch(_semantic.TritonSemantic, "binary_op_sanitize_overflow_impl", make_sanitize)
-    elif hasattr(_semantic, "binary_op_sanitize_overflow_impl"):  # 3.2: module-level functions
-
-        def make_sanitize_fn(orig):
-            def binary_op_sanitize_overflow_impl(lhs, rhs, builder, binary_op):
-                if not builder.options.debug:
-                    return None
-                return orig(lhs, rhs, builder, binary_op)
-
-            return binary_op_sanitize_overflow_impl
-
-        patch(_semantic, "binary_op_sanitize_overflow_impl", make_sanitize_fn)
-
-    def uninstall() -> None:
-        global _installed
-        if saved:
-            _installed -= 1
-        for owner, name, value, had in reversed(saved):
-            if had:
-                setattr(owner, name, value)
-            else:
-                try:
-                    delattr(owner, name)
-                except AttributeError:
-                    pass
-        saved.clear()
-
-    return uninstall
+    scope.patch(InterpreterBuilder, "create_load", make_unmasked)
+    scope.patch(InterpreterBuilder, "create_store", make_unmasked)
+    scope.patch(InterpreterBuilder, "create_masked_load", make_load)
+    scope.patch(InterpreterBuilder, "create_masked_store", make_store)
+    scope.patch(InterpreterBuilder, "create_atomic_rmw", make_rmw)
+    scope.patch(InterpreterBuilder, "create_atomic_cas", make_cas)
 
 
-def _patch_dot(patch, hooks: Hooks) -> None:
+def _patch_dot(scope: PatchScope, hooks: Hooks) -> None:
     """tl.dot: the operands (shapes, dtypes, and which load produced each, when one did) for the FLOP
     count and the viewer's A/B/C tiles. Loads are wrapped once more, on top of the access hook, to
     hand the loaded value to the recorder (the same signatures in 3.2 - 3.9)."""
@@ -429,8 +430,59 @@ def _patch_dot(patch, hooks: Hooks) -> None:
         return create_masked_load
 
     if hasattr(InterpreterBuilder, "create_dot"):
-        patch(InterpreterBuilder, "create_dot", make_dot)
-        patch(InterpreterBuilder, "create_masked_load", make_loaded)
+        scope.patch(InterpreterBuilder, "create_dot", make_dot)
+        scope.patch(InterpreterBuilder, "create_masked_load", make_loaded)
+
+
+def _patch_autotuner(scope: PatchScope, hooks: Hooks) -> None:
+    """Autotuning on a machine without a GPU: time the configs on the interpreter instead of asking
+    a GPU driver (the bare interpreter fails with "0 active drivers")."""
+    from triton.runtime import autotuner as _autotuner
+
+    def _interpreter_bench(kernel_call, quantiles=None, **_):
+        t = hooks.benchmark(kernel_call)
+        return [t] * len(quantiles) if quantiles else t
+
+    def make_autotuner_init(orig):
+        def __init__(self, *args, **kwargs):
+            if kwargs.get("do_bench") is None:
+                kwargs["do_bench"] = _interpreter_bench
+            return orig(self, *args, **kwargs)
+
+        return __init__
+
+    scope.patch(_autotuner.Autotuner, "__init__", make_autotuner_init)
+
+
+def _skip_unused_overflow_checks(scope: PatchScope) -> None:
+    """Dead work in the bare interpreter: every integer add/sub/mul builds an int64 overflow check
+    (about a third of its time) whose only consumer, device_assert, returns at once unless the
+    options have debug on, and the interpreter's never do. Skip building it in that case: the
+    kernel's results and errors are the same, the run is faster."""
+    from triton.language import semantic as _semantic
+
+    if hasattr(_semantic, "TritonSemantic") and hasattr(_semantic.TritonSemantic, "binary_op_sanitize_overflow_impl"):
+
+        def make_sanitize(orig):
+            def binary_op_sanitize_overflow_impl(self, lhs, rhs, binary_op):
+                if not self.builder.options.debug:
+                    return None
+                return orig(self, lhs, rhs, binary_op)
+
+            return binary_op_sanitize_overflow_impl
+
+        scope.patch(_semantic.TritonSemantic, "binary_op_sanitize_overflow_impl", make_sanitize)
+    elif hasattr(_semantic, "binary_op_sanitize_overflow_impl"):  # 3.2: module-level functions
+
+        def make_sanitize_fn(orig):
+            def binary_op_sanitize_overflow_impl(lhs, rhs, builder, binary_op):
+                if not builder.options.debug:
+                    return None
+                return orig(lhs, rhs, builder, binary_op)
+
+            return binary_op_sanitize_overflow_impl
+
+        scope.patch(_semantic, "binary_op_sanitize_overflow_impl", make_sanitize_fn)
 
 
 def operand_tag(operand) -> int | None:
@@ -476,7 +528,7 @@ def iter_tensor_args(name: str, value):
 #   TRITON_INTERPRET) runs under the interpreter instead of failing with "Cannot call @triton.jit'd
 #   outside of the scope of a kernel".
 _lock = threading.Lock()
-_interpreted: dict[int, object] = {}  # id(JITFunction) -> InterpretedFunction
+_interpreted: dict[int, Any] = {}  # id(JITFunction) -> InterpretedFunction
 _depth = 0
 _saved_call = None
 
@@ -557,7 +609,7 @@ def jit_calls_interpreted() -> Iterator[None]:
 
 def installed() -> bool:
     """True while a recorder's hooks wrap the interpreter (e.g. the worker of `check`/`view`)."""
-    return _installed > 0
+    return PatchScope.active > 0
 
 
 # ---- The CPU stand-in for CUDA (cuda_standin.py) --------------------------------------------------

@@ -11,6 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 from .gpu_profiles import GpuProfile
@@ -38,7 +39,7 @@ def user_line() -> tuple[str, int]:
     import triton
 
     skip = (_PACKAGE_DIR, os.path.dirname(torch.__file__) + os.sep, os.path.dirname(triton.__file__) + os.sep)
-    f = sys._getframe(1)
+    f: FrameType | None = sys._getframe(1)
     while f is not None:
         name = f.f_code.co_filename
         if not name.startswith(skip) and not name.startswith("<"):
@@ -195,7 +196,7 @@ class CudaApi:
 
         zero = lambda device=None: 0  # noqa: E731
         none = lambda *a, **k: None  # noqa: E731
-        out = {
+        out: dict[str, Any] = {
             "is_available": lambda: True,
             "is_initialized": lambda: True,
             "init": none,

@@ -219,9 +219,9 @@ def generator_class(used: Callable[[str], None]) -> type:
     """torch.Generator, taking device="cuda" as a CPU generator (random tensors on the stand-in are
     drawn on the CPU anyway)."""
 
-    base = torch._C.Generator
+    base: Any = torch._C.Generator  # a class known only at run time
 
-    class Meta(type(base)):
+    class Meta(type(base)):  # type: ignore[misc]  # (the metaclass of a class known only at run time)
         # Generators torch made itself (torch.default_generator) are still torch.Generator instances.
         def __instancecheck__(cls, obj):
             return isinstance(obj, base)

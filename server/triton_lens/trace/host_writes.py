@@ -20,8 +20,8 @@ try:
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 except ImportError:  # a worker without torch: nothing to track
-    torch = None
-    TorchDispatchMode = object
+    torch = None  # type: ignore[assignment]  # (the optional import's stand-in)
+    TorchDispatchMode = object  # type: ignore[misc,assignment]  # (a plain base class without torch)
 
 # Factories whose memory keeps whatever was there before.
 _EMPTY = ("empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided", "empty_permuted")

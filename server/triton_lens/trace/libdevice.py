@@ -231,7 +231,8 @@ def _logb(a):
 
 def _to_int(kind: str, rnd: str):
     """float -> int conversions saturate like cvt.rni.s32.f32 and friends; NaN becomes 0."""
-    info = np.iinfo({"int": np.int32, "uint": np.uint32, "ll": np.int64, "ull": np.uint64}[kind])
+    ints: dict[str, type[np.integer]] = {"int": np.int32, "uint": np.uint32, "ll": np.int64, "ull": np.uint64}
+    info = np.iinfo(ints[kind])
 
     def run(a):
         r = _ROUNDERS[rnd](_f(a))

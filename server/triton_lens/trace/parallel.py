@@ -42,6 +42,7 @@ import signal
 import sys
 import time
 import types
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -106,7 +107,7 @@ def uses_atomics(fn) -> bool:
                 continue
             sub = _jit_code(obj)
             if sub is not None:
-                todo.append((sub, getattr(obj.fn, "__globals__", {})))
+                todo.append((sub, getattr(getattr(obj, "fn", None), "__globals__", {})))
     return False
 
 
@@ -244,7 +245,7 @@ class _Dispatch:
         self.t0 = 0.0
         # Set in a child:
         self.lo = self.hi = 0
-        self.out = None
+        self.out: BinaryIO | None = None
         self.n0 = self.s0 = self.d0 = self.d0s = 0
         self.stores: _StoreLog | None = None
 
@@ -293,7 +294,7 @@ class _Dispatch:
         t_fork = time.perf_counter()
         sys.stdout.flush()
         sys.stderr.flush()
-        children = []  # (pid, read fd, lo, hi)
+        children: list[tuple[int, int, int, int]] = []  # (pid, read fd, lo, hi)
         for j in range(k):
             try:
                 r, w = os.pipe()
@@ -451,11 +452,13 @@ class _Dispatch:
         except Exception:
             pass
         try:
+            out, stores = self.out, self.stores
+            assert out is not None and stores is not None  # (set by _become_child)
             if status == "ok":
                 L, n0, s0 = self.L, self.n0, self.s0
                 keys = {i: k for k, i in L.site_index.items() if i >= s0}
                 sites = [dict(L.sites[i].to_json(), key=_stable_key(keys[i])) for i in range(s0, len(L.sites))]
-                arrays = {"ex_site": np.asarray(L.ex_site[n0:], dtype=np.int32)}
+                arrays: dict[str, np.ndarray] = {"ex_site": np.asarray(L.ex_site[n0:], dtype=np.int32)}
                 for c in ("ex_program", "ex_lanes", "ex_active", "ex_oob"):
                     arrays[c] = np.asarray(getattr(L, c)[n0:], dtype=np.int32)
                 arrays["ex_vhash"] = np.asarray(L.ex_vhash[n0:], dtype=np.int64)
@@ -468,16 +471,16 @@ class _Dispatch:
                 arrays.update(_set_arrays("touched", L.touched, n0))
                 arrays.update(_set_arrays("masked", L.masked, n0))
                 arrays.update(_set_arrays("oob", L.oob, n0))
-                arrays.update(self.stores.arrays())
+                arrays.update(stores.arrays())
                 stream.write_frame(
-                    self.out,
+                    out,
                     "result",
                     {"status": "ok", "sites": sites, "n0": n0, "dot_sites": dot_sites, "d0s": self.d0s},
                     arrays,
                 )
             else:
-                stream.write_frame(self.out, "result", {"status": status})
-            self.out.close()
+                stream.write_frame(out, "result", {"status": status})
+            out.close()
         finally:
             # posix._exit, not os._exit: the worker wraps the latter to report a script's own exit
             # (with a stack in the run's crash file), and a child's end is no such thing.
@@ -529,7 +532,7 @@ class ParallelRecorder(Recorder):
             return
         n = int(nx) * int(ny) * int(nz)
         executor = self._executors[-1]
-        fn = getattr(executor, "fn", None)
+        fn: Any = getattr(executor, "fn", None)
         if n < max(2, self.min_programs) or getattr(fn, "__code__", None) is None or L.ex_site:
             return
         if fn.__code__ in self.atomic_kernels:

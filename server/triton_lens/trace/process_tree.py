@@ -40,7 +40,7 @@ def descendants(pid: int) -> list[int]:
 
 def _group_members(pgid: int) -> list[int]:
     """Processes of the process group pgid other than its leader (the runner starts the worker as one)."""
-    out = []
+    out: list[int] = []
     try:
         names = os.listdir("/proc")
     except OSError:

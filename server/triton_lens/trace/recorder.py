@@ -14,6 +14,8 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from types import FrameType
+from typing import Any
 
 import numpy as np
 
@@ -78,7 +80,7 @@ class _Launch:
         self.grid = (1, 1, 1)
         self.views: list[TensorView] = []
         self.by_id: dict[int, int] = {}
-        self.site_index: dict[tuple, int] = {}
+        self.site_index: dict[tuple[Any, ...], int] = {}
         self.sites: list[Site] = []
         self.ex_site: list[int] = []
         self.ex_program: list[int] = []
@@ -91,7 +93,7 @@ class _Launch:
         self.masked = ElementSetsBuilder()
         self.oob = ElementSetsBuilder()
         self.dot_sites: list[DotSite] = []
-        self.dot_site_index: dict[tuple, int] = {}
+        self.dot_site_index: dict[tuple[Any, ...] | None, int] = {}  # (code, lasti), None: no user frame
         self.dots: list[tuple[int, ...]] = []  # site, program, a_row, b_row, m, n, k
         self.values_before: dict[int, np.ndarray] = {}
         self.t0 = time.perf_counter()
@@ -192,7 +194,7 @@ def _skipped(code) -> bool:
 
 def _user_frame(depth: int):
     """The first frame outside triton and this package: the kernel line (or a @jit helper's line)."""
-    f = sys._getframe(depth)
+    f: FrameType | None = sys._getframe(depth)
     while f is not None:
         if not _skipped(f.f_code):
             return f
@@ -214,13 +216,14 @@ def _user_frame_fast(depth: int):
     extra = _depth_cache.get(head.f_code)
     if extra is not None:
         try:
-            f = sys._getframe(depth + 1 + extra)
+            user = sys._getframe(depth + 1 + extra)
             below = sys._getframe(depth + extra)
-            if not _skipped(f.f_code) and _skipped(below.f_code):
-                return f
+            if not _skipped(user.f_code) and _skipped(below.f_code):
+                return user
         except ValueError:
             pass
-    f, extra = head, 0
+    f: FrameType | None = head
+    extra = 0
     while f is not None and _skipped(f.f_code):
         f = f.f_back
         extra += 1
@@ -235,7 +238,7 @@ class Recorder(compat.Hooks):
         on_launch: Callable[[LaunchTrace], None] | None = None,
         on_progress: Callable[[str, int, int, int], None] | None = None,
         value_limit: int = DEFAULT_VALUE_LIMIT,
-        skip_unused_overflow_checks: bool = True,
+        skip_dead_work: bool = True,
         memory=None,
     ):
         self.on_launch = on_launch
@@ -243,7 +246,7 @@ class Recorder(compat.Hooks):
         self.memory = memory
         self.unmasked = 0  # compat.Hooks: > 0 inside a load/store written without a mask
         self._flush = False  # set from a signal handler: send the launch in flight at the next access
-        self.skip_unused_overflow_checks = skip_unused_overflow_checks
+        self.skip_dead_work = skip_dead_work
         self.on_progress = on_progress
         self.value_limit = value_limit
         self.launches: list[LaunchTrace] = []
@@ -253,18 +256,18 @@ class Recorder(compat.Hooks):
         self._count = 0
         self._benchmarking = 0
         self._positions: dict[tuple, tuple] = {}
-        self._uninstall = None
+        self._patches: compat.PatchScope | None = None
         self._next_progress = 0.0
 
     # -- lifetime ---------------------------------------------------------------------------
     def __enter__(self) -> Recorder:
-        self._uninstall = compat.install(self, self.skip_unused_overflow_checks)
+        self._patches = compat.install(self, self.skip_dead_work)
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._uninstall is not None:
-            self._uninstall()
-            self._uninstall = None
+        if self._patches is not None:
+            self._patches.restore()
+            self._patches = None
 
     # -- launches ---------------------------------------------------------------------------
     def launch_begin(self, executor, fn):
@@ -469,6 +472,10 @@ class Recorder(compat.Hooks):
         return None
 
     def access(self, kind, op, builder, ptrs, mask, value=None, order=None):
+        """One execution of a load/store/atomic: its site, program and lane counts, then its element
+        sets by one of three paths: a pointer no argument holds (`_record_unattributed`), a
+        contiguous in-bounds prefix tile (`_record_range`), any other lanes (`_record_elements`).
+        Returns the mask without the out-of-bounds lanes, or None when the mask stands."""
         L = self._launch
         if L is None:
             return None
@@ -507,91 +514,11 @@ class Recorder(compat.Hooks):
         self._maybe_progress(L, x, y, z)
 
         if tag is None:  # a pointer made from an integer (int_to_ptr) that no argument holds
-            L.ex_vhash.append(0)
-            _add_empty(L.touched)
-            _add_empty(L.masked)
-            return self._unattributed(L, flat, m, data.shape)
-
+            return self._record_unattributed(L, flat, m, data.shape)
         v = L.views[tag]
-        if v.contiguous and v.shift >= 0:
-            # Fast path: a contiguous ascending tile whose active lanes are a prefix (no mask, or the
-            # usual `offs < n` tail) is two ranges, touched and masked off, when it is in bounds.
-            first = int(flat[0]) - v.base
-            if (lanes == 1 or bool(((flat[1:] - flat[:-1]) == v.itemsize).all())) and (
-                m is None or bool(m[:active].all())
-            ):
-                lo = first >> v.shift
-                if lo >= 0 and lo + active <= v.numel and not (first & (v.itemsize - 1)):
-                    t = L.touched
-                    t.kinds.append(RANGE if active else 0)
-                    t.los.append(lo if active else 0)
-                    t.counts.append(active)
-                    t.chunks.append(b"")
-                    L.ex_oob.append(0)
-                    L.ex_vhash.append(0 if value is None else _fingerprint(lo, active, value.data.reshape(-1)[:active]))
-                    _add_empty(L.oob)
-                    if active == lanes:
-                        _add_empty(L.masked)
-                    else:
-                        k = L.masked
-                        k.kinds.append(RANGE)
-                        k.los.append(lo + active)
-                        k.counts.append(lanes - active)
-                        k.chunks.append(b"")
-                    return None
-
-        d = flat.view(np.int64) - v.base
-        new_mask = None
-        if active == 0:
-            L.ex_vhash.append(0)
-            L.ex_oob.append(0)
-            _add_empty(L.touched)
-            _add_empty(L.oob)
-        else:
-            ad = d if m is None else d[m]
-            done = False
-            if v.contiguous:
-                e = v.elements(ad)
-                kind_, lo, count, payload = encode(e)
-                hi = lo + count - 1 if kind_ == RANGE else int(e.max())
-                if lo >= 0 and hi < v.numel and (v.shift < 0 or not (ad[0] & (v.itemsize - 1))):
-                    t = L.touched
-                    t.kinds.append(kind_)
-                    t.los.append(lo)
-                    t.counts.append(count)
-                    t.chunks.append(payload)
-                    L.ex_oob.append(0)
-                    L.ex_vhash.append(
-                        0
-                        if value is None
-                        else _fingerprint(-1, e, value.data.reshape(-1) if m is None else value.data.reshape(-1)[m])
-                    )
-                    _add_empty(L.oob)
-                    done = True
-            if not done:
-                inb, flat_idx = v.classify(d)  # flat indices of the in-bounds lanes
-                good = inb if m is None else (inb & m)
-                bad = ~inb if m is None else (m & ~inb)
-                n_bad = int(np.count_nonzero(bad))
-                L.touched.add(flat_idx if m is None else flat_idx[m[inb]])
-                L.ex_vhash.append(
-                    0
-                    if value is None
-                    else _fingerprint(
-                        -1, flat_idx if m is None else flat_idx[m[inb]], value.data.reshape(-1)[good.reshape(-1)]
-                    )
-                )
-                L.ex_oob.append(n_bad)
-                if n_bad:
-                    L.oob.add(v.elements(d[bad]))
-                    new_mask = good.reshape(data.shape)
-                else:
-                    _add_empty(L.oob)
-        if m is None:
-            _add_empty(L.masked)
-        else:
-            L.masked.add(v.elements(d[~m]))
-        return new_mask
+        if v.contiguous and v.shift >= 0 and _record_range(L, v, flat, m, lanes, active, value):
+            return None
+        return _record_elements(L, v, flat, m, active, value, data.shape)
 
     def loaded(self, value) -> None:
         """Mark a load's value with its execution row, so a tl.dot fed by it can name the load."""
@@ -639,11 +566,15 @@ class Recorder(compat.Hooks):
             (i, x + gx * (y + gy * z), rows[0], rows[1], batch * int(a_shape[-2]), int(b_shape[-1]), int(a_shape[-1]))
         )
 
-    def _unattributed(self, L: _Launch, flat: np.ndarray, m, shape) -> np.ndarray | None:
-        """Lanes of a pointer with no argument behind it. Those in the storage of an argument or of
-        another tensor the script holds (a table of pointers, as grouped GEMM uses) go ahead; any
-        other address is out of bounds like any other lane: counted, recorded by byte address, and
-        masked off, so a stray store never reaches memory (a SIGSEGV, or another object's bytes)."""
+    def _record_unattributed(self, L: _Launch, flat: np.ndarray, m, shape) -> np.ndarray | None:
+        """Path 1 of `access`: a pointer with no argument behind it. Lanes in the storage of an
+        argument or of another tensor the script holds (a table of pointers, as grouped GEMM uses) go
+        ahead; any other address is out of bounds like any other lane: counted, recorded by byte
+        address, and masked off, so a stray store never reaches memory (a SIGSEGV, or another
+        object's bytes). Nothing is recorded as touched or masked (no element of an argument)."""
+        L.ex_vhash.append(0)
+        _add_empty(L.touched)
+        _add_empty(L.masked)
         addr = flat.view(np.int64)
         ok = np.zeros(addr.shape, dtype=bool)
         for v in L.views:
@@ -673,3 +604,93 @@ class Recorder(compat.Hooks):
         gx, gy, gz = L.grid
         done = x * gy * gz + y * gz + z  # the interpreter walks x, then y, then z (innermost)
         self.on_progress(L.kernel, L.index, done, gx * gy * gz)
+
+
+def _record_range(L: _Launch, v: TensorView, flat: np.ndarray, m, lanes: int, active: int, value) -> bool:
+    """Path 2 of `access`, the fast one: a contiguous ascending tile of a contiguous argument whose
+    active lanes are a prefix (no mask, or the usual `offs < n` tail) is two ranges, touched and
+    masked off, when it is in bounds. False (nothing recorded) when the tile is not that."""
+    first = int(flat[0]) - v.base
+    if not (lanes == 1 or bool(((flat[1:] - flat[:-1]) == v.itemsize).all())) or not (
+        m is None or bool(m[:active].all())
+    ):
+        return False
+    lo = first >> v.shift
+    if not (lo >= 0 and lo + active <= v.numel and not (first & (v.itemsize - 1))):
+        return False
+    t = L.touched
+    t.kinds.append(RANGE if active else 0)
+    t.los.append(lo if active else 0)
+    t.counts.append(active)
+    t.chunks.append(b"")
+    L.ex_oob.append(0)
+    L.ex_vhash.append(0 if value is None else _fingerprint(lo, active, value.data.reshape(-1)[:active]))
+    _add_empty(L.oob)
+    if active == lanes:
+        _add_empty(L.masked)
+    else:
+        k = L.masked
+        k.kinds.append(RANGE)
+        k.los.append(lo + active)
+        k.counts.append(lanes - active)
+        k.chunks.append(b"")
+    return True
+
+
+def _record_elements(L: _Launch, v: TensorView, flat: np.ndarray, m, active: int, value, shape) -> np.ndarray | None:
+    """Path 3 of `access`, the general one: the element of every active lane (any layout, gathers,
+    strided or broadcast tiles). A contiguous argument whose active lanes all fall inside it is
+    encoded in one pass; otherwise each lane is classified, and the out-of-bounds ones are recorded
+    and returned as the mask without them (None: the mask stands)."""
+    d = flat.view(np.int64) - v.base
+    new_mask = None
+    if active == 0:
+        L.ex_vhash.append(0)
+        L.ex_oob.append(0)
+        _add_empty(L.touched)
+        _add_empty(L.oob)
+    else:
+        ad = d if m is None else d[m]
+        done = False
+        if v.contiguous:
+            e = v.elements(ad)
+            kind_, lo, count, payload = encode(e)
+            hi = lo + count - 1 if kind_ == RANGE else int(e.max())
+            if lo >= 0 and hi < v.numel and (v.shift < 0 or not (ad[0] & (v.itemsize - 1))):
+                t = L.touched
+                t.kinds.append(kind_)
+                t.los.append(lo)
+                t.counts.append(count)
+                t.chunks.append(payload)
+                L.ex_oob.append(0)
+                L.ex_vhash.append(
+                    0
+                    if value is None
+                    else _fingerprint(-1, e, value.data.reshape(-1) if m is None else value.data.reshape(-1)[m])
+                )
+                _add_empty(L.oob)
+                done = True
+        if not done:
+            inb, flat_idx = v.classify(d)  # flat indices of the in-bounds lanes
+            good = inb if m is None else (inb & m)
+            bad = ~inb if m is None else (m & ~inb)
+            n_bad = int(np.count_nonzero(bad))
+            L.touched.add(flat_idx if m is None else flat_idx[m[inb]])
+            L.ex_vhash.append(
+                0
+                if value is None
+                else _fingerprint(
+                    -1, flat_idx if m is None else flat_idx[m[inb]], value.data.reshape(-1)[good.reshape(-1)]
+                )
+            )
+            L.ex_oob.append(n_bad)
+            if n_bad:
+                L.oob.add(v.elements(d[bad]))
+                new_mask = good.reshape(shape)
+            else:
+                _add_empty(L.oob)
+    if m is None:
+        _add_empty(L.masked)
+    else:
+        L.masked.add(v.elements(d[~m]))
+    return new_mask

@@ -180,7 +180,8 @@ class _Worker:
         self.end()
         for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             try:
-                f.close()
+                if f is not None:
+                    f.close()
             except OSError:
                 pass
         try:
@@ -317,38 +318,85 @@ def run(
 ) -> RunResult:
     """Run `req`. `on_output("stdout" | "stderr", chunk)` sees the script's own output live; its
     last 64 KB are kept in the result either way."""
-    t0 = time.perf_counter()
     target = os.path.abspath(req.path)
     result = RunResult(file=target, status=OK)
     source = req.source
     if source is None:
-        try:
-            with open(target, "rb") as f:
-                raw = f.read()
-        except OSError as e:
-            result.status = ERROR
-            result.error = ScriptError(ERROR, type(e).__name__, f"cannot read {target}: {e.strerror}")
-            return result
-        source, problem = _decode_source(raw)
-        if problem is not None:
-            result.status = ERROR
-            result.error = ScriptError(ERROR, "EncodingError", problem[1], target, problem[0])
-            return result
+        source, error = _read_script(target)
+        if error is not None:
+            return _failed(result, error)
     result.kernels = find_kernels(source, target)
 
     cwd = req.cwd or os.path.dirname(target)
     if not os.path.isdir(cwd):  # a folder deleted or renamed under an open editor: not the Python install's fault
-        result.status = ERROR
-        result.error = ScriptError(
-            ERROR,
-            "FileNotFoundError",
-            f"the folder to run in, {cwd}, does not exist (moved or deleted?): save the "
-            "file somewhere that exists, or fix the run's working directory",
-        )
-        return result
+        return _failed(result, _missing_folder(cwd))
     tmp = tempfile.mkdtemp(prefix="triton-lens-")
     crash_file = os.path.join(tmp, "crash.txt")
-    job = {
+    try:
+        worker = _start_job(req, _worker_env(req), _job(req, target, cwd, crash_file))
+    except OSError as e:
+        os.rmdir(tmp)
+        return _failed(result, _cannot_start(req.python, e))
+    proc = worker.proc
+    t0 = time.perf_counter()
+    out_tail = _Tail(proc.stdout, None if on_output is None else lambda c: on_output("stdout", c))
+    err_tail = _Tail(proc.stderr, None if on_output is None else lambda c: on_output("stderr", c))
+
+    state: dict = {"error": None, "done": False, "in_launch": None}
+    reader = threading.Thread(
+        target=_read_stream, args=(worker.read_fd, result, state, t0, on_launch, on_progress), daemon=True
+    )
+    reader.start()
+    try:
+        stopped = _watch(worker, req, state, cancel, crash_file, t0)
+    finally:  # stopped, finished, or the runner itself interrupted (Ctrl-C): nothing stays behind
+        worker.end()
+        worker.remove_home()
+    reader.join(timeout=5.0)
+    result.stdout, result.stderr = out_tail.text(), err_tail.text()
+    dump = _take_crash_dump(tmp, crash_file)
+
+    result.seconds = time.perf_counter() - t0
+    error = _outcome(result, req, target, stopped, state, proc.returncode, dump)
+    if error is not None:
+        _failed(result, error)
+    if result.status == OK and not result.launches:
+        result.status = NO_LAUNCH
+    return result
+
+
+def _failed(result: RunResult, error: ScriptError) -> RunResult:
+    result.status = error.kind
+    result.error = error
+    return result
+
+
+# ---- before the run: the script, the job, the worker's environment ---------------------------------
+def _read_script(target: str) -> tuple[str, ScriptError | None]:
+    """The text of the script on disk, or ("", why it cannot be read)."""
+    try:
+        with open(target, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        return "", ScriptError(ERROR, type(e).__name__, f"cannot read {target}: {e.strerror}")
+    source, problem = _decode_source(raw)
+    if problem is not None:
+        return "", ScriptError(ERROR, "EncodingError", problem[1], target, problem[0])
+    return source, None
+
+
+def _missing_folder(cwd: str) -> ScriptError:
+    return ScriptError(
+        ERROR,
+        "FileNotFoundError",
+        f"the folder to run in, {cwd}, does not exist (moved or deleted?): save the "
+        "file somewhere that exists, or fix the run's working directory",
+    )
+
+
+def _job(req: RunRequest, target: str, cwd: str, crash_file: str) -> dict:
+    """What the worker reads from its stdin (worker.py)."""
+    return {
         "path": target,
         "source": req.source,
         "command": req.command,
@@ -361,6 +409,8 @@ def run(
         "workers": req.workers,
     }
 
+
+def _worker_env(req: RunRequest) -> dict[str, str]:
     env = dict(os.environ if req.env is None else req.env)
     env["TRITON_INTERPRET"] = "1"
     env["TRITON_LENS_WORKER"] = "1"  # the script's own triton_lens.launch() must not serve a viewer
@@ -374,101 +424,110 @@ def run(
     ]
     env["PYTHONPATH"] = os.pathsep.join([_PACKAGE_PARENT] + inherited)
     env.setdefault("PYTHONUNBUFFERED", "1")
-    try:
-        worker = _take_worker(req.python, env, req.keep_warm)
-        worker.proc.stdin.write((json.dumps(job) + "\n").encode())
-        worker.proc.stdin.close()
-    except OSError as e:
-        os.rmdir(tmp)
-        result.status = ERROR
-        result.error = ScriptError(
-            ERROR,
-            type(e).__name__,
-            f"cannot start the Python interpreter {req.python!r}: {e.strerror}. "
-            "Set tritonLens.python (or --python) to a Python with triton, torch and numpy.",
-        )
-        return result
-    proc, r = worker.proc, worker.read_fd
-    t0 = time.perf_counter()
-    out_tail = _Tail(proc.stdout, None if on_output is None else lambda c: on_output("stdout", c))
-    err_tail = _Tail(proc.stderr, None if on_output is None else lambda c: on_output("stderr", c))
+    return env
 
-    state: dict = {"error": None, "done": False, "in_launch": None}
 
-    def read_stream():
-        with os.fdopen(r, "rb") as inp:
-            while True:
-                frame = stream.read_frame(inp)
-                if frame is None:
-                    return
-                kind, meta, arrays = frame
-                if kind == "launch":
-                    trace = stream.launch_from_frame(meta, arrays)
-                    result.launches.append(trace)
-                    state["in_launch"] = None
-                    if not trace.complete:
-                        state["partial"] = True
-                    if on_launch is not None:
-                        on_launch(trace)
-                elif kind == "progress":
-                    state["in_launch"] = {
-                        "kernel": meta["kernel"],
-                        "launch": meta["launch"],
-                        "done": meta["done"],
-                        "total": meta["total"],
-                    }
-                    if on_progress is not None:
-                        on_progress(
-                            Progress(
-                                meta["kernel"], meta["launch"], meta["done"], meta["total"], time.perf_counter() - t0
-                            )
-                        )
-                elif kind == "hello":
-                    state["script_t0"] = time.perf_counter()
-                    result.triton_version = meta["triton_version"]
-                    result.worker_pid = meta["pid"]
-                elif kind == "error":
-                    state["error"] = meta
-                elif kind == "standin":
-                    result.cuda_standin = CudaStandIn.from_json(meta)
-                elif kind == "done":
-                    state["done"] = True
+def _start_job(req: RunRequest, env: dict[str, str], job: dict) -> _Worker:
+    """A worker (a warm one when there is one) with the job written to it. OSError: it cannot start."""
+    worker = _take_worker(req.python, env, req.keep_warm)
+    assert worker.proc.stdin is not None
+    worker.proc.stdin.write((json.dumps(job) + "\n").encode())
+    worker.proc.stdin.close()
+    return worker
 
-    reader = threading.Thread(target=read_stream, daemon=True)
-    reader.start()
 
-    # The time limit is the script's: its clock starts when the worker has imported torch and triton and
-    # starts the script (its "hello"), so a loaded machine's slow start-up is not counted against it.
-    # A worker that never gets that far is stopped after the limit plus a bounded start-up allowance.
+def _cannot_start(python: str, e: OSError) -> ScriptError:
+    return ScriptError(
+        ERROR,
+        type(e).__name__,
+        f"cannot start the Python interpreter {python!r}: {e.strerror}. "
+        "Set tritonLens.python (or --python) to a Python with triton, torch and numpy.",
+    )
+
+
+# ---- during the run: the worker's stream, the limits -------------------------------------------
+def _read_stream(
+    fd: int,
+    result: RunResult,
+    state: dict,
+    t0: float,
+    on_launch: Callable[[LaunchTrace], None] | None,
+    on_progress: Callable[[Progress], None] | None,
+) -> None:
+    """The reader thread: the worker's frames (stream.py) into the result and the shared state."""
+    with os.fdopen(fd, "rb") as inp:
+        while True:
+            frame = stream.read_frame(inp)
+            if frame is None:
+                return
+            kind, meta, arrays = frame
+            if kind == "launch":
+                trace = stream.launch_from_frame(meta, arrays)
+                result.launches.append(trace)
+                state["in_launch"] = None
+                if not trace.complete:
+                    state["partial"] = True
+                if on_launch is not None:
+                    on_launch(trace)
+            elif kind == "progress":
+                state["in_launch"] = {
+                    "kernel": meta["kernel"],
+                    "launch": meta["launch"],
+                    "done": meta["done"],
+                    "total": meta["total"],
+                }
+                if on_progress is not None:
+                    on_progress(
+                        Progress(meta["kernel"], meta["launch"], meta["done"], meta["total"], time.perf_counter() - t0)
+                    )
+            elif kind == "hello":
+                state["script_t0"] = time.perf_counter()
+                result.triton_version = meta["triton_version"]
+                result.worker_pid = meta["pid"]
+            elif kind == "error":
+                state["error"] = meta
+            elif kind == "standin":
+                result.cuda_standin = CudaStandIn.from_json(meta)
+            elif kind == "done":
+                state["done"] = True
+
+
+def _watch(
+    worker: _Worker, req: RunRequest, state: dict, cancel: threading.Event | None, crash_file: str, t0: float
+) -> str | None:
+    """Wait for the worker to exit, or stop it: "cancelled", TIMEOUT or "memory" (None: it exited).
+
+    The time limit is the script's: its clock starts when the worker has imported torch and triton and
+    starts the script (its "hello"), so a loaded machine's slow start-up is not counted against it.
+    A worker that never gets that far is stopped after the limit plus a bounded start-up allowance."""
+    proc = worker.proc
     startup_deadline = t0 + req.timeout_s + STARTUP_ALLOWANCE_S
     limit_bytes = req.memory_mb * 1024 * 1024 if req.memory_mb > 0 else 0
     stopped = None
-    try:
-        while True:
-            try:
-                proc.wait(timeout=0.05)
-                break
-            except subprocess.TimeoutExpired:
-                pass
-            if cancel is not None and cancel.is_set():
-                stopped = "cancelled"
-            elif time.perf_counter() > (
-                startup_deadline if "script_t0" not in state else state["script_t0"] + req.timeout_s
-            ):
-                stopped = TIMEOUT
-            elif limit_bytes and worker.tree_resident_bytes() > limit_bytes:
-                stopped = "memory"
-            if stopped == TIMEOUT:
-                _ask_for_launch_in_flight(proc, state)
-            if stopped in (TIMEOUT, "memory"):
-                _ask_for_stack(proc, crash_file)
-            if stopped:
-                break
-    finally:  # stopped, finished, or the runner itself interrupted (Ctrl-C): nothing stays behind
-        worker.end()
-        worker.remove_home()
-    reader.join(timeout=5.0)
-    result.stdout, result.stderr = out_tail.text(), err_tail.text()
+    while True:
+        try:
+            proc.wait(timeout=0.05)
+            return None
+        except subprocess.TimeoutExpired:
+            pass
+        if cancel is not None and cancel.is_set():
+            stopped = "cancelled"
+        elif time.perf_counter() > (
+            startup_deadline if "script_t0" not in state else state["script_t0"] + req.timeout_s
+        ):
+            stopped = TIMEOUT
+        elif limit_bytes and worker.tree_resident_bytes() > limit_bytes:
+            stopped = "memory"
+        if stopped == TIMEOUT:
+            _ask_for_launch_in_flight(proc, state)
+        if stopped in (TIMEOUT, "memory"):
+            _ask_for_stack(proc, crash_file)
+        if stopped:
+            return stopped
+
+
+def _take_crash_dump(tmp: str, crash_file: str) -> str:
+    """The faulthandler dump the worker left (empty if none); the run's temporary folder removed."""
     try:
         with open(crash_file, encoding="utf-8", errors="replace") as f:
             dump = f.read()
@@ -482,33 +541,21 @@ def run(
         os.rmdir(tmp)
     except OSError:
         pass
+    return dump
 
-    result.seconds = time.perf_counter() - t0
-    rc = proc.returncode
+
+# ---- after the run: what went wrong, if anything -----------------------------------------------
+def _outcome(
+    result: RunResult, req: RunRequest, target: str, stopped: str | None, state: dict, rc: int | None, dump: str
+) -> ScriptError | None:
+    """The run's error: why it was stopped, what the script raised, or how the worker ended early."""
     if stopped == "cancelled":
-        result.status = ERROR
-        result.error = ScriptError(ERROR, "Cancelled", "the run was cancelled")
-    elif stopped == TIMEOUT:
+        return ScriptError(ERROR, "Cancelled", "the run was cancelled")
+    if stopped == TIMEOUT:
+        return _timeout_error(result, req, target, state, dump)
+    if stopped == "memory":
         file, line = _innermost_line(dump, target)
-        result.status = TIMEOUT
-        inside = ""
-        if state["in_launch"] is not None:
-            il = result.in_launch = state["in_launch"]
-            inside = (
-                f" inside launch {il['launch'] + 1} of {il['kernel']} ({il['done']} of {il['total']} programs done)"
-            )
-        result.error = ScriptError(
-            TIMEOUT,
-            "Timeout",
-            f"the script was still running{inside} after the time limit of {req.timeout_s:g} s and was stopped",
-            file,
-            line,
-            dump[-8000:],
-        )
-    elif stopped == "memory":
-        file, line = _innermost_line(dump, target)
-        result.status = CRASHED
-        result.error = ScriptError(
+        return ScriptError(
             CRASHED,
             "MemoryLimit",
             f"the script used more than the memory limit of {req.memory_mb} MB and was stopped "
@@ -517,49 +564,66 @@ def run(
             line,
             dump[-8000:],
         )
-    elif state["error"] is not None:
+    if state["error"] is not None:
         e = state["error"]
-        result.status = EXCEPTION
-        result.error = ScriptError(EXCEPTION, e["type"], e["message"], e["file"], e["line"], e["traceback"])
-    elif not state["done"]:
-        file, line = _innermost_line(dump, target)
-        result.status = CRASHED
-        if rc is not None and rc < 0:
-            name = _signal_name(-rc)
-            hint = " (the memory limit, or the system, stopped it)" if name == "SIGKILL" else ""
-            msg = f"the script crashed with {name}{hint}"
-            if "ModuleNotFoundError" in result.stderr or "No module named" in result.stderr:
-                msg += ": " + result.stderr.strip().splitlines()[-1]
-            result.error = ScriptError(CRASHED, name, msg, file, line, dump[-8000:] or result.stderr[-8000:])
-        else:
-            err_lines = result.stderr.strip().splitlines()
-            if (
-                rc
-                and err_lines
-                and ("No module named" in err_lines[-1] or "Error" in err_lines[-1])
-                and "triton_lens" in result.stderr
-                and not result.launches
-                and file is None
-            ):
-                result.status = ERROR
-                result.error = ScriptError(
-                    ERROR,
-                    "WorkerError",
-                    f"Triton Lens could not start {req.python}: {err_lines[-1]}. Install "
-                    f"what is missing (`{req.python} -m pip install triton torch numpy`) or "
-                    "point Triton Lens at a Python that has them (tritonLens.python in "
-                    "VS Code, --python on the command line).",
-                    traceback=result.stderr[-8000:],
-                )
-            else:
-                result.error = ScriptError(
-                    CRASHED,
-                    "exit",
-                    f"the script exited with status {rc} before it finished (os._exit or a fatal error)",
-                    file,
-                    line,
-                    result.stderr[-8000:],
-                )
-    if result.status == OK and not result.launches:
-        result.status = NO_LAUNCH
-    return result
+        return ScriptError(EXCEPTION, e["type"], e["message"], e["file"], e["line"], e["traceback"])
+    if not state["done"]:
+        return _early_end_error(result, req, target, rc, dump)
+    return None
+
+
+def _timeout_error(result: RunResult, req: RunRequest, target: str, state: dict, dump: str) -> ScriptError:
+    """Stopped at the time limit: where the script was, and which launch it was inside (kept in
+    `result.in_launch`)."""
+    file, line = _innermost_line(dump, target)
+    inside = ""
+    if state["in_launch"] is not None:
+        il = result.in_launch = state["in_launch"]
+        inside = f" inside launch {il['launch'] + 1} of {il['kernel']} ({il['done']} of {il['total']} programs done)"
+    return ScriptError(
+        TIMEOUT,
+        "Timeout",
+        f"the script was still running{inside} after the time limit of {req.timeout_s:g} s and was stopped",
+        file,
+        line,
+        dump[-8000:],
+    )
+
+
+def _early_end_error(result: RunResult, req: RunRequest, target: str, rc: int | None, dump: str) -> ScriptError:
+    """The worker ended before the script finished: a signal, a worker that could not start (a
+    missing module), or an exit status (os._exit, a fatal error)."""
+    file, line = _innermost_line(dump, target)
+    if rc is not None and rc < 0:
+        name = _signal_name(-rc)
+        hint = " (the memory limit, or the system, stopped it)" if name == "SIGKILL" else ""
+        msg = f"the script crashed with {name}{hint}"
+        if "ModuleNotFoundError" in result.stderr or "No module named" in result.stderr:
+            msg += ": " + result.stderr.strip().splitlines()[-1]
+        return ScriptError(CRASHED, name, msg, file, line, dump[-8000:] or result.stderr[-8000:])
+    err_lines = result.stderr.strip().splitlines()
+    if (
+        rc
+        and err_lines
+        and ("No module named" in err_lines[-1] or "Error" in err_lines[-1])
+        and "triton_lens" in result.stderr
+        and not result.launches
+        and file is None
+    ):
+        return ScriptError(
+            ERROR,
+            "WorkerError",
+            f"Triton Lens could not start {req.python}: {err_lines[-1]}. Install "
+            f"what is missing (`{req.python} -m pip install triton torch numpy`) or "
+            "point Triton Lens at a Python that has them (tritonLens.python in "
+            "VS Code, --python on the command line).",
+            traceback=result.stderr[-8000:],
+        )
+    return ScriptError(
+        CRASHED,
+        "exit",
+        f"the script exited with status {rc} before it finished (os._exit or a fatal error)",
+        file,
+        line,
+        result.stderr[-8000:],
+    )

@@ -22,6 +22,7 @@ the only release-specific code) patches the interpreter for the duration of a ru
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -82,16 +83,16 @@ class _BoolOpsToCalls(ast.NodeTransformer):
     """`a and b` -> `_and(lambda: a, lambda: b)`, `not a` -> `_not(a)`, inside a kernel's body."""
 
     def visit_BoolOp(self, node: ast.BoolOp):
-        node = self.generic_visit(node)
+        self.generic_visit(node)  # (the node itself, its children transformed)
         name = _AND if isinstance(node.op, ast.And) else _OR
         empty = ast.arguments(
             posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
         )
-        thunks = [ast.copy_location(ast.Lambda(args=empty, body=v), v) for v in node.values]
+        thunks: list[ast.expr] = [ast.copy_location(ast.Lambda(args=empty, body=v), v) for v in node.values]
         return ast.copy_location(ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=thunks, keywords=[]), node)
 
     def visit_UnaryOp(self, node: ast.UnaryOp):
-        node = self.generic_visit(node)
+        self.generic_visit(node)
         if isinstance(node.op, ast.Not):
             return ast.copy_location(
                 ast.Call(func=ast.Name(id=_NOT, ctx=ast.Load()), args=[node.operand], keywords=[]), node
@@ -189,7 +190,7 @@ def _bound(name: str, fn: Callable) -> Callable:
     call.__name__ = name
     call.__qualname__ = name
     call.__doc__ = fn.__doc__
-    call._triton_lens_libdevice = True
+    setattr(call, "_triton_lens_libdevice", True)  # noqa: B010  (a marker on a function object)
     return call
 
 
@@ -318,15 +319,19 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
     patch(builder_cls, "create_extern_elementwise", make_extern)
 
     generic, cuda, hip = _libdevice_modules()
-    targets = {}
+    targets: dict[str, Callable[..., Any]] = {}  # name -> the bound vendor function
+
+    def redirect(n: str) -> Callable[[Any], Any]:
+        return lambda orig: targets.get(n) or _unimplemented(n)
+
     for mod in (cuda, hip):
         if mod is not None:
             for name in _public_functions(mod):
-                patch(mod, name, lambda orig, n=name: _bound(n, orig))
+                patch(mod, name, functools.partial(_bound, name))
                 targets.setdefault(name, getattr(mod, name))
     if generic is not None:
         for name in _public_functions(generic):
-            patch(generic, name, lambda orig, n=name: targets.get(n) or _unimplemented(n))
+            patch(generic, name, redirect(name))
 
     # fp8 conversions round to nearest even and saturate, as cvt.rn.satfinite does.
     def make_fp_to_fp(orig):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import struct
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -104,10 +104,10 @@ def launch_to_frame(t: LaunchTrace) -> tuple[dict, dict[str, np.ndarray]]:
 
 
 def launch_from_frame(meta: dict, arrays: dict[str, np.ndarray]) -> LaunchTrace:
-    sets = {
-        s: ElementSets.from_arrays({k: arrays[f"{s}.{k}"] for k in ("kind", "lo", "count", "start", "data")})
-        for s in _SETS
-    }
+    # The execution columns (arrays) and the element sets (ElementSets), by field name.
+    columns: dict[str, Any] = {c: arrays[c] for c in _COLUMNS}
+    for s in _SETS:
+        columns[s] = ElementSets.from_arrays({k: arrays[f"{s}.{k}"] for k in ("kind", "lo", "count", "start", "data")})
     return LaunchTrace(
         index=meta["index"],
         kernel=meta["kernel"],
@@ -118,8 +118,7 @@ def launch_from_frame(meta: dict, arrays: dict[str, np.ndarray]) -> LaunchTrace:
         grid=tuple(meta["grid"]),
         tensors=[TensorInfo.from_json(x) for x in meta["tensors"]],
         sites=[Site.from_json(s) for s in meta["sites"]],
-        **{c: arrays[c] for c in _COLUMNS},
-        **sets,
+        **columns,
         values={int(i): arrays[f"values.{i}"] for i in meta["values"]},
         unwritten_before={int(i): arrays[f"unwritten_before.{i}"] for i in meta.get("unwritten_before", [])},
         seconds=meta["seconds"],

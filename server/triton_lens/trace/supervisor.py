@@ -44,7 +44,7 @@ def _prctl(option: int, value: int) -> bool:
 
 def children(pid: int) -> list[int]:
     """Direct children of pid (Linux /proc; empty elsewhere)."""
-    out = []
+    out: list[int] = []
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
@@ -92,7 +92,7 @@ def descendants(pid: int) -> list[int]:
 
 def _reap() -> list[tuple[int, int]]:
     """Collect every child that has exited (orphans reparented here included)."""
-    done = []
+    done: list[tuple[int, int]] = []
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)

@@ -16,6 +16,7 @@ import signal
 import sys
 import traceback
 import types
+from typing import Any
 
 _REAL_EXIT = os._exit  # the script's os._exit is wrapped (see _stack_on_os_exit); the worker's own is not
 
@@ -76,7 +77,7 @@ def _run_target(job: dict) -> None:
         # A fresh __main__ (this worker may itself be running as __main__ under -m).
         main = types.ModuleType("__main__")
         main.__file__ = path
-        main.__builtins__ = builtins
+        main.__dict__["__builtins__"] = builtins
         sys.modules["__main__"] = main
         exec(code, main.__dict__)
         return
@@ -92,9 +93,9 @@ def _run_target(job: dict) -> None:
         args = argv[2:] if argv[0] == "-m" else argv[1:]
         sys.argv = ["pytest"] + args
         sys.path.insert(0, os.getcwd())
-        code = pytest.main(args)
-        if int(code) not in (0, 5):
-            raise SystemExit(int(code))
+        exit_code = int(pytest.main(args))
+        if exit_code not in (0, 5):
+            raise SystemExit(exit_code)
         return
     if argv[0] == "-m":
         sys.argv = argv[1:]
@@ -110,7 +111,7 @@ def _run_target(job: dict) -> None:
 def _error_meta(e: BaseException, target: str) -> dict:
     """Type, message and the line in the analysed file where it was raised (innermost frame)."""
     chain, seen = [], set()
-    cur = e
+    cur: BaseException | None = e
     while cur is not None and id(cur) not in seen:
         seen.add(id(cur))
         chain.append(cur)
@@ -264,7 +265,7 @@ def main(argv: list[str]) -> int:
 
     memory = HostWrites.start()  # which elements of torch.empty memory the script has written
     workers = int(job.get("workers") or 1)
-    recorder_options = {
+    recorder_options: dict[str, Any] = {
         "on_launch": on_launch,
         "on_progress": on_progress,
         "value_limit": int(job.get("value_limit", 1 << 20)),
@@ -273,7 +274,7 @@ def main(argv: list[str]) -> int:
     if workers > 1:  # a launch's programs split over forked children (trace/parallel.py)
         from .parallel import ParallelRecorder
 
-        recorder = ParallelRecorder(workers=workers, **recorder_options)
+        recorder: Recorder = ParallelRecorder(workers=workers, **recorder_options)
     else:
         recorder = Recorder(**recorder_options)
     with recorder as rec, standin or contextlib.nullcontext():
@@ -290,8 +291,9 @@ def main(argv: list[str]) -> int:
             meta = _error_meta(e, target)
             stream.write_frame(out, "error", standin.explain(meta) if standin else meta)
             status = 1
-    if standin is not None and standin.report() is not None:
-        stream.write_frame(out, "standin", standin.report())
+    report = standin.report() if standin is not None else None
+    if report is not None:
+        stream.write_frame(out, "standin", report)
     if memory is not None:
         memory.stop()
     sys.stdout.flush()
