@@ -26,7 +26,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..model import RunResult
+from ..model import LaunchTrace, RunResult
+
+JSON = dict[str, Any]  # a JSON object of the protocol
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "viewer_protocol.schema.json"
 
@@ -46,9 +48,10 @@ class ViewerRequestError(Exception):
         self.status = status
 
 
-def load_schema() -> dict:
+def load_schema() -> JSON:
     with open(SCHEMA_PATH, encoding="utf-8") as f:
-        return json.load(f)
+        schema: JSON = json.load(f)
+    return schema
 
 
 # -- JSON ------------------------------------------------------------------------------------------
@@ -74,7 +77,7 @@ def dumps(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":"), allow_nan=False, default=_default).encode()
 
 
-def _default(o):
+def _default(o: Any) -> Any:
     if hasattr(o, "tolist"):
         return o.tolist()
     raise TypeError(f"not JSON serializable: {type(o).__name__}")
@@ -113,7 +116,7 @@ def int_param(params: Any, key: str, default: int | None = None) -> int:
     return int(v)
 
 
-def validate(method: str, params: Any) -> dict:
+def validate(method: str, params: Any) -> JSON:
     """The request's parameters, checked, with defaults and clamps applied (the cache key's part)."""
     if method not in METHODS:
         raise ViewerRequestError(f"unknown method {method}", 404)
@@ -125,7 +128,7 @@ def validate(method: str, params: Any) -> dict:
         if not isinstance(file, str) or not file:
             raise ViewerRequestError("file must be a non-empty string")
         return {"file": file}
-    out = {"launch": int_param(params, "launch")}
+    out: JSON = {"launch": int_param(params, "launch")}
     if method in ("accessMap", "values", "valueMap"):
         out["tensor"] = int_param(params, "tensor")
     if method == "accessMap":
@@ -151,12 +154,12 @@ def validate(method: str, params: Any) -> dict:
 class _Entry:
     __slots__ = ("anchor", "done", "value", "raw", "gz", "error")
 
-    def __init__(self, anchor):
+    def __init__(self, anchor: LaunchTrace):
         # the launch the answer is of, weakly: a cached answer keeps no finished run alive (the language
         # server's documents replace theirs), and a dead reference tells a reused id() apart
         self.anchor = weakref.ref(anchor)
         self.done = threading.Event()
-        self.value: dict | None = None
+        self.value: JSON | None = None
         self.raw: bytes | None = None
         self.gz: bytes | None = None
         self.error: BaseException | None = None
@@ -168,21 +171,21 @@ class ViewerCache:
 
     def __init__(self, entries: int = CACHE_ENTRIES):
         self.entries = entries
-        self._lru: OrderedDict[tuple, _Entry] = OrderedDict()
+        self._lru: OrderedDict[tuple[int, str, tuple[tuple[str, Any], ...]], _Entry] = OrderedDict()
         self._lock = threading.Lock()
         self.computed = 0  # answers computed (not served from the cache): for tests
 
     def __len__(self) -> int:
         return len(self._lru)
 
-    def get(self, anchor, method: str, params: dict, compute: Callable[[], dict]) -> _Entry:
+    def get(self, anchor: LaunchTrace, method: str, params: JSON, compute: Callable[[], JSON]) -> _Entry:
         key = (id(anchor), method, tuple(sorted(params.items())))
         with self._lock:
             e = self._lru.get(key)
             if e is not None and e.anchor() is not anchor:
                 e = None
             owner = e is None
-            if owner:
+            if e is None:
                 for k in [k for k, v in self._lru.items() if v.anchor() is None]:  # answers of runs gone
                     del self._lru[k]
                 e = self._lru[key] = _Entry(anchor)
@@ -234,7 +237,7 @@ class ViewerService:
         return self._get_result()
 
     # -- the entry points of the transports --------------------------------------------------------
-    def request(self, method: str, params: Any = None) -> dict:
+    def request(self, method: str, params: Any = None) -> JSON:
         """The answer as a JSON-ready dict; ViewerRequestError on a bad request."""
         return self._answer(method, params)[0]
 
@@ -272,7 +275,7 @@ class ViewerService:
         return th
 
     # -- answers -----------------------------------------------------------------------------------
-    def _answer(self, method: str, params: Any) -> tuple[dict, _Entry | None]:
+    def _answer(self, method: str, params: Any) -> tuple[JSON, _Entry | None]:
         p = validate(method, params)
         result = self.result()
         if method == "kernels":
@@ -287,10 +290,11 @@ class ViewerService:
 
             return plain(tensor_values(result, L.index, p["tensor"], p["start"], p["count"])), None
         entry = self.cache.get(L, method, p, lambda: plain(self._compute(result, method, p)))
+        assert entry.value is not None  # get() returns a computed entry or raises the computation's error
         return entry.value, entry
 
     @staticmethod
-    def _compute(result: RunResult, method: str, p: dict) -> dict:
+    def _compute(result: RunResult, method: str, p: JSON) -> JSON:
         from . import access_map as am
         from . import viewer_extras as ve
 
@@ -306,24 +310,24 @@ class ViewerService:
             raise ViewerRequestError(str(e.args[0]) if e.args else str(e), 404) from None
 
     @staticmethod
-    def _launch(result: RunResult, index: int):
+    def _launch(result: RunResult, index: int) -> LaunchTrace:
         for L in result.launches:
             if L.index == index:
                 return L
         raise ViewerRequestError(f"no launch {index} in this run (it has {len(result.launches)})", 404)
 
-    def _kernels(self, result: RunResult) -> dict:
+    def _kernels(self, result: RunResult) -> JSON:
         from .access_map import kernels_overview
 
-        out = plain(kernels_overview(result))
+        out: JSON = plain(kernels_overview(result))
         out["files"] = files(result)
         return out
 
-    def _source(self, result: RunResult, file: str) -> dict:
+    def _source(self, result: RunResult, file: str) -> JSON:
         """The text of one of the run's files, its lines that made memory accesses, and its kernels."""
         if file not in files(result):
             raise ViewerRequestError(f"{file!r} is not a file of this run", 404)
-        marks: dict[int, dict] = {}
+        marks: dict[int, JSON] = {}
         for L in result.launches:
             for site in L.sites:
                 if site.file != file:
@@ -368,7 +372,7 @@ def files(result: RunResult) -> list[str]:
     return [f for f in seen if f]
 
 
-def pending_overview(file: str | None, status: str, kernels: list[tuple[str, int]]) -> dict:
+def pending_overview(file: str | None, status: str, kernels: list[tuple[str, int]]) -> JSON:
     """The overview of a file with no finished run yet: its kernels (name, 1-based line), no launches."""
     return {
         "file": file,

@@ -90,7 +90,7 @@ def run_script(
     req = RunRequest(
         path=path,
         command=command,
-        cwd=p.cwd if command else None,
+        cwd=p.cwd if p is not None and command else None,
         timeout_s=timeout_s,
         memory_mb=memory_mb,
         python=python or sys.executable,

@@ -11,9 +11,13 @@ import socket
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..analysis.viewer_service import ViewerService
 from .app import EventHub, create_app
+
+if TYPE_CHECKING:
+    from .tunnel import Tunnel
 
 HOST = "127.0.0.1"
 
@@ -69,7 +73,7 @@ class ViewerServer:
         self.port = int(self.httpd.server_address[1])
         self.url = f"http://{HOST}:{self.port}/"
         self.public_url: str | None = None
-        self.tunnel = None
+        self.tunnel: Tunnel | None = None
         self._thread = threading.Thread(
             target=self.httpd.serve_forever,
             kwargs={"poll_interval": 0.2},
@@ -93,8 +97,8 @@ class ViewerServer:
 
         from .tunnel import open_tunnel
 
-        self.tunnel = open_tunnel(f"http://{HOST}:{self.port}", timeout_s=timeout_s)
-        self.public_url = self.tunnel.url.rstrip("/") + "/"
+        self.tunnel = tunnel = open_tunnel(f"http://{HOST}:{self.port}", timeout_s=timeout_s)
+        self.public_url = tunnel.url.rstrip("/") + "/"
         self.app.config["public_hosts"].add(urlsplit(self.public_url).netloc.lower())
         return self.public_url
 

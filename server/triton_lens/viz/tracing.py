@@ -41,7 +41,7 @@ class _ClientRecorder(ParallelRecorder):
             def_line=L.def_line,
             file=L.file,
             line=L.line,
-            grid=tuple(L.grid),
+            grid=(int(L.grid[0]), int(L.grid[1]), int(L.grid[2])),
             tensors=[v.info for v in L.views],
         )
 
@@ -50,6 +50,8 @@ class _ClientRecorder(ParallelRecorder):
         if self._benchmarking or self._launch is None:
             return
         self._info = info = self._launch_info()
+        if info is None:
+            return
         for c in self.clients:
             c.on_launch_start(info)
 
