@@ -367,6 +367,8 @@ describe('Triton Lens in VS Code', () => {
 
   /** Opens a corpus file in the first editor group, waits for its hints, and opens its access map. */
   async function visualize(file, hint, kernel) {
+    // focus out of the webview (keys pressed there may not reach the workbench): the first group's active tab
+    await page.locator('.editor-group-container').first().locator('.tabs-container .tab.active').first().click();
     await page.keyboard.press('Control+1');
     await wb.openFile(file);
     await page.waitForFunction(
