@@ -151,10 +151,14 @@ for (const theme of THEMES) {
       const file = path.join(CORPUS, script);
       const aLine = lineOf(script, 'a = tl.load(');
       const bLine = lineOf(script, 'b = tl.load(');
+      // the store after the loop runs once per program: no Iteration slider shown
+      await follow(page, file, lineOf(script, 'tl.store(c_ptr'));
+      assert.ok((await page.evaluate(() => window.__viewer.state())).iterations <= 1);
+      assert.equal(await page.$eval('.tl-iteration', (e) => e.checkVisibility()), false);
       await follow(page, file, aLine);
       let st = await page.evaluate(() => window.__viewer.state());
       assert.equal(st.iterations, 3); // K = 72 in blocks of 32
-      assert.equal(await page.$eval('.tl-iteration', (e) => e.hidden), false);
+      assert.equal(await page.$eval('.tl-iteration', (e) => e.checkVisibility()), true);
       // all iterations: programs (0, 0) and (0, 1) read a[0:32, 0:72]
       assert.equal((await cellState(page, 'a_ptr', [0, 10])).followed, true);
       assert.equal((await cellState(page, 'a_ptr', [0, 70])).followed, true);
