@@ -14,6 +14,9 @@ const WORK = path.join(REPO, '.e2e');
 const ARTIFACTS = path.join(REPO, 'tests', 'e2e', 'artifacts');
 const PYTHON = process.env.TRITON_LENS_PYTHON || path.join(REPO, '.venv', 'bin', 'python');
 
+// issue 14's corpus: tl.dot tiles and iterations, Values and the histogram, 4-D slices
+const ISSUE14_FILES = ['matmul.py', 'layernorm.py', 'attention_4d.py'];
+
 let env, cs, browser, page, wb;
 const workspace = path.join(WORK, 'workspace');
 
@@ -24,7 +27,13 @@ before(async () => {
   fs.rmSync(ARTIFACTS, { recursive: true, force: true });
   fs.rmSync(workspace, { recursive: true, force: true });
   fs.mkdirSync(workspace, { recursive: true });
-  for (const f of ['vector_add.py', 'oob_missing_mask.py', 'softmax.py', 'cuda_script_without_gpu.py'])
+  for (const f of [
+    'vector_add.py',
+    'oob_missing_mask.py',
+    'softmax.py',
+    'cuda_script_without_gpu.py',
+    ...ISSUE14_FILES,
+  ])
     fs.copyFileSync(path.join(CORPUS, f), path.join(workspace, f));
   cs = await startCodeServer({
     env,
@@ -35,6 +44,7 @@ before(async () => {
       'debug.openDebug': 'openOnDebugBreak',
       'debug.internalConsoleOptions': 'neverOpen',
       'editor.inlayHints.maximumLength': 0,
+      'workbench.colorTheme': 'Default Dark Modern',
     },
     machineSettings: { 'tritonLens.python': PYTHON },
   });
@@ -336,6 +346,344 @@ describe('Triton Lens in VS Code', () => {
     await wb.shot('cuda-stand-in');
     assert.match(l14, /x = tl\.load\(x_ptr \+ offs, mask=m\).*x_ptr\[0:1000\].*8 prog.*1000\/1024 active/, l14);
     assert.doesNotMatch(norm(await lens.innerText()), /raised/);
+  });
+
+  // ---- issue 14 on the corpus: every feature of the viewer, each screenshot in the dark and the light theme
+
+  /** The viewer frame showing `kernel` (the one panel reloads its page for another file), once idle. */
+  async function viewerFor(kernel, timeout = 120000) {
+    const deadline = Date.now() + timeout;
+    while (Date.now() < deadline) {
+      for (const f of page.frames()) {
+        const ok = await f
+          .evaluate((k) => !!window.__viewer && window.__viewer.idle && window.__viewer.state().kernel === k, kernel)
+          .catch(() => false);
+        if (ok) return f;
+      }
+      await page.waitForTimeout(250);
+    }
+    throw new Error(`no webview frame showing ${kernel}`);
+  }
+
+  /** Opens a corpus file in the first editor group, waits for its hints, and opens its access map. */
+  async function visualize(file, hint, kernel) {
+    // focus out of the webview (keys pressed there may not reach the workbench): the first group's active tab
+    await page.locator('.editor-group-container').first().locator('.tabs-container .tab.active').first().click();
+    await page.keyboard.press('Control+1');
+    await wb.openFile(file);
+    await page.waitForFunction(
+      (re) =>
+        [...document.querySelectorAll('.editor-group-container.active .view-lines .view-line')].some((l) =>
+          new RegExp(re).test(l.textContent),
+        ),
+      hint.source,
+      { timeout: 180000 },
+    );
+    const lens = page
+      .locator('.editor-group-container.active .codelens-decoration a', { hasText: 'Visualize this kernel' })
+      .first();
+    await lens.waitFor({ timeout: 30000 });
+    await lens.click();
+    await page.locator('.tabs-container .tab', { hasText: `Access map: ${file}` }).waitFor({ timeout: 30000 });
+    return viewerFor(kernel);
+  }
+
+  /** The cursor to `line` of the editor (clicking into it first: a code lens click leaves focus in the view). */
+  async function cursorTo(f, lineText, line) {
+    const pt = await wb.pointAt(lineText, lineText.slice(0, 6));
+    assert.ok(pt, `${lineText} is on screen`);
+    await page.mouse.click(pt.x, pt.y);
+    await wb.gotoLine(line, 9);
+    await waitViewer(f, () => window.__viewer.idle, 'idle');
+    await f.waitForFunction((l) => window.__viewer.state().follow?.line === l && window.__viewer.idle, line, {
+      timeout: 60000,
+      polling: 100,
+    });
+  }
+
+  /** Picks a colour theme (its label in the picker) from the command palette; waits until the webview page has the theme's body class. */
+  async function colorTheme(f, theme, bodyClass) {
+    const before = await f.evaluate(() => window.__viewer.renderCount);
+    await wb.command('Preferences: Color Theme');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(theme);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: theme }).first().waitFor({ timeout: 15000 });
+    await page.keyboard.press('Enter');
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 15000 });
+    await f.waitForFunction(
+      ([c, n]) => document.body.classList.contains(c) && window.__viewer.renderCount > n && window.__viewer.idle,
+      [bodyClass, before],
+      { timeout: 30000, polling: 100 },
+    );
+  }
+
+  /** Screenshots (of `show` scrolled into view) in the dark theme, then the light one (the page redrawn in the
+   * light colours), back to dark. */
+  async function shotBothThemes(f, name, show) {
+    if (show) await f.$eval(show, (e) => e.scrollIntoView({ block: 'center' }));
+    const look = () =>
+      f.evaluate(() => ({
+        body: document.body.className,
+        bg: getComputedStyle(document.body).backgroundColor,
+        canvas: Array.from(document.querySelectorAll('canvas'), (c) => c.toDataURL()).join(),
+      }));
+    const dark = await look();
+    assert.match(dark.body, /\bvscode-dark\b/);
+    await wb.shot(`${name}-dark`);
+    await colorTheme(f, 'Light Modern', 'vscode-light');
+    const light = await look();
+    await wb.shot(`${name}-light`);
+    assert.notEqual(light.bg, dark.bg, 'the page background follows the theme');
+    assert.notEqual(light.canvas, dark.canvas, 'the canvases are redrawn in the light theme colours');
+    await colorTheme(f, 'Dark Modern', 'vscode-dark');
+  }
+
+  const frameBox = async (f) => (await f.frameElement()).boundingBox();
+
+  let mm;
+  step('matmul.py: the Iteration slider steps through the K loop and the tl.dot A/B tiles follow it', async () => {
+    mm = await visualize('matmul.py', /a_ptr\[/, 'matmul_kernel');
+    await cursorTo(mm, 'a = tl.load(a_ptr', 20);
+    const st = await mm.evaluate(() => window.__viewer.state());
+    assert.deepEqual(st.tensors, ['a_ptr', 'b_ptr', 'c_ptr']);
+    assert.equal(st.iterations, 3); // K = 72 in blocks of 32
+    assert.equal(st.iteration, null);
+    assert.equal(await mm.$eval('.tl-iteration', (e) => e.hidden), false);
+    assert.equal(await mm.$eval('#tl-iteration-label', (e) => e.textContent), 'all 3 iterations');
+    const cells = () =>
+      mm.evaluate(() => ({
+        k10: window.__viewer.cellState('a_ptr', [0, 10]),
+        k40: window.__viewer.cellState('a_ptr', [0, 40]),
+        k70: window.__viewer.cellState('a_ptr', [0, 70]),
+      }));
+    const all = await cells();
+    assert.deepEqual([all.k10.followed, all.k40.followed, all.k70.followed], [true, true, true]);
+    // the slider, by keyboard as a user steps it: all -> iteration 0 -> iteration 1
+    await mm.focus('#tl-iteration');
+    await page.keyboard.press('ArrowRight');
+    await waitViewer(mm, () => window.__viewer.state().iteration === 0 && window.__viewer.idle, 'iteration 0');
+    await page.keyboard.press('ArrowRight');
+    await waitViewer(mm, () => window.__viewer.state().iteration === 1 && window.__viewer.idle, 'iteration 1');
+    assert.equal(await mm.$eval('#tl-iteration', (e) => e.value), '1');
+    assert.equal(await mm.$eval('#tl-iteration-label', (e) => e.textContent), 'iteration 1 of 3');
+    const it1 = await cells();
+    // iteration 1 reads columns 32:64 of a only; the cells of the other iterations are drawn untouched
+    assert.deepEqual([it1.k10.drawn, it1.k40.followed, it1.k70.drawn], ['untouched', true, 'untouched']);
+    assert.notDeepEqual(it1.k10.pixel, all.k10.pixel, 'a_ptr[0, 10] is drawn differently at iteration 1');
+    assert.deepEqual(it1.k40.pixel, all.k40.pixel);
+    // tl.dot of program (0, 0): its A and B tiles at iteration 1, then at iteration 2
+    await mm.click('.tl-prog[data-pid="0"]');
+    await waitViewer(mm, () => window.__viewer.idle && !document.getElementById('tl-dots').hidden, 'tl.dot panel');
+    const tiles = () => mm.$$eval('.tl-tile-link', (els) => els.map((e) => e.textContent));
+    assert.match(await mm.$eval('#tl-dots', (e) => e.innerText), /iteration 1 of 3 — 32×32 @ 32×32 \(65536 FLOPs\)/);
+    assert.deepEqual(await tiles(), ['a_ptr[0:32, 32:64] — line 20', 'b_ptr[32:64, 0:32] — line 23']);
+    await mm.focus('#tl-iteration');
+    await page.keyboard.press('ArrowRight');
+    await waitViewer(mm, () => window.__viewer.state().iteration === 2 && window.__viewer.idle, 'iteration 2');
+    assert.deepEqual(await tiles(), ['a_ptr[0:32, 64:72] — line 20', 'b_ptr[64:72, 0:32] — line 23']);
+    const it2 = await cells();
+    assert.deepEqual([it2.k40.drawn, it2.k70.followed], ['untouched', true]);
+    assert.notDeepEqual(it2.k40.pixel, it1.k40.pixel, 'a_ptr[0, 40] is drawn differently at iteration 2');
+    await shotBothThemes(mm, 'matmul-iteration-dot', '#tl-dots');
+    // play steps through the iterations by itself; pause stops it
+    await mm.click('.tl-prog-all');
+    await mm.focus('#tl-iteration');
+    await page.keyboard.press('Home');
+    await waitViewer(mm, () => window.__viewer.state().iteration === null && window.__viewer.idle, 'all iterations');
+    await mm.click('#tl-play');
+    await waitViewer(mm, () => window.__viewer.state().iteration === 1, 'playing reaches iteration 1', 10000);
+    await mm.click('#tl-play');
+    const paused = await mm.evaluate(() => window.__viewer.state());
+    assert.equal(paused.playing, false);
+    assert.equal(await mm.$eval('#tl-play', (e) => e.textContent), 'play');
+    await page.waitForTimeout(1000);
+    assert.equal((await mm.evaluate(() => window.__viewer.state())).iteration, paused.iteration);
+    await mm.focus('#tl-iteration');
+    await page.keyboard.press('Home');
+    await waitViewer(mm, () => window.__viewer.state().iteration === null && window.__viewer.idle, 'all iterations');
+  });
+
+  step('matmul.py: a program picked per grid axis, its memory operations in order, and Performance', async () => {
+    await mm.click('.tl-prog-all');
+    await waitViewer(mm, () => window.__viewer.idle && window.__viewer.state().programs === null, 'all programs');
+    assert.equal(await mm.$$eval('#tl-pid input', (e) => e.length), 2); // a 2 x 2 grid: one field per axis
+    await mm.fill('#tl-pid input[data-axis="0"]', '1');
+    await mm.press('#tl-pid input[data-axis="0"]', 'Enter');
+    await waitViewer(mm, () => window.__viewer.idle && window.__viewer.state().programs?.length === 2, 'x = 1');
+    assert.deepEqual((await mm.evaluate(() => window.__viewer.state())).programs, [1, 3]); // x = 1, any y
+    await mm.fill('#tl-pid input[data-axis="1"]', '1');
+    await mm.press('#tl-pid input[data-axis="1"]', 'Enter');
+    await waitViewer(mm, () => window.__viewer.idle && window.__viewer.state().programs?.length === 1, '(1, 1)');
+    assert.deepEqual((await mm.evaluate(() => window.__viewer.state())).programs, [3]);
+    assert.equal(
+      await mm.$eval('#tl-ops-panel h2', (e) => e.textContent),
+      'Memory operations of program (1,1), in order',
+    );
+    const rows = await mm.$$eval('#tl-ops-panel .tl-op', (els) =>
+      els.map((e) => Array.from(e.children).map((c) => c.textContent)),
+    );
+    assert.deepEqual(
+      rows.map((r) => `${r[1]} ${r[2]} ${r[4]}`),
+      // rows 32:48 of a: 16 of the block's 32 rows, and only 8 of 32 k in the last iteration
+      [
+        '20 a_ptr 512/1024',
+        '23 b_ptr 256/1024',
+        '20 a_ptr 512/1024',
+        '23 b_ptr 256/1024',
+        '20 a_ptr 128/1024',
+        '23 b_ptr 64/1024',
+        '27 c_ptr 128/1024',
+      ],
+    );
+    // clicking an operation follows its line at its iteration
+    await mm.click('#tl-ops-panel .tl-op:nth-of-type(5)');
+    await waitViewer(
+      mm,
+      () =>
+        window.__viewer.idle && window.__viewer.state().follow?.line === 23 && window.__viewer.state().iteration === 1,
+      'line 23 at iteration 1',
+    );
+    assert.equal((await mm.evaluate(() => window.__viewer.cellState('b_ptr', [40, 35]))).followed, true);
+    assert.equal((await mm.evaluate(() => window.__viewer.cellState('b_ptr', [3, 35]))).drawn, 'untouched');
+    // Performance: per line sizes, mask and sector efficiency, reuse; the GPU picker changes the estimate
+    const perf = await mm.$$eval('#tl-perf .tl-perf tr', (els) =>
+      els.slice(1).map((e) => Array.from(e.children).map((c) => c.textContent)),
+    );
+    assert.deepEqual(perf[0], ['20', 'a_ptr', 'load', '27.0 KB', '56.3%', '100.0%', '2.00×']);
+    assert.equal(perf[3][1], 'tl.dot');
+    const h100 = await mm.$eval('#tl-roofline', (e) => e.firstChild.textContent);
+    assert.match(h100, /^roofline estimate on H100 SXM: ≥ [\d.]+ ns — memory-bound$/);
+    await mm.selectOption('#tl-gpu', 'rtx4090');
+    await waitViewer(mm, () => window.__viewer.idle && window.__viewer.state().gpu === 'rtx4090', 'RTX 4090');
+    const rtx = await mm.$eval('#tl-roofline', (e) => e.firstChild.textContent);
+    assert.match(rtx, /^roofline estimate on RTX 4090: ≥ [\d.]+ ns — memory-bound$/);
+    assert.ok(parseFloat(rtx.split('≥ ')[1]) > parseFloat(h100.split('≥ ')[1]), `${rtx} vs ${h100}`);
+    await shotBothThemes(mm, 'matmul-programs-operations', '#tl-ops-panel');
+    await shotBothThemes(mm, 'matmul-performance', '#tl-perf');
+    await mm.selectOption('#tl-gpu', 'h100');
+    await mm.click('.tl-prog-all');
+    await mm.focus('#tl-iteration');
+    await page.keyboard.press('Home');
+    await waitViewer(mm, () => window.__viewer.state().iteration === null && window.__viewer.idle, 'all iterations');
+  });
+
+  step('layernorm.py: Values colour the cells by value, with the histogram of the followed line', async () => {
+    const ln = await visualize('layernorm.py', /y_ptr\[/, 'layernorm_kernel');
+    await cursorTo(ln, 'tl.store(y_ptr', 30);
+    const accesses = await ln.evaluate(() => window.__viewer.cellState('y_ptr', 7).pixel);
+    await ln.selectOption('#tl-values', 'after');
+    await waitViewer(
+      ln,
+      () => window.__viewer.idle && window.__viewer.values('y_ptr')?.histogram,
+      'values and histogram of y_ptr',
+    );
+    const v = await ln.evaluate(() => window.__viewer.values('y_ptr'));
+    // y = layernorm(x) * w + b: 16 rows of 200, every element stored by line 30
+    assert.deepEqual([v.block, v.cells, v.histogram.line, v.histogram.elements], [1, 3200, 30, 3200]);
+    assert.equal(
+      v.histogram.counts.reduce((a, b) => a + b, 0),
+      3200,
+    );
+    assert.ok(v.lo < 0 && v.hi > 0, `${v.lo} .. ${v.hi}`);
+    assert.match(
+      await ln.$eval('[data-tensor="1"] .tl-histogram-title', (e) => e.textContent),
+      /^histogram of the 3,200 elements line 30 touched \(all programs\)/,
+    );
+    // the histogram is drawn: bars on its canvas
+    const bars = await ln.$eval('[data-tensor="1"] canvas.tl-histogram', (c) => {
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+      return n;
+    });
+    assert.ok(bars > 100, `${bars} painted pixels in the histogram`);
+    // the cells are in value colours: many colours, the brightest cell holds a larger value than the darkest
+    const sample = await ln.evaluate(() => {
+      const lum = (p) => 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2];
+      const out = [];
+      for (let i = 0; i < 3200; i += 23) out.push({ i, lum: lum(window.__viewer.cellState('y_ptr', i).pixel) });
+      return out;
+    });
+    assert.ok(new Set(sample.map((s) => Math.round(s.lum))).size > 20, 'the cells have many colours');
+    const hi = sample.reduce((a, b) => (b.lum > a.lum ? b : a));
+    const lo = sample.reduce((a, b) => (b.lum < a.lum ? b : a));
+    assert.notDeepEqual(await ln.evaluate(() => window.__viewer.cellState('y_ptr', 7).pixel), accesses);
+    const box = await frameBox(ln);
+    const valueAt = async (i) => {
+      const pt = await ln.evaluate((j) => window.__viewer.cellPoint('y_ptr', j), i);
+      await page.mouse.move(box.x + pt.x, box.y + pt.y);
+      // y is [16, 200]: the tooltip of this very cell, its value loaded
+      await ln.waitForFunction(
+        (title) =>
+          document.querySelector('.tl-tip-title')?.textContent === title &&
+          /^value: -?[\d.]/.test(document.querySelector('.tl-tip-value')?.textContent || ''),
+        `y_ptr[${Math.floor(i / 200)}, ${i % 200}]`,
+        { timeout: 15000 },
+      );
+      const t = await ln.$eval('.tl-tip-value', (e) => e.textContent);
+      return Number(t.slice('value: '.length));
+    };
+    const vHi = await valueAt(hi.i);
+    const vLo = await valueAt(lo.i);
+    assert.ok(vHi > vLo, `value ${vHi} (brightest cell ${hi.i}) > ${vLo} (darkest cell ${lo.i})`);
+    await page.mouse.move(5, 500);
+    await shotBothThemes(ln, 'layernorm-values-histogram', '[data-tensor="1"] canvas.tl-histogram');
+    // before the launch: x is an input, its colours and histogram are those of the input values
+    await ln.selectOption('#tl-values', 'before');
+    await waitViewer(
+      ln,
+      () => window.__viewer.idle && window.__viewer.values('x_ptr')?.lo !== undefined,
+      'values before',
+    );
+    assert.match(await ln.$eval('[data-tensor="0"] .tl-values-box', (e) => e.textContent), /values before the launch/);
+    await ln.selectOption('#tl-values', 'off');
+    await waitViewer(ln, () => window.__viewer.idle && window.__viewer.state().values === 'off', 'values off');
+  });
+
+  step('attention_4d.py: [B, H, S, D] tensors as grids of 2-D slices, the outer dimension picked', async () => {
+    const at = await visualize('attention_4d.py', /q_ptr\[/, 'attention_kernel');
+    const view = () =>
+      at.evaluate(() => ({
+        slices: window.__viewer.slices('q_ptr').map((s) => s.index),
+        titles: Array.from(document.querySelectorAll('[data-tensor="0"] .tl-slice-title')).map((e) => e.textContent),
+        images: Array.from(document.querySelectorAll('[data-tensor="0"] .tl-slice-card canvas')).map((c) =>
+          c.toDataURL(),
+        ),
+      }));
+    const b0 = await view();
+    assert.deepEqual(b0.slices, [
+      [0, 0],
+      [0, 1],
+      [0, 2],
+      [0, 3],
+    ]);
+    assert.deepEqual(b0.titles, ['q_ptr[0, 0, :, :]', 'q_ptr[0, 1, :, :]', 'q_ptr[0, 2, :, :]', 'q_ptr[0, 3, :, :]']);
+    assert.equal(b0.images.length, 4);
+    // program 3 = (1, 1): b 0, h 1, rows 16:32; only its slice lights up
+    await at.click('.tl-prog[data-pid="3"]');
+    await waitViewer(at, () => window.__viewer.idle && window.__viewer.state().programs?.[0] === 3, 'program 3');
+    const cs = (i) => at.evaluate((j) => window.__viewer.cellState('q_ptr', j), i);
+    assert.equal((await cs([0, 1, 20, 3])).drawn, 'followed');
+    assert.equal((await cs([0, 1, 3, 3])).drawn, 'untouched');
+    assert.equal((await cs([0, 2, 20, 3])).drawn, 'untouched');
+    assert.equal((await cs([1, 1, 20, 3])).drawn, 'hidden'); // b = 1 is not shown
+    const picked = await view();
+    await shotBothThemes(at, 'attention-4d-slices-b0');
+    // the outer-dimension field: b = 1
+    await at.fill('[data-tensor="0"] .tl-card-controls input', '1');
+    await at.press('[data-tensor="0"] .tl-card-controls input', 'Enter');
+    await waitViewer(at, () => window.__viewer.idle && window.__viewer.slices('q_ptr')[0].index[0] === 1, 'b = 1');
+    const b1 = await view();
+    assert.deepEqual(b1.titles, ['q_ptr[1, 0, :, :]', 'q_ptr[1, 1, :, :]', 'q_ptr[1, 2, :, :]', 'q_ptr[1, 3, :, :]']);
+    assert.notEqual(b1.images[1], picked.images[1], 'the second slice shows other cells for b = 1');
+    assert.equal((await cs([1, 1, 20, 3])).drawn, 'untouched'); // program 3 is b = 0
+    assert.equal((await cs([0, 1, 20, 3])).drawn, 'hidden');
+    await at.click('.tl-prog-all');
+    await waitViewer(at, () => window.__viewer.idle && window.__viewer.state().programs === null, 'all programs');
+    const c = await cs([1, 1, 20, 3]);
+    assert.deepEqual([c.drawn, c.program], ['followed', 1 + 2 * 5]); // program (1, 5): bh 5 = b 1, h 1
+    await shotBothThemes(at, 'attention-4d-slices-b1');
   });
 });
 

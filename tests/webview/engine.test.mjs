@@ -11,7 +11,7 @@ import { startServer, launchBrowser, openPage, cellState, screenshot } from './h
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
 const PY = process.env.TRITON_LENS_PYTHON || path.join(ROOT, '.venv/bin/python');
-const CORPUS = process.env.TRITON_LENS_CORPUS || path.resolve(ROOT, '../shared/corpus');
+const CORPUS = process.env.TRITON_LENS_CORPUS || path.join(ROOT, 'tests/corpus');
 
 function engineMissing() {
   if (!fs.existsSync(PY)) return `no python at ${PY}`;

@@ -151,17 +151,24 @@ for (const theme of THEMES) {
       const file = path.join(CORPUS, script);
       const aLine = lineOf(script, 'a = tl.load(');
       const bLine = lineOf(script, 'b = tl.load(');
+      // the store after the loop runs once per program: no Iteration slider shown
+      await follow(page, file, lineOf(script, 'tl.store(c_ptr'));
+      assert.ok((await page.evaluate(() => window.__viewer.state())).iterations <= 1);
+      assert.equal(await page.$eval('.tl-iteration', (e) => e.checkVisibility()), false);
       await follow(page, file, aLine);
       let st = await page.evaluate(() => window.__viewer.state());
       assert.equal(st.iterations, 3); // K = 72 in blocks of 32
-      assert.equal(await page.$eval('.tl-iteration', (e) => e.hidden), false);
+      assert.equal(await page.$eval('.tl-iteration', (e) => e.checkVisibility()), true);
       // all iterations: programs (0, 0) and (0, 1) read a[0:32, 0:72]
       assert.equal((await cellState(page, 'a_ptr', [0, 10])).followed, true);
       assert.equal((await cellState(page, 'a_ptr', [0, 70])).followed, true);
+      const allPixel = (await cellState(page, 'a_ptr', [0, 10])).pixel;
       await setIteration(page, 1);
       // iteration 1: columns 32:64 only
       assert.equal((await cellState(page, 'a_ptr', [0, 40])).followed, true);
-      assert.equal((await cellState(page, 'a_ptr', [0, 10])).drawn, 'untouched');
+      const k10 = await cellState(page, 'a_ptr', [0, 10]);
+      assert.equal(k10.drawn, 'untouched');
+      assert.notDeepEqual(k10.pixel, allPixel, 'a_ptr[0, 10] is drawn differently at iteration 1');
       assert.equal((await cellState(page, 'a_ptr', [0, 70])).drawn, 'untouched');
       assert.equal(await page.$eval('#tl-iteration-label', (e) => e.textContent), 'iteration 1 of 3');
       // iteration 2: the partly masked last K block, columns 64:72 touched, 72:96 masked off
@@ -175,6 +182,14 @@ for (const theme of THEMES) {
       assert.match(dot, /iteration 2 of 3 — 32×32 @ 32×32 \(65536 FLOPs\)/);
       const links = await page.$$eval('.tl-tile-link', (els) => els.map((e) => e.textContent));
       assert.deepEqual(links, [`a_ptr[0:32, 64:72] — line ${aLine}`, `b_ptr[64:72, 0:32] — line ${bLine}`]);
+      // the tiles follow the slider: iteration 1 multiplies the middle K block
+      await setIteration(page, 1);
+      assert.match(await page.$eval('#tl-dots', (e) => e.innerText), /iteration 1 of 3 — 32×32 @ 32×32/);
+      assert.deepEqual(await page.$$eval('.tl-tile-link', (els) => els.map((e) => e.textContent)), [
+        `a_ptr[0:32, 32:64] — line ${aLine}`,
+        `b_ptr[32:64, 0:32] — line ${bLine}`,
+      ]);
+      await setIteration(page, 2);
       // the B tile is linked to its load: clicking follows line 23 at the same iteration
       await page.click('.tl-tile-b .tl-tile-link');
       await waitIdle(page);
@@ -223,10 +238,20 @@ for (const theme of THEMES) {
       assert.equal((await cellState(page, 'q_ptr', [0, 1, 3, 3])).drawn, 'untouched');
       assert.equal((await cellState(page, 'q_ptr', [0, 2, 20, 3])).drawn, 'untouched');
       assert.equal((await cellState(page, 'q_ptr', [1, 1, 20, 3])).drawn, 'hidden'); // b = 1: not shown
+      const card = () => page.$eval('[data-tensor="0"] .tl-slice-card:nth-child(2) canvas', (c) => c.toDataURL());
+      const before = await card();
       // the outer-dimension field picks b = 1
       await page.fill('[data-tensor="0"] .tl-card-controls input', '1');
       await page.press('[data-tensor="0"] .tl-card-controls input', 'Enter');
       await page.waitForFunction(() => window.__viewer.slices('q_ptr')[0].index[0] === 1);
+      await waitIdle(page);
+      assert.deepEqual(await page.$$eval('[data-tensor="0"] .tl-slice-title', (e) => e.map((x) => x.textContent)), [
+        'q_ptr[1, 0, :, :]',
+        'q_ptr[1, 1, :, :]',
+        'q_ptr[1, 2, :, :]',
+        'q_ptr[1, 3, :, :]',
+      ]);
+      assert.notEqual(await card(), before, 'the second slice shows other cells for b = 1');
       assert.equal((await cellState(page, 'q_ptr', [1, 1, 20, 3])).drawn, 'untouched'); // program 3 is b = 0
       await page.click('.tl-prog-all');
       await waitIdle(page);
