@@ -17,7 +17,7 @@ setup: $(VENV)/.done
 $(VENV)/.done: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(VENV)/bin/pip install $(PIP_FLAGS) --upgrade pip
-	# torch 2.13.0 takes the CPU wheel on local disk; any numpy (trace/semantics.py makes triton<=3.6 work on 2.4+).
+	# torch 2.13.0 takes the CPU wheel on local disk; any numpy (trace_engine/semantics.py makes triton<=3.6 work on 2.4+).
 	$(VENV)/bin/pip install $(PIP_FLAGS) torch==2.13.0 triton==$(TRITON) numpy \
 	    pygls==2.1.1 lsprotocol==2025.0.0 debugpy==1.8.22 flask==3.1.3 \
 	    pytest pytest-lsp==1.0.1 pytest-asyncio \

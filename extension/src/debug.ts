@@ -1,6 +1,6 @@
 // "Debug this kernel": runs what the server runs for the file (its run plan: the `# triton-lens: run` comment, the
 // tritonLens.runCommands entry, else the file; asked with the tritonLens/runPlan request, owned by the engine's
-// trace/plan.py) under debugpy with TRITON_INTERPRET=1, so breakpoints inside @triton.jit bodies stop. Contributes the "triton-lens" debug type, whose adapter is
+// trace_engine/plan.py) under debugpy with TRITON_INTERPRET=1, so breakpoints inside @triton.jit bodies stop. Contributes the "triton-lens" debug type, whose adapter is
 // `python -m debugpy.adapter` of the selected interpreter (or the debugpy that the Python extension ships), so it
 // works with and without the Python extension. An optional program id narrows where kernel breakpoints stop
 // (TRITON_LENS_STOP_PROGRAM, honoured by server/triton_lens/debug_launcher.py).

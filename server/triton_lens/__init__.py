@@ -5,8 +5,6 @@ Triton-Viz script works with `import triton_lens as triton_viz`. They are import
 (they need triton), so `import triton_lens` stays light for the CLI and the language server.
 """
 
-import types as _types
-
 __version__ = "0.1.0"
 
 _VIZ_NAMES = (
@@ -25,20 +23,12 @@ _VIZ_NAMES = (
 )
 
 
-# `triton_lens.trace` is both the trace-engine package (triton_lens.trace.recorder, ...) and the
-# Triton-Viz decorator `trace(client)`: the package module is made callable. (The name cannot be a
-# plain function: importing any submodule of the package would rebind it to the package.)
-class _TracePackage(_types.ModuleType):
-    def __call__(self, client=None, backend="triton", *, clients=None, workers=1):
-        """@trace(client): see triton_lens.viz.tracing.trace."""
-        from .viz.tracing import trace as _trace
+def trace(client=None, backend="triton", *, clients=None, workers=1):
+    """@trace(client) over @triton.jit: the Triton-Viz decorator (see triton_lens.viz.tracing.trace).
+    The trace engine itself is the package triton_lens.trace_engine."""
+    from .viz.tracing import trace as _trace
 
-        return _trace(client, backend, clients=clients, workers=workers)
-
-
-from . import trace as _trace_package  # noqa: E402  (the package's __init__ imports nothing)
-
-_trace_package.__class__ = _TracePackage
+    return _trace(client, backend, clients=clients, workers=workers)
 
 
 def __getattr__(name):

@@ -40,7 +40,7 @@ def _progress_printer():
 
 
 def _gpu_name(text: str) -> str:
-    from .trace.gpu_profiles import profile
+    from .trace_engine.gpu_profiles import profile
 
     try:
         return profile(text).key
@@ -53,7 +53,7 @@ def cmd_check(args) -> int:
     from .check.run_all import Options, check_all, exit_code
     from .check.targets import find_targets
     from .report import github, json_report, sarif, text
-    from .trace.process_tree import resolve_workers
+    from .trace_engine.process_tree import resolve_workers
 
     fmt = "json" if args.json else args.format
     targets = find_targets(args.paths, roots=[os.getcwd()], filter_named_files=args.kernel_files_only)
@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
             print("triton is not installed in this Python: run `python -m pip install triton`", file=sys.stderr)
             return 2
         print(triton.__version__)
-        from .trace.releases import unsupported_note
+        from .trace_engine.releases import unsupported_note
 
         note = unsupported_note(triton.__version__)
         if note:

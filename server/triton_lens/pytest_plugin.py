@@ -49,7 +49,7 @@ def pytest_addoption(parser):
 
 def _enable_interpreter() -> None:
     os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported, for releases that read it then
-    from .trace import compat
+    from .trace_engine import compat
 
     compat.enable_interpreter()
 
@@ -86,7 +86,7 @@ class _Session:
     # -- recording ---------------------------------------------------------------------------
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_setup(self, item):
-        from .trace.recorder import Recorder
+        from .trace_engine.recorder import Recorder
 
         launches: list = []
         rec = Recorder(on_launch=launches.append, value_limit=0)  # values are for the viewer only

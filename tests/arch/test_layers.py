@@ -1,5 +1,5 @@
 """The one-way flow of docs/architecture.md, checked on the source: no module imports from a layer
-after its own (model → trace → analysis → the front ends lsp / viz / report → the cli and the
+after its own (model → trace_engine → analysis → the front ends lsp / viz / report → the cli and the
 package's entry points), and the front ends do not import each other."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "server" / "triton_lens"
 # import each other (except a package importing itself).
 RANK = {
     "model": 0,
-    "trace": 1,
+    "trace_engine": 1,
     "analysis": 2,
     "report": 3,
     "lsp": 3,
@@ -86,7 +86,9 @@ def test_the_checker_sees_a_violation(tmp_path, monkeypatch):
     (fake / "model").mkdir(parents=True)
     (fake / "model" / "bad.py").write_text("from ..analysis import analyze\nfrom ..model import Finding\n")
     (fake / "analysis").mkdir()
-    (fake / "analysis" / "ok.py").write_text("from ..model import Finding\nfrom triton_lens.trace import compat\n")
+    (fake / "analysis" / "ok.py").write_text(
+        "from ..model import Finding\nfrom triton_lens.trace_engine import compat\n"
+    )
     monkeypatch.setattr(__import__(__name__), "PACKAGE", fake)
     found = violations()
     assert len(found) == 1 and found[0].startswith("model/bad.py:1: model (layer 0) imports analysis")

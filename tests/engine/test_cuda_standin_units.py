@@ -9,7 +9,7 @@ import triton
 import triton.testing
 from torch.overrides import _get_current_function_mode_stack
 
-from triton_lens.trace.cuda_standin import ASKED, CudaStandIn, NeedsRealGPU, explain_message
+from triton_lens.trace_engine.cuda_standin import ASKED, CudaStandIn, NeedsRealGPU, explain_message
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 from markers import CORPUS
 
 from triton_lens.analysis import analyze
-from triton_lens.trace.runner import RunRequest, run
+from triton_lens.trace_engine.runner import RunRequest, run
 
 PROJECT = Path(__file__).parent / "scripts" / "project"
 
@@ -60,7 +60,7 @@ def test_buffer_is_used_when_another_script_imports_the_file():
 def test_in_process_recorder_removes_its_hooks():
     import triton.runtime.interpreter as interp
 
-    from triton_lens.trace.recorder import Recorder
+    from triton_lens.trace_engine.recorder import Recorder
 
     before = {name: interp.InterpreterBuilder.__dict__.get(name) for name in dir(interp.InterpreterBuilder)}
     call, cvt = interp.GridExecutor.__call__, interp._implicit_cvt
@@ -90,7 +90,7 @@ def test_a_warm_worker_is_ready_for_the_next_run_and_ends_with_its_parent(tmp_pa
     import sys
     import time
 
-    from triton_lens.trace import runner
+    from triton_lens.trace_engine import runner
 
     path = str(CORPUS / "vector_add.py")
     first = run(RunRequest(path=path, keep_warm=True))
@@ -98,7 +98,7 @@ def test_a_warm_worker_is_ready_for_the_next_run_and_ends_with_its_parent(tmp_pa
     while not runner._spares and time.monotonic() < deadline:
         time.sleep(0.1)
     (spare,) = runner._spares.values()
-    from triton_lens.trace.supervisor import descendants
+    from triton_lens.trace_engine.supervisor import descendants
 
     while not descendants(spare.proc.pid) and time.monotonic() < deadline:  # the worker below its supervisor
         time.sleep(0.05)
@@ -112,7 +112,7 @@ def test_a_warm_worker_is_ready_for_the_next_run_and_ends_with_its_parent(tmp_pa
     # A runner killed outright (a language server's process) leaves no worker behind.
     pid_file = tmp_path / "pid"
     code = (
-        "import os, sys, time\nfrom triton_lens.trace import runner\n"
+        "import os, sys, time\nfrom triton_lens.trace_engine import runner\n"
         "w = runner._Worker(sys.executable, dict(os.environ, TRITON_INTERPRET='1'))\n"
         f"open({str(pid_file)!r}, 'w').write(str(w.proc.pid))\nos._exit(0)\n"
     )

@@ -1,4 +1,4 @@
-"""The compiler's semantics where the bare interpreter differs (trace/semantics.py, libdevice.py, fp8.py):
+"""The compiler's semantics where the bare interpreter differs (trace_engine/semantics.py, libdevice.py, fp8.py):
 fp8 rounding and libdevice values against torch, and kernel scripts run by the engine."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from triton_lens.analysis import analyze
-from triton_lens.trace import fp8, libdevice
-from triton_lens.trace.runner import RunRequest, run
+from triton_lens.trace_engine import fp8, libdevice
+from triton_lens.trace_engine.runner import RunRequest, run
 
 SCRIPTS = Path(__file__).parent / "scripts" / "semantics"
 HAS_FP8 = hasattr(torch, "float8_e4m3fn")
@@ -149,7 +149,7 @@ def test_hooks_leave_the_interpreter_as_it_was():
     import triton.runtime.interpreter as interp
     from triton.language.extra import libdevice as generic
 
-    from triton_lens.trace.recorder import Recorder
+    from triton_lens.trace_engine.recorder import Recorder
 
     before = (
         interp.FunctionRewriter.ast_transformer,
@@ -183,7 +183,7 @@ def test_program_waiting_for_a_later_one_stops_at_the_waiting_line():
 
 
 def test_spin_watch_counts_only_identical_polls():
-    from triton_lens.trace.spin import ProgramsWaitOnEachOther, SpinWatch
+    from triton_lens.trace_engine.spin import ProgramsWaitOnEachOther, SpinWatch
 
     w = SpinWatch(limit=5)
     for i in range(20):  # the value changes every time: a counter, not a wait

@@ -262,7 +262,7 @@ def worker_children(client: LanguageClient) -> list[int]:
         if parent.get(ppid) != server or b"supervisor.py" not in cmd.get(ppid, b""):
             continue
         try:
-            if b"triton_lens.trace.worker" in cmd[pid] and os.readlink(f"/proc/{pid}/fd/0") == os.devnull:
+            if b"triton_lens.trace_engine.worker" in cmd[pid] and os.readlink(f"/proc/{pid}/fd/0") == os.devnull:
                 out.append(pid)
         except OSError:
             continue

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..model import AccessStats, TensorInfo
-from ..trace.kernels import outline
+from ..trace_engine.kernels import outline
 from .groups import Group, Key, program_label
 from .text import format_program
 

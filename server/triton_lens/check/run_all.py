@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..analysis import Analysis, analyze
 from ..model import ERROR
-from ..trace.runner import RunRequest, run
+from ..trace_engine.runner import RunRequest, run
 from .targets import Target
 
 BAD = ("error", "warning")  # severities that make `check` exit 1

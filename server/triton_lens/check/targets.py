@@ -1,4 +1,4 @@
-"""The files `triton-lens check PATH...` runs, each with its run plan (trace/plan.py).
+"""The files `triton-lens check PATH...` runs, each with its run plan (trace_engine/plan.py).
 
 A file named on the command line is always run. A folder, or a glob, contributes the `.py` files
 that are worth a run: those with their own `# triton-lens: run` command (or a runCommands entry),
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..trace.plan import Plan, plan, worth_a_run
+from ..trace_engine.plan import Plan, plan, worth_a_run
 
 # Folders never searched: tool caches, virtual environments, installed packages.
 _SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "dist-packages", "build", "dist"}

@@ -9,7 +9,7 @@ from lsprotocol import types as lsp
 
 from ..analysis.hover import AccessFacts, param_location
 from ..model import ERROR, Finding, RunResult
-from ..trace.kernels import KernelOutline
+from ..trace_engine.kernels import KernelOutline
 from .runplan import Plan, SyntaxProblem
 from .text import Lines, uri_of
 

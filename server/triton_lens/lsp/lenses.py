@@ -9,7 +9,7 @@ from lsprotocol import types as lsp
 
 from ..analysis.text import plural
 from ..model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, TIMEOUT, RunResult
-from ..trace.kernels import KernelOutline
+from ..trace_engine.kernels import KernelOutline
 
 VISUALIZE = "tritonLens.visualize"
 DEBUG = "tritonLens.debugKernel"

@@ -21,7 +21,7 @@ from .settings import Settings
 from .view import RunView, build_view
 
 if TYPE_CHECKING:
-    from ..trace.runner import Progress
+    from ..trace_engine.runner import Progress
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +47,8 @@ def execute(h: RunHandle) -> RunView | None:
     """Runs one version of a document through the engine and builds its view. None when cancelled.
     The only place the server calls the trace engine and the analysis."""
     from ..analysis import analyze
-    from ..trace.process_tree import resolve_workers
-    from ..trace.runner import RunRequest, run
+    from ..trace_engine.process_tree import resolve_workers
+    from ..trace_engine.runner import RunRequest, run
 
     if h.cancel.is_set():  # cancelled while it waited for a free runner thread
         return None

@@ -1,7 +1,7 @@
 """The Triton Lens language server (pygls 2.x, stdio): keeps the analysis of every open kernel file
 current while the user types, and maps it to LSP. Feature registration only; the work is elsewhere:
 
-- runplan.py   the server's Settings handed to trace/plan.py (which run a file gets, and whether it runs)
+- runplan.py   the server's Settings handed to trace_engine/plan.py (which run a file gets, and whether it runs)
 - runs.py      debounce / cancel / versions; the one call into the trace engine and the analysis
 - progress.py  $/progress of runs longer than half a second
 - view.py      a finished run -> diagnostics, per-line hint and hover text (computed once)

@@ -75,9 +75,9 @@ def run_script(
     workers: int = 0,
 ):
     """Run `path` the way its run plan says (its `# triton-lens: run` comment, else the file itself)."""
-    from ..trace.plan import plan
-    from ..trace.process_tree import resolve_workers
-    from ..trace.runner import RunRequest, run
+    from ..trace_engine.plan import plan
+    from ..trace_engine.process_tree import resolve_workers
+    from ..trace_engine.runner import RunRequest, run
 
     env = dict(os.environ)
     env["TRITON_LENS_WORKER"] = "1"  # the script's own triton_viz.launch() must not serve (we do)

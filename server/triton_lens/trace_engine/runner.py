@@ -42,14 +42,14 @@ class RunRequest:
     env: dict[str, str] | None = None
     argv: list[str] = field(default_factory=list)
     value_limit: int = 1 << 20
-    # Processes a launch's programs are split over (trace/parallel.py); 1: the interpreter's own loop.
+    # Processes a launch's programs are split over (trace_engine/parallel.py); 1: the interpreter's own loop.
     workers: int = 1
     # Keep a worker started ahead of time for the next run with the same interpreter and
     # environment (the language server reruns a file on every edit; a fresh worker spends about a
     # second importing torch and triton).
     keep_warm: bool = False
     # "auto": CPU tensors stand in for CUDA ones when the machine has no usable CUDA device;
-    # "cpu": always (trace/cuda_standin.py). `gpu` names the GPU the stand-in reports (gpu_profiles.py).
+    # "cpu": always (trace_engine/cuda_standin.py). `gpu` names the GPU the stand-in reports (gpu_profiles.py).
     device: str = "auto"
     gpu: str = "H100"
 
@@ -130,7 +130,7 @@ class _Worker:
         r, w = os.pipe()
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", _SUPERVISOR, python, "-m", "triton_lens.trace.worker", str(w)],
+                [sys.executable, "-I", _SUPERVISOR, python, "-m", "triton_lens.trace_engine.worker", str(w)],
                 pass_fds=(w,),
                 env=env,
                 cwd=self.home,

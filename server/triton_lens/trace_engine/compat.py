@@ -263,7 +263,7 @@ def _patch_grid_dim(scope: PatchScope, hooks: Hooks, spin: SpinWatch) -> None:
 
 def _patch_grid_idx(scope: PatchScope, hooks: Hooks) -> None:
     """Each program, before it runs: only for hooks that define `program` (the parallel grid loop of
-    trace/parallel.py)."""
+    trace_engine/parallel.py)."""
     if type(hooks).program is Hooks.program:
         return
 
@@ -634,7 +634,7 @@ def gpu_target(backend: str, arch: int, warp_size: int):
     return GPUTarget(backend, arch, warp_size)
 
 
-# ---- The parallel grid loop (trace/parallel.py) ---------------------------------------------------
+# ---- The parallel grid loop (trace_engine/parallel.py) ---------------------------------------------------
 # A forked child records its programs and logs what they store; the parent replays the logs. Both
 # go through the C function every store path of every release ends in: `_interpreter.store(ptrs,
 # values, mask)` with raw uint64 addresses, the values' own dtype and the final mask (the recorder

@@ -2,7 +2,7 @@
 finished launch to the runner. It runs user code: the runner watches its memory and time and
 kills it past either limit.
 
-    python -m triton_lens.trace.worker FD     (then the job as one JSON line on stdin)
+    python -m triton_lens.trace_engine.worker FD     (then the job as one JSON line on stdin)
 """
 
 from __future__ import annotations
@@ -271,7 +271,7 @@ def main(argv: list[str]) -> int:
         "value_limit": int(job.get("value_limit", 1 << 20)),
         "memory": memory,
     }
-    if workers > 1:  # a launch's programs split over forked children (trace/parallel.py)
+    if workers > 1:  # a launch's programs split over forked children (trace_engine/parallel.py)
         from .parallel import ParallelRecorder
 
         recorder: Recorder = ParallelRecorder(workers=workers, **recorder_options)
