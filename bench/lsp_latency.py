@@ -106,7 +106,13 @@ class Client:
             ),
         )
         await self.c.initialize_async(
-            lsp.InitializeParams(capabilities=caps, process_id=os.getpid(), root_uri=ROOT.as_uri())
+            lsp.InitializeParams(
+                capabilities=caps,
+                process_id=os.getpid(),
+                root_uri=ROOT.as_uri(),
+                # What the extension sends in a trusted workspace (trust fails closed without it).
+                initialization_options={"trusted": True, "settings": self.settings},
+            )
         )
         self.c.initialized(lsp.InitializedParams())
 
