@@ -17,7 +17,9 @@ function engineMissing() {
   if (!fs.existsSync(PY)) return `no python at ${PY}`;
   if (!fs.existsSync(CORPUS)) return `no corpus at ${CORPUS}`;
   try {
-    execFileSync(PY, ['-c', 'import triton_lens.analysis.access_map, triton_lens.trace_engine.runner'], { stdio: 'pipe' });
+    execFileSync(PY, ['-c', 'import triton_lens.analysis.access_map, triton_lens.trace_engine.runner'], {
+      stdio: 'pipe',
+    });
   } catch {
     return 'triton_lens.analysis.access_map does not import';
   }
