@@ -127,7 +127,7 @@ while not os.path.exists(pidfile):
 how = sys.argv[2]
 if how == "raise":
     raise ValueError("after starting a daemon")
-if how == "hang":
+if how in ("hang", "cancel"):  # "cancel": still running when the run is cancelled (not racing its own end)
     while True:
         time.sleep(0.1)
 """
