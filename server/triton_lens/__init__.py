@@ -7,20 +7,7 @@ Triton-Viz script works with `import triton_lens as triton_viz`. They are import
 
 __version__ = "0.1.0"
 
-_VIZ_NAMES = (
-    "launch",
-    "stop",
-    "clear",
-    "launches",
-    "Client",
-    "Tracer",
-    "Sanitizer",
-    "Profiler",
-    "SanitizerError",
-    "Access",
-    "LaunchInfo",
-    "config",
-)
+from .viz_names import TRITON_VIZ_NAMES as _VIZ_NAMES
 
 
 def trace(client=None, backend="triton", *, clients=None, workers=1):
@@ -32,7 +19,7 @@ def trace(client=None, backend="triton", *, clients=None, workers=1):
 
 
 def __getattr__(name):
-    if name in _VIZ_NAMES:
+    if name in _VIZ_NAMES and name != "trace":
         from . import viz
 
         return getattr(viz, name)
@@ -40,4 +27,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(list(globals()) + list(_VIZ_NAMES))
+    return sorted(set(globals()) | set(_VIZ_NAMES))

@@ -26,6 +26,7 @@ RANK = {
     "__main__": 4,
     "__init__": 4,
     "__version__": -1,  # a constant of the package root, importable from anywhere
+    "viz_names": -1,  # the Triton-Viz API's names: a tuple of strings, importable from anywhere
 }
 
 

@@ -17,9 +17,17 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 def test_triton_viz_names_are_there_and_the_engine_package_still_imports():
     import triton_lens as triton_viz
+    import triton_lens.viz as viz_package
+    from triton_lens.viz_names import TRITON_VIZ_NAMES
 
-    for name in ("trace", "launch", "stop", "clear", "launches", "Client"):
-        assert hasattr(triton_viz, name), name
+    assert {"trace", "launch", "stop", "clear", "launches", "Client", "Tracer", "Sanitizer"} <= set(TRITON_VIZ_NAMES)
+    for name in TRITON_VIZ_NAMES:
+        # the package root forwards every name to the same object as triton_lens.viz (trace is its own function)
+        assert name in dir(triton_viz) and name in viz_package.__all__, name
+        if name != "trace":
+            assert getattr(triton_viz, name) is getattr(viz_package, name), name
+    with pytest.raises(AttributeError, match="no attribute 'TracedKernel'"):
+        triton_viz.TracedKernel  # noqa: B018  (only triton_lens.viz exports it)
     assert callable(triton_viz.trace) and callable(triton_viz.launch)
     # The engine package has its own name: importing it leaves `trace` the Triton-Viz function.
     import triton_lens.trace_engine.recorder  # noqa: F401

@@ -11,6 +11,7 @@ browser, `clear()`, `launches`, and `Client` for your own callbacks.
     triton_viz.launch(share=False)
 """
 
+from ..viz_names import TRITON_VIZ_NAMES
 from .clients import Access, Client, LaunchInfo, Profiler, Sanitizer, SanitizerError, Tracer, clear, launches  # noqa: F401
 from .config import config  # noqa: F401
 from .tracing import TracedKernel, trace  # noqa: F401
@@ -31,19 +32,4 @@ def stop() -> None:
     _stop()
 
 
-__all__ = [
-    "trace",
-    "launch",
-    "stop",
-    "clear",
-    "launches",
-    "Client",
-    "Tracer",
-    "Sanitizer",
-    "Profiler",
-    "SanitizerError",
-    "Access",
-    "LaunchInfo",
-    "TracedKernel",
-    "config",
-]
+__all__ = [*TRITON_VIZ_NAMES, "TracedKernel"]
