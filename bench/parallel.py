@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
 import triton  # noqa: E402
-from parallel_kernels import workloads  # noqa: E402
+from parallel_kernels import bare_interpreter_fixes, workloads  # noqa: E402
 
 from triton_lens.trace_engine import stream  # noqa: E402
 from triton_lens.trace_engine.parallel import ParallelRecorder  # noqa: E402
@@ -43,6 +43,11 @@ def _cpu() -> float:
 def _sink(trace) -> None:
     meta, arrays = stream.launch_to_frame(trace)
     stream.write_frame(io.BytesIO(), "launch", meta, arrays)
+
+
+def _median(values) -> float:
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else float("nan")
 
 
 def timed(launch):
@@ -60,10 +65,11 @@ def main() -> None:
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     counts = [int(w) for w in args.workers.split(",")]
+    fixes = bare_interpreter_fixes()
     lines = [
         f"# bench/parallel.py --scale {args.scale} --workers {args.workers} --reps {args.reps}  "
         f"({date.today()}, {platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, "
-        f"triton {triton.__version__}, torch {torch.__version__})",
+        f"triton {triton.__version__}, torch {torch.__version__}{', bare interpreter with: ' + fixes if fixes else ''})",
         "# wall and CPU seconds of one launch (median of reps); speed-up = bare wall / wall; "
         "efficiency = speed-up over workers-1 wall / workers; cpu/bare = CPU time over the bare interpreter's",
         f"{'workload':38} {'programs':>8} {'run':>8} {'wall s':>8} {'cpu s':>8} {'speed-up':>8} {'eff':>6} "
@@ -114,7 +120,9 @@ def main() -> None:
                 if not s
                 else (
                     f"{s['workers']} children, probe {s['probe']}, fork {s['fork_s'] * 1e3:.0f} ms, merge "
-                    f"{s['merge_s'] * 1e3:.0f} ms" + ("" if s["merged"] else " (ran in one process)")
+                    f"{s['merge_s'] * 1e3:.0f} ms, chunks {min(s['chunks'])}-{max(s['chunks'])}, child cpu "
+                    f"{_median(s['child_cpu_s']):.2f} s, {_median(s['child_minflt']) / 1e3:.0f}k faults"
+                    + ("" if s["merged"] else " (ran in one process)")
                 )
             )
             out.append(

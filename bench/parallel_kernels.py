@@ -74,6 +74,31 @@ def attention_fwd_kernel(
     tl.store(O + base + offs_m[:, None] * stride_s + offs_d[None, :], acc, mask=offs_m[:, None] < seq)
 
 
+def bare_interpreter_fixes() -> str:
+    """numpy 2.4+ refuses int() of a 1-element array, which the interpreter of triton <= 3.6 calls for
+    `range(tl.cdiv(K, BK))`: the bare runs get the tool's own fix for that (trace_engine/semantics.py's
+    `_index`) and nothing else, so they can run at all. Returns what was applied ("" if nothing)."""
+    import numpy as np
+    from triton.runtime import interpreter
+
+    from triton_lens.trace_engine import semantics
+
+    try:
+        int(np.zeros(1))
+        return ""
+    except TypeError:
+        pass
+    orig = interpreter._patch_lang_tensor
+
+    def _patch_lang_tensor(tensor, *args, **kwargs):
+        out = orig(tensor, *args, **kwargs)
+        tensor.__index__ = semantics._index
+        return out
+
+    interpreter._patch_lang_tensor = _patch_lang_tensor
+    return f"numpy {np.__version__}'s int() of 1-element arrays"
+
+
 def _rows(n: int, scale: float, multiple: int = 1) -> int:
     return max(multiple, int(round(n * scale / multiple)) * multiple)
 

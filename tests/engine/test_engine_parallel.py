@@ -21,6 +21,7 @@ from markers import corpus_files
 from test_engine_corpus import HANG_LIMIT_S, analysed, check
 
 from triton_lens.analysis import analyze
+from triton_lens.trace_engine.parallel import chunk_bounds
 from triton_lens.trace_engine.runner import RunRequest, run
 
 pytestmark = pytest.mark.engine
@@ -133,6 +134,28 @@ def _both(path, tmp_path, **kw):
     one = run(RunRequest(path=str(path), workers=1, env=env, **kw))
     two = run(RunRequest(path=str(path), workers=2, env=env, **kw))
     return one, two, splits(report)
+
+
+def _chunks(lo, n, k, per_program, fork_s):
+    out = []
+    for j in range(k):
+        hi = chunk_bounds(lo, n, k - j, per_program, fork_s)
+        out.append(hi - lo)
+        lo = hi
+    return out
+
+
+def test_chunks_cover_the_programs_and_the_first_forked_child_gets_more():
+    # No fork cost: equal chunks (to one program), all programs covered exactly once.
+    assert _chunks(10, 4106, 16, 0.001, 0.0) == [256] * 16
+    # Forks 6 ms apart, 0.64 ms a program (vector add on 16 cores): each child's end is the same.
+    sizes = _chunks(16, 4096, 16, 0.00064, 0.006)
+    assert sum(sizes) == 4080 and sizes == sorted(sizes, reverse=True) and sizes[0] > sizes[-1] + 100
+    ends = [(j * 0.006) + c * 0.00064 for j, c in enumerate(sizes)]
+    assert max(ends) - min(ends) < 0.002
+    # A fork far slower than the work still leaves every child at least one program.
+    sizes = _chunks(0, 20, 8, 0.001, 1.0)
+    assert sum(sizes) == 20 and min(sizes) >= 1
 
 
 def test_a_split_launch_records_and_stores_exactly_what_one_process_does(tmp_path):

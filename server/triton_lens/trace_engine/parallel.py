@@ -34,9 +34,11 @@ reach them.
 from __future__ import annotations
 
 import ctypes
+import gc
 import json
 import os
 import posix
+import resource
 import select
 import signal
 import sys
@@ -58,6 +60,24 @@ MIN_PROGRAMS = 64
 MIN_SECONDS = 0.025
 # The parent runs programs itself for at least this long before it estimates the launch's time.
 PROBE_SECONDS = 0.01
+# What one fork is taken to cost before a recorder has timed one (it then uses its last launch's mean).
+FORK_SECONDS = 0.005
+
+
+def chunk_bounds(lo: int, n: int, k: int, per_program: float, fork_s: float) -> int:
+    """The end of the next child's chunk of programs [lo, end), for the k children still to fork.
+
+    Children start one fork apart, so equal chunks would leave the first child idle while the last
+    finishes. Each child gets the programs that make all k end together: with children starting at
+    0, f, ..., (k - 1) f and ending at T, k T - f k (k - 1) / 2 = (n - lo) * per_program, so the next
+    child gets T / per_program programs (at least one, leaving one for each other child)."""
+    rest = n - lo
+    if k <= 1:
+        return n
+    share = rest / k
+    if per_program > 0:
+        share += fork_s * (k - 1) / (2 * per_program)
+    return lo + max(1, min(int(round(share)), rest - (k - 1)))
 
 
 def _env_number(name: str, default: float) -> float:
@@ -243,6 +263,7 @@ class _Dispatch:
         self.i = 0  # programs the loop has reached, in its order
         self.phase = PROBE
         self.t0 = 0.0
+        self.per_program = 0.0  # seconds, as the probe measured
         # Set in a child:
         self.lo = self.hi = 0
         self.out: BinaryIO | None = None
@@ -261,7 +282,8 @@ class _Dispatch:
         elapsed = now - self.t0
         if elapsed < self.rec.probe_seconds:
             return
-        rest = elapsed / done * (self.n - done)
+        self.per_program = elapsed / done
+        rest = self.per_program * (self.n - done)
         k = min(self.rec.workers, self.n - done)
         if self.rec.min_seconds > 0:
             k = min(k, int(rest / self.rec.min_seconds))
@@ -287,31 +309,39 @@ class _Dispatch:
     # -- parent ---------------------------------------------------------------------------------
     def _split(self, done: int, k: int) -> None:
         rec, L = self.rec, self.L
-        rest = self.n - done
-        bounds = [done + rest * j // k for j in range(k + 1)]
         n0, s0 = len(L.ex_site), len(L.sites)
         self.d0, self.d0s = len(L.dots), len(L.dot_sites)  # the children's tl.dot records start here
         t_fork = time.perf_counter()
         sys.stdout.flush()
         sys.stderr.flush()
         children: list[tuple[int, int, int, int]] = []  # (pid, read fd, lo, hi)
+        # Frozen objects are left out of the children's garbage collections, which would otherwise
+        # write to (and so copy) every page of the parent's heap they inherited.
+        gc.freeze()
+        lo = done
         for j in range(k):
+            fork_s = (time.perf_counter() - t_fork) / j if j else rec.fork_seconds
+            hi = chunk_bounds(lo, self.n, k - j, self.per_program, fork_s)
             try:
                 r, w = os.pipe()
                 pid = os.fork()
             except OSError:  # out of processes or memory: the launch runs in one process
+                gc.unfreeze()
                 self._abandon(children)
                 return
             if pid == 0:
                 for _, rfd, _, _ in children:
                     os.close(rfd)
                 os.close(r)
-                self._become_child(w, bounds[j], bounds[j + 1], n0, s0)
+                self._become_child(w, lo, hi, n0, s0)
                 return  # back into the interpreter's loop, now as the child
             os.close(w)
-            children.append((pid, r, bounds[j], bounds[j + 1]))
+            children.append((pid, r, lo, hi))
+            lo = hi
         t_wait = time.perf_counter()
+        rec.fork_seconds = (t_wait - t_fork) / k
         results = self._collect(children, done)
+        gc.unfreeze()
         t_merge = time.perf_counter()
         if all(r is not None and r[0]["status"] == "ok" for r in results):
             self._merge(results, s0)
@@ -332,6 +362,10 @@ class _Dispatch:
             "fork_s": t_wait - t_fork,
             "wait_s": t_merge - t_wait,
             "merge_s": time.perf_counter() - t_merge,
+            "chunks": [hi - lo for _, _, lo, hi in children],
+            # each child's own CPU seconds and minor page faults (copy-on-write copies among them)
+            "child_cpu_s": [r[0].get("cpu_s") if r is not None else None for r in results],
+            "child_minflt": [r[0].get("minflt") if r is not None else None for r in results],
         }
         report = os.environ.get("TRITON_LENS_PARALLEL_REPORT")
         if report:  # tests and benchmarks: which launches were split, and how they ended
@@ -407,6 +441,7 @@ class _Dispatch:
                     idx = by_key[key] = len(L.dot_sites)
                     L.dot_sites.append(DotSite.from_json(d))
                 dot_remap[meta["d0s"] + j] = idx
+            L.dot_dev.extend(map(tuple, a["dot_dev"].reshape(-1, 2).tolist()))
             for site, prog, ra, rb, m, n, k in a["dots"].reshape(-1, 7).tolist():
                 L.dots.append(
                     (
@@ -468,14 +503,24 @@ class _Dispatch:
                     for i in range(self.d0s, len(L.dot_sites))
                 ]
                 arrays["dots"] = np.asarray(L.dots[self.d0 :], dtype=np.int64).reshape(-1, 7)
+                arrays["dot_dev"] = np.asarray(L.dot_dev[self.d0 :], dtype=np.float64).reshape(-1, 2)
                 arrays.update(_set_arrays("touched", L.touched, n0))
                 arrays.update(_set_arrays("masked", L.masked, n0))
                 arrays.update(_set_arrays("oob", L.oob, n0))
                 arrays.update(stores.arrays())
+                use = resource.getrusage(resource.RUSAGE_SELF)  # a fork starts its counts at zero
                 stream.write_frame(
                     out,
                     "result",
-                    {"status": "ok", "sites": sites, "n0": n0, "dot_sites": dot_sites, "d0s": self.d0s},
+                    {
+                        "status": "ok",
+                        "sites": sites,
+                        "n0": n0,
+                        "dot_sites": dot_sites,
+                        "d0s": self.d0s,
+                        "cpu_s": use.ru_utime + use.ru_stime,
+                        "minflt": use.ru_minflt,
+                    },
                     arrays,
                 )
             else:
@@ -501,6 +546,7 @@ class ParallelRecorder(Recorder):
     ):
         super().__init__(*args, **kwargs)
         self.workers = max(1, int(workers))
+        self.fork_seconds = FORK_SECONDS  # one fork's cost, as this recorder's last split measured it
         # The environment can lower the thresholds (the tests split even the corpus's small launches).
         self.min_programs = int(
             min_programs if min_programs is not None else _env_number("TRITON_LENS_PARALLEL_MIN_PROGRAMS", MIN_PROGRAMS)

@@ -1,0 +1,98 @@
+"""What the machine itself allows N processes: N forked copies of one bare-interpreter launch run at once,
+each doing the same work a lone copy does, side by side with one copy alone (issue 13).
+
+The ratio (one copy's wall time alone / the mean copy's wall time among N) is the parallel efficiency
+that any scheme of N processes can reach on this machine at most: shared physical cores (SMT), memory
+bandwidth, a VM's page-fault cost. bench/parallel.py's efficiency is to be read against it.
+
+    python bench/cores_ceiling.py [--scale S] [--counts 1,2,4,8,16] [--only NAME] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import statistics
+import sys
+import time
+from datetime import date
+
+os.environ["TRITON_INTERPRET"] = "1"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+from parallel_kernels import bare_interpreter_fixes, workloads  # noqa: E402
+
+
+def _copies(launch, n: int) -> list[tuple[float, float, int]]:
+    """(wall, cpu, minor faults) of each of n forked copies of launch(), started together."""
+    pipes = []
+    go_r, go_w = os.pipe()
+    for _ in range(n):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(go_w)
+            os.read(go_r, 1)  # every copy starts when all are forked
+            t0 = time.perf_counter()
+            launch()
+            wall = time.perf_counter() - t0
+            u = resource.getrusage(resource.RUSAGE_SELF)
+            os.write(w, f"{wall} {u.ru_utime + u.ru_stime} {u.ru_minflt}".encode())
+            os._exit(0)
+        os.close(w)
+        pipes.append((pid, r))
+    os.close(go_r)
+    os.write(go_w, b"x" * n)
+    out = []
+    for pid, r in pipes:
+        wall, cpu, flt = os.read(r, 200).decode().split()
+        os.close(r)
+        os.waitpid(pid, 0)
+        out.append((float(wall), float(cpu), int(flt)))
+    os.close(go_w)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scale", type=float, default=0.02)
+    ap.add_argument("--counts", default="1,2,4,8,16")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+    counts = [int(c) for c in args.counts.split(",")]
+    fixes = bare_interpreter_fixes()
+    lines = [
+        f"# bench/cores_ceiling.py --scale {args.scale} --counts {args.counts}  ({date.today()}, "
+        f"{platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, triton {triton.__version__}, "
+        f"torch {torch.__version__}{', bare interpreter with: ' + fixes if fixes else ''})",
+        "# N forked copies of one bare launch at once; wall/cpu = mean per copy; ceiling = one copy's wall alone / "
+        "the mean copy's wall among N",
+        f"{'workload':38} {'copies':>6} {'wall s':>8} {'cpu s':>8} {'faults':>8} {'ceiling':>8}",
+    ]
+    print("\n".join(lines), flush=True)
+    for name, (launch, _outputs, _check) in workloads(args.scale).items():
+        if args.only and args.only not in name:
+            continue
+        launch()  # the interpreter rewrites the kernel once, before any fork
+        alone = None
+        for n in counts:
+            runs = _copies(launch, n)
+            wall = statistics.mean(r[0] for r in runs)
+            cpu = statistics.mean(r[1] for r in runs)
+            flt = statistics.mean(r[2] for r in runs)
+            alone = wall if alone is None else alone
+            row = f"{name if n == counts[0] else '':38} {n:6d} {wall:8.3f} {cpu:8.3f} {flt:8.0f} {alone / wall:8.0%}"
+            print(row, flush=True)
+            lines.append(row)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
