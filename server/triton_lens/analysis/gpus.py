@@ -88,13 +88,14 @@ def gpu(key: str) -> GPU:
     raise KeyError(f"unknown GPU {key!r}: pick one of {', '.join(g.name for g in GPUS.values())}")
 
 
-def precision(a_dtype: str, b_dtype: str) -> str:
-    """The tensor-core rate a tl.dot with these operand dtypes (triton names) runs at."""
+def precision(a_dtype: str, b_dtype: str, input_precision: str = "") -> str:
+    """The rate a tl.dot with these operand dtypes (triton names) and input_precision runs at: float32
+    operands use the TF32 tensor cores unless the dot asks for "ieee" (then the plain fp32 rate)."""
     names = (a_dtype, b_dtype)
     if all(n.startswith("fp8") for n in names):
         return "fp8"
     if any(n in ("fp32", "fp64") for n in names):
-        return "tf32"
+        return "fp32" if input_precision == "ieee" else "tf32"
     if any(n.startswith(("int", "i8", "u8")) for n in names):
         return "fp8"  # int8 MMA runs at the fp8 rate on all five
     return "fp16"

@@ -330,7 +330,7 @@ def dot_metrics(launches: list[LaunchTrace]) -> list[DotMetrics]:
                     (int(d.m[r]), int(d.n[r]), int(d.k[r])),
                     s.a_dtype,
                     s.b_dtype,
-                    precision(s.a_dtype, s.b_dtype),
+                    precision(s.a_dtype, s.b_dtype, s.precision),
                     0,
                 )
             m.executions += int(rows.size)
@@ -370,7 +370,7 @@ def launch_metrics(L: LaunchTrace) -> LaunchMetrics:
     by_prec: dict[str, int] = {}
     for i, s in enumerate(L.dots.sites):
         rows = np.flatnonzero(L.dots.site == i)
-        p = precision(s.a_dtype, s.b_dtype)
+        p = precision(s.a_dtype, s.b_dtype, s.precision)
         by_prec[p] = by_prec.get(p, 0) + L.dots.flops(rows)
     flops = sum(by_prec.values())
     m = LaunchMetrics(L.index, L.kernel, requested, dram, flops, by_prec)

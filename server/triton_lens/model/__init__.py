@@ -126,6 +126,7 @@ class DotSite:
     a_dtype: str  # triton names: "fp32", "fp16", "bf16", "fp8e4nv", ...
     b_dtype: str
     acc_dtype: str
+    precision: str = ""  # input_precision as compiled: "tf32" (the default for fp32), "tf32x3", "ieee", ...
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -137,13 +138,28 @@ class DotSite:
             "a_dtype": self.a_dtype,
             "b_dtype": self.b_dtype,
             "acc_dtype": self.acc_dtype,
+            "precision": self.precision,
         }
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> DotSite:
         return DotSite(
-            d["file"], d["line"], d["col"], d["end_line"], d["end_col"], d["a_dtype"], d["b_dtype"], d["acc_dtype"]
+            d["file"],
+            d["line"],
+            d["col"],
+            d["end_line"],
+            d["end_col"],
+            d["a_dtype"],
+            d["b_dtype"],
+            d["acc_dtype"],
+            d.get("precision", ""),
         )
+
+    @property
+    def runs_in_tf32(self) -> bool:
+        """Compiled for an NVIDIA GPU, float32 operands enter the tensor cores as TF32: 10 of their 23
+        mantissa bits are kept, the rest dropped (measured on an H200: tests/gpu/tf32_probe.py)."""
+        return self.precision == "tf32" and self.a_dtype == "fp32" and self.b_dtype == "fp32"
 
 
 def _empty_i32() -> np.ndarray:
@@ -164,8 +180,13 @@ class DotTrace:
     m: np.ndarray = field(default_factory=_empty_i32)
     n: np.ndarray = field(default_factory=_empty_i32)
     k: np.ndarray = field(default_factory=_empty_i32)
+    # For a call whose operands run in TF32 (DotSite.runs_in_tf32): the largest |difference| between
+    # the product with TF32 operands and the IEEE float32 product this run computed, and the largest
+    # |product|; -1 for other calls.
+    tf32_dev: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float64))
+    magnitude: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float64))
 
-    COLUMNS = ("site", "program", "a_row", "b_row", "m", "n", "k")
+    COLUMNS = ("site", "program", "a_row", "b_row", "m", "n", "k", "tf32_dev", "magnitude")
 
     def __len__(self) -> int:
         return int(self.site.size)

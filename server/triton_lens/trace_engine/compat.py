@@ -138,7 +138,7 @@ class Hooks:
     def benchmark(self, kernel_call: Callable[[], Any]) -> float:
         raise NotImplementedError
 
-    def dot(self, builder, a, b, a_dtype: str, b_dtype: str, acc_dtype: str) -> None: ...
+    def dot(self, builder, a, b, a_dtype: str, b_dtype: str, acc_dtype: str, precision: str) -> None: ...
     def loaded(self, value) -> None: ...
 
 
@@ -409,6 +409,14 @@ def _patch_accesses(scope: PatchScope, hooks: Hooks, spin: SpinWatch) -> None:
     scope.patch(InterpreterBuilder, "create_atomic_cas", make_cas)
 
 
+def _precision_name(p) -> str:
+    """tl.dot's input precision as the user spells it ("tf32", "tf32x3", "ieee", ...): the builder gets
+    an ir.INPUT_PRECISION member (3.2 - 3.9), or None."""
+    if p is None:
+        return ""
+    return str(getattr(p, "name", p)).rsplit(".", 1)[-1].lower()
+
+
 def _patch_dot(scope: PatchScope, hooks: Hooks) -> None:
     """tl.dot: the operands (shapes, dtypes, and which load produced each, when one did) for the FLOP
     count and the viewer's A/B/C tiles. Loads are wrapped once more, on top of the access hook, to
@@ -416,7 +424,8 @@ def _patch_dot(scope: PatchScope, hooks: Hooks) -> None:
 
     def make_dot(orig):
         def create_dot(self, a, b, d, *rest, **kw):
-            hooks.dot(self, a, b, str(a.dtype.scalar), str(b.dtype.scalar), str(d.dtype.scalar))
+            p = rest[0] if rest else kw.get("input_precision")
+            hooks.dot(self, a, b, str(a.dtype.scalar), str(b.dtype.scalar), str(d.dtype.scalar), _precision_name(p))
             return orig(self, a, b, d, *rest, **kw)
 
         return create_dot

@@ -95,6 +95,7 @@ class _Launch:
         self.dot_sites: list[DotSite] = []
         self.dot_site_index: dict[tuple[Any, ...] | None, int] = {}  # (code, lasti), None: no user frame
         self.dots: list[tuple[int, ...]] = []  # site, program, a_row, b_row, m, n, k
+        self.dot_dev: list[tuple[float, float]] = []  # per dot: TF32 deviation, largest |product| (-1: n/a)
         self.values_before: dict[int, np.ndarray] = {}
         self.t0 = time.perf_counter()
         self.live: np.ndarray | None = None  # (n, 2) storage [lo, hi) of the script's live tensors
@@ -139,7 +140,31 @@ class _Launch:
 
     def _dot_trace(self) -> DotTrace:
         cols = np.asarray(self.dots, dtype=np.int32).reshape(-1, 7)
-        return DotTrace(self.dot_sites, *(np.ascontiguousarray(cols[:, i]) for i in range(7)))
+        dev = np.asarray(self.dot_dev, dtype=np.float64).reshape(-1, 2)
+        columns = {c: np.ascontiguousarray(cols[:, i]) for i, c in enumerate(DotTrace.COLUMNS[:7])}
+        return DotTrace(
+            self.dot_sites,
+            **columns,
+            tf32_dev=np.ascontiguousarray(dev[:, 0]),
+            magnitude=np.ascontiguousarray(dev[:, 1]),
+        )
+
+
+def _tf32(x: np.ndarray) -> np.ndarray:
+    """float32 -> TF32 as an NVIDIA tensor core takes it: the low 13 mantissa bits dropped."""
+    return (np.ascontiguousarray(x, dtype=np.float32).view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+def tf32_deviation(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """(largest |TF32 product - IEEE float32 product|, largest |IEEE product|) of one tl.dot's
+    operands, over the finite entries."""
+    with np.errstate(all="ignore"):
+        exact = np.matmul(a, b, dtype=np.float32)
+        diff = np.abs(np.matmul(_tf32(a), _tf32(b), dtype=np.float32) - exact)
+        finite = np.isfinite(diff)
+        if not finite.any():
+            return 0.0, 0.0
+        return float(diff[finite].max()), float(np.abs(exact[finite]).max())
 
 
 def _host_values(t) -> np.ndarray:
@@ -529,7 +554,7 @@ class Recorder(compat.Hooks):
             except AttributeError:
                 pass
 
-    def dot(self, builder, a, b, a_dtype, b_dtype, acc_dtype) -> None:
+    def dot(self, builder, a, b, a_dtype, b_dtype, acc_dtype, precision="") -> None:
         L = self._launch
         a_shape, b_shape = a.data.shape, b.data.shape
         if L is None or len(a_shape) < 2 or len(b_shape) < 2:
@@ -551,7 +576,7 @@ class Recorder(compat.Hooks):
             file = os.path.abspath(f.f_code.co_filename) if f is not None else ""
             i = L.dot_site_index[key] = len(L.dot_sites)
             L.dot_sites.append(
-                DotSite(file, int(line), int(col), int(end_line), int(end_col), a_dtype, b_dtype, acc_dtype)
+                DotSite(file, int(line), int(col), int(end_line), int(end_col), a_dtype, b_dtype, acc_dtype, precision)
             )
         batch = 1
         for s in a_shape[:-2]:
@@ -565,6 +590,7 @@ class Recorder(compat.Hooks):
         L.dots.append(
             (i, x + gx * (y + gy * z), rows[0], rows[1], batch * int(a_shape[-2]), int(b_shape[-1]), int(a_shape[-1]))
         )
+        L.dot_dev.append(tf32_deviation(a.data, b.data) if L.dot_sites[i].runs_in_tf32 else (-1.0, -1.0))
 
     def _record_unattributed(self, L: _Launch, flat: np.ndarray, m, shape) -> np.ndarray | None:
         """Path 1 of `access`: a pointer with no argument behind it. Lanes in the storage of an

@@ -1,0 +1,61 @@
+"""Where a run's numbers differ from the GPU's by design: tl.dot of float32 tiles runs in TF32 on an
+NVIDIA GPU (input_precision "tf32", Triton's default), and the run computes the IEEE float32 product.
+The recorder measured, per call, how far the TF32 product is from the one computed; this says so at
+the tl.dot, with the fix. Pure functions over the recorded arrays."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..model import Finding, LaunchTrace
+from .text import plural
+
+
+def tf32_findings(launches: list[LaunchTrace]) -> list[Finding]:
+    """One information finding per tl.dot whose float32 operands run in TF32 on the GPU."""
+    by_site: dict[tuple[str, int, int], dict[str, Any]] = {}
+    for L in launches:
+        d = L.dots
+        if not len(d) or d.tf32_dev.size != len(d):
+            continue
+        for i, s in enumerate(d.sites):
+            if not s.runs_in_tf32:
+                continue
+            rows = np.flatnonzero(d.site == i)
+            if not rows.size:
+                continue
+            g = by_site.setdefault((s.file, s.line, s.col), {"site": s, "calls": 0, "dev": 0.0, "mag": 0.0, "per": 0})
+            g["calls"] += int(rows.size)
+            g["dev"] = max(g["dev"], float(d.tf32_dev[rows].max()))
+            g["mag"] = max(g["mag"], float(d.magnitude[rows].max()))
+            programs = np.unique(d.program[rows]).size
+            g["per"] = max(g["per"], -(-int(rows.size) // max(1, int(programs))))
+    out = []
+    for g in by_site.values():
+        s = g["site"]
+        notes = [f"{g['dev'] / g['mag']:.1e} of the largest |product|, {g['mag']:.3g}"] if g["mag"] > 0 else []
+        if g["per"] > 1:
+            notes.append(f"{plural(g['per'], 'call')} per program")
+        rel = f" ({'; '.join(notes)})" if notes else ""
+        out.append(
+            Finding(
+                kind="tf32",
+                severity="information",
+                file=s.file,
+                line=s.line,
+                col=s.col,
+                end_line=s.end_line,
+                end_col=s.end_col,
+                message=(
+                    'this tl.dot of float32 tiles runs in TF32 on an NVIDIA GPU (input_precision="tf32", '
+                    "Triton's default): each operand keeps 10 of its 23 mantissa bits. Its TF32 products "
+                    f"differ from the IEEE float32 ones this run computed by up to {g['dev']:.2g} in a call{rel}; "
+                    "a check against torch's float32 matmul needs a tolerance that allows for "
+                    'this. For IEEE float32 on the GPU pass input_precision="ieee" (or set '
+                    'TRITON_F32_DEFAULT=ieee); "tf32x3" comes close at about 3x the cost'
+                ),
+            )
+        )
+    return out
