@@ -5,7 +5,11 @@ The ratio (one copy's wall time alone / the mean copy's wall time among N) is th
 that any scheme of N processes can reach on this machine at most: shared physical cores (SMT), memory
 bandwidth, a VM's page-fault cost. bench/parallel.py's efficiency is to be read against it.
 
-    python bench/cores_ceiling.py [--scale S] [--counts 1,2,4,8,16] [--only NAME] [--out FILE]
+    python bench/cores_ceiling.py [--scale S] [--counts 1,2,4,8,16] [--only NAME] [--traced] [--out FILE]
+
+--traced runs each copy under the tool's recorder in one process (ParallelRecorder with one worker, as
+bench/parallel.py's "tool w=1"): if traced copies keep their speed where a split launch's children do
+not, the difference is in the split, not in the machine.
 """
 
 from __future__ import annotations
@@ -25,6 +29,23 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 import triton  # noqa: E402
 from parallel_kernels import bare_interpreter_fixes, workloads  # noqa: E402
+
+
+def _traced(launch):
+    import io
+
+    from triton_lens.trace_engine import stream
+    from triton_lens.trace_engine.parallel import ParallelRecorder
+
+    def sink(trace) -> None:
+        meta, arrays = stream.launch_to_frame(trace)
+        stream.write_frame(io.BytesIO(), "launch", meta, arrays)
+
+    def run() -> None:
+        with ParallelRecorder(on_launch=sink, workers=1):
+            launch()
+
+    return run
 
 
 def _copies(launch, n: int) -> list[tuple[float, float, int]]:
@@ -62,12 +83,14 @@ def main() -> None:
     ap.add_argument("--scale", type=float, default=0.02)
     ap.add_argument("--counts", default="1,2,4,8,16")
     ap.add_argument("--only", default="")
+    ap.add_argument("--traced", action="store_true")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     counts = [int(c) for c in args.counts.split(",")]
     fixes = bare_interpreter_fixes()
     lines = [
-        f"# bench/cores_ceiling.py --scale {args.scale} --counts {args.counts}  ({date.today()}, "
+        f"# bench/cores_ceiling.py --scale {args.scale} --counts {args.counts}{' --traced' if args.traced else ''}  "
+        f"({date.today()}, "
         f"{platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, triton {triton.__version__}, "
         f"torch {torch.__version__}{', bare interpreter with: ' + fixes if fixes else ''})",
         "# N forked copies of one bare launch at once; wall/cpu = mean per copy; ceiling = one copy's wall alone / "
@@ -79,6 +102,9 @@ def main() -> None:
         if args.only and args.only not in name:
             continue
         launch()  # the interpreter rewrites the kernel once, before any fork
+        if args.traced:
+            launch = _traced(launch)
+            launch()
         alone = None
         for n in counts:
             runs = _copies(launch, n)
