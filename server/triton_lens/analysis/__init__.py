@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import AccessStats, Finding, RunResult
+from .allocator import allocator_findings
 from .findings import all_findings
 from .groups import Group, Key, group_executions
 from .performance import Performance, performance, sector_findings
@@ -52,7 +53,12 @@ class Analysis:
 def analyze(result: RunResult) -> Analysis:
     groups = group_executions(result.launches)
     perf = performance(result, groups)
-    findings = all_findings(result, groups) + sector_findings(perf) + tf32_findings(result.launches)
+    findings = (
+        all_findings(result, groups)
+        + sector_findings(perf)
+        + tf32_findings(result.launches)
+        + allocator_findings(result.launches)
+    )
     order = {"error": 0, "warning": 1, "information": 2}
     findings.sort(key=lambda f: (f.file, f.line, order.get(f.severity, 3), f.kind))
     return Analysis(result=result, accesses=access_stats(groups), findings=findings, performance=perf, groups=groups)

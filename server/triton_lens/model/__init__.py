@@ -238,6 +238,8 @@ class LaunchTrace:
     complete: bool = True  # False when the launch was cut short (exception, timeout, crash)
     dots: DotTrace = field(default_factory=DotTrace)
     values_before: dict[int, np.ndarray] = field(default_factory=dict)  # inputs' values before the launch
+    # where an in-kernel tl.make_tensor_descriptor ran with no triton.set_allocator (file, line, col, ...)
+    scratch_site: dict[str, Any] | None = None
 
     @property
     def n_programs(self) -> int:

@@ -140,6 +140,7 @@ class Hooks:
 
     def dot(self, builder, a, b, a_dtype: str, b_dtype: str, acc_dtype: str, precision: str) -> None: ...
     def loaded(self, value) -> None: ...
+    def device_descriptor(self) -> None: ...
 
 
 class PatchScope:
@@ -202,6 +203,7 @@ def install(hooks: Hooks, skip_dead_work: bool = True) -> PatchScope:
         _patch_provenance(scope, hooks)
         _patch_accesses(scope, hooks, spin)
         _patch_dot(scope, hooks)
+        _patch_device_descriptor(scope, hooks)
         _patch_autotuner(scope, hooks)
         if skip_dead_work:
             _skip_unused_overflow_checks(scope)
@@ -407,6 +409,35 @@ def _patch_accesses(scope: PatchScope, hooks: Hooks, spin: SpinWatch) -> None:
     scope.patch(InterpreterBuilder, "create_masked_store", make_store)
     scope.patch(InterpreterBuilder, "create_atomic_rmw", make_rmw)
     scope.patch(InterpreterBuilder, "create_atomic_cas", make_cas)
+
+
+def _patch_device_descriptor(scope: PatchScope, hooks: Hooks) -> None:
+    """tl.make_tensor_descriptor (3.3+): the builder call behind both an in-kernel descriptor and the
+    interpreter's conversion of a host TensorDescriptor argument (the recorder tells them apart)."""
+
+    def make(orig):
+        def create_make_tensor_descriptor(self, *args, **kwargs):
+            hooks.device_descriptor()
+            return orig(self, *args, **kwargs)
+
+        return create_make_tensor_descriptor
+
+    if hasattr(InterpreterBuilder, "create_make_tensor_descriptor"):
+        scope.patch(InterpreterBuilder, "create_make_tensor_descriptor", make)
+
+
+def allocator_is_set() -> bool:
+    """Whether the script called triton.set_allocator (a compiled kernel that builds tensor descriptors
+    needs one for its scratch memory); True where the release has no such thing."""
+    try:
+        from triton.runtime import _allocation
+    except ImportError:
+        return True
+    current: Any = getattr(_allocation, "_allocator", None)
+    if hasattr(current, "get"):  # 3.6+: a ContextVar
+        current = current.get()
+    null = getattr(_allocation, "NullAllocator", None)
+    return current is not None and not (null is not None and isinstance(current, null))
 
 
 def _precision_name(p) -> str:

@@ -78,6 +78,8 @@ class _Launch:
         self.kernel, self.def_file, self.def_line = compat.kernel_def(fn)
         self.file, self.line = file, line
         self.grid = (1, 1, 1)
+        self.running = False  # the grid loop has begun (arguments are converted before it)
+        self.scratch_site: dict[str, Any] | None = None  # an in-kernel descriptor with no allocator set
         self.views: list[TensorView] = []
         self.by_id: dict[int, int] = {}
         self.site_index: dict[tuple[Any, ...], int] = {}
@@ -136,6 +138,7 @@ class _Launch:
             complete=complete,
             dots=self._dot_trace(),
             values_before=self.values_before,
+            scratch_site=self.scratch_site,
         )
 
     def _dot_trace(self) -> DotTrace:
@@ -343,6 +346,7 @@ class Recorder(compat.Hooks):
         if self._launch is not None:
             L = self._launch
             L.grid = (int(nx), int(ny), int(nz))
+            L.running = True
             if self.on_progress is not None:  # the launch has begun: a run stopped now was inside it
                 self.on_progress(L.kernel, L.index, 0, L.grid[0] * L.grid[1] * L.grid[2])
                 self._next_progress = time.monotonic() + 0.2
@@ -591,6 +595,32 @@ class Recorder(compat.Hooks):
             (i, x + gx * (y + gy * z), rows[0], rows[1], batch * int(a_shape[-2]), int(b_shape[-1]), int(a_shape[-1]))
         )
         L.dot_dev.append(tf32_deviation(a.data, b.data) if L.dot_sites[i].runs_in_tf32 else (-1.0, -1.0))
+
+    def device_descriptor(self) -> None:
+        """An in-kernel tl.make_tensor_descriptor: compiled, it needs scratch memory from the allocator
+        the script sets with triton.set_allocator; the interpreter needs none, so note where it is
+        missing (the first such call of the launch)."""
+        L = self._launch
+        if L is None or not L.running or L.scratch_site is not None or compat.allocator_is_set():
+            return
+        f = _user_frame_fast(2)
+        if f is None:
+            return
+        line, end_line, col, end_col = f.f_lineno, f.f_lineno, -1, -1
+        try:
+            p = list(f.f_code.co_positions())[f.f_lasti // 2]
+            if p[0] is not None:
+                line, end_line = p[0], p[1] or p[0]
+                col, end_col = (-1 if p[2] is None else p[2]), (-1 if p[3] is None else p[3])
+        except Exception:
+            pass
+        L.scratch_site = {
+            "file": os.path.abspath(f.f_code.co_filename),
+            "line": int(line),
+            "col": int(col),
+            "end_line": int(end_line),
+            "end_col": int(end_col),
+        }
 
     def _record_unattributed(self, L: _Launch, flat: np.ndarray, m, shape) -> np.ndarray | None:
         """Path 1 of `access`: a pointer with no argument behind it. Lanes in the storage of an

@@ -87,6 +87,7 @@ def launch_to_frame(t: LaunchTrace) -> tuple[dict, dict[str, np.ndarray]]:
         "values_before": sorted(t.values_before),
         "dot_sites": [d.to_json() for d in t.dots.sites],
         "unwritten_before": sorted(t.unwritten_before),
+        "scratch_site": t.scratch_site,
     }
     arrays: dict[str, np.ndarray] = {c: getattr(t, c) for c in _COLUMNS}
     for s in _SETS:
@@ -128,4 +129,5 @@ def launch_from_frame(meta: dict, arrays: dict[str, np.ndarray]) -> LaunchTrace:
             sites=[DotSite.from_json(d) for d in meta.get("dot_sites", [])],
             **{c: arrays[f"dots.{c}"] for c in DotTrace.COLUMNS if f"dots.{c}" in arrays},
         ),
+        scratch_site=meta.get("scratch_site"),
     )
