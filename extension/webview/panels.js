@@ -1,6 +1,6 @@
 // Views of the new panels: Values / Iteration / program id tools, the program's memory
-// operations, tl.dot tiles, and Performance. DOM only: the controller (viewer.js) passes data and
-// callbacks in. Text from user code goes through textContent (el()).
+// operations, tl.dot tiles, and Performance. DOM only: view-panels.js and the controller (viewer.js)
+// pass data and callbacks in. Text from user code goes through textContent (el()).
 
 import { el, basename, fillSelect } from './ui.js';
 
