@@ -6,12 +6,33 @@ import { byProgram, lineAt, revealTarget } from './derive.js';
 import { accessesAt } from './query.js';
 import { basename, gridLabel, pidLabel, rangesLabel } from './ui.js';
 
-/** A number for a sentence: 4 significant digits. */
+/** @typedef {import('./store.js').State} State */
+/** @typedef {import('./store.js').LaunchModel} LaunchModel */
+/** @typedef {import('./store.js').Kernel} Kernel */
+/** @typedef {import('./store.js').Launch} Launch */
+/** @typedef {import('./store.js').KernelsResult} KernelsResult */
+/** @typedef {import('./model.js').TensorModel} TensorModel */
+/** @typedef {import('./model.js').LineModel} LineModel */
+/** @typedef {import('./layout.js').Layout} Layout */
+/** @typedef {import('./raster.js').Counts} Counts */
+/** @typedef {import('./draw.js').ViewGeometry} ViewGeometry */
+/** @typedef {import('./derive.js').SliceSpec} SliceSpec */
+/** @typedef {import('./query.js').Hit} Hit */
+/** @typedef {import('./ui.js').TipLine} TipLine */
+
+/**
+ * A number for a sentence: 4 significant digits.
+ * @param {unknown} v
+ */
 export function fmtNum(v) {
   return typeof v === 'number' ? String(Number(v.toPrecision(4))) : String(v);
 }
 
-/** A tensor element's value for the tooltip: integers exactly, floats to 6 significant digits. */
+/**
+ * A tensor element's value for the tooltip: integers exactly, floats to 6 significant digits.
+ * @param {unknown} v  the host's value (a number, or a string for what JSON cannot hold)
+ * @param {string | undefined} dtype
+ */
 export function formatValue(v, dtype) {
   if (v === null || v === undefined) return 'not kept';
   if (typeof v === 'number') {
@@ -23,21 +44,29 @@ export function formatValue(v, dtype) {
 
 // ---------------------------------------------------------------- pickers and header
 
+/** @param {Kernel} k */
 export function kernelLabel(k) {
   return `${k.name}  (${basename(k.file)}:${k.line})${(k.launches || []).length ? '' : ' — not launched'}`;
 }
 
+/** @param {Launch} l */
 export function launchLabel(l) {
   return `launch ${l.index}: grid ${gridLabel(l.grid)} — ${basename(l.file)}:${l.line}`;
 }
 
+/** @param {KernelsResult | null} ov */
 export function noKernelsMessage(ov) {
   return ov && ov.status && ov.status !== 'ok'
     ? `No kernel launches recorded (${ov.status}).`
     : 'No kernel launches recorded for this file.';
 }
 
-/** An access line and what it does; a line of another file than the kernel's is named with its file. */
+/**
+ * An access line and what it does; a line of another file than the kernel's is named with its file.
+ * @param {State} state
+ * @param {LineModel} L
+ * @param {boolean} withFile
+ */
 export function lineLabel(state, L, withFile) {
   const items = L.items.map((it) => `${it.op}(${it.tensor} …)`).join('; ');
   const where =
@@ -48,6 +77,7 @@ export function lineLabel(state, L, withFile) {
 /**
  * The header row: the followed line (lineKey: the line picker's value, null when none is followed)
  * and a note when the cursor is on a line without memory access.
+ * @param {State} state
  */
 export function headerText(state) {
   const L = state.launch;
@@ -64,9 +94,13 @@ export function headerText(state) {
   return { follow, lineKey: F ? F.key : null, cursorNote };
 }
 
-/** Legend entries for what the maps show now: [{cls, label}]. */
+/**
+ * Legend entries for what the maps show now: [{cls, label}].
+ * @param {State} state
+ */
 export function legendItems(state) {
   const kinds = new Set((state.launch ? state.launch.tensors : []).filter((t) => !t.error).map((t) => t.followKind));
+  /** @type {{cls: string, label: string}[]} */
   const items = [];
   if (byProgram(state)) {
     items.push({ cls: 'tl-sw-programs', label: 'followed line, coloured by program (see program ids)' });
@@ -87,23 +121,37 @@ export function legendItems(state) {
 
 // ---------------------------------------------------------------- tensor cards
 
+/**
+ * @param {TensorModel} tm
+ * @param {number[]} idx  the slice's leading indices
+ */
 export function sliceLabel(tm, idx) {
   return `${tm.name}[${idx.join(', ')}, :, :]`;
 }
 
-/** Under an N-D tensor's slices: which of them are shown, out of how many. */
+/**
+ * Under an N-D tensor's slices: which of them are shown, out of how many.
+ * @param {TensorModel} tm
+ * @param {SliceSpec} sp
+ * @param {number} maxSlices
+ */
 export function sliceNote(tm, sp, maxSlices) {
   return (
-    `${tm.meta.shape.length}-D: slices ${tm.name}[${sp.outer.concat([`${sp.first}:${sp.first + sp.count}`]).join(', ')}, :, :]` +
+    `${sp.lead.length + 2}-D: slices ${tm.name}[${[...sp.outer, `${sp.first}:${sp.first + sp.count}`].join(', ')}, :, :]` +
     ` of ${sp.inner} along dim ${sp.lead.length - 1}` +
     (sp.count < sp.inner ? ` (${maxSlices} at a time: pick where they start)` : '')
   );
 }
 
-/** A drawn card's status line and out-of-bounds line (oob: null when there is nothing out of bounds). */
-export function cardText(state, tm) {
-  const c = tm.raster.counts;
-  const lay = tm.layout;
+/**
+ * A drawn card's status line and out-of-bounds line (oob: null when there is nothing out of bounds).
+ * @param {State} state
+ * @param {Counts} c  the raster's
+ * @param {Layout} lay
+ * @param {ViewGeometry | undefined} geom  how it was drawn
+ */
+export function cardText(state, c, lay, geom) {
+  /** @type {string[]} */
   const parts = [];
   const fl = state.follow ? `line ${state.follow.line}` : 'followed line';
   if (c.touchedF || c.maskedF) {
@@ -118,8 +166,8 @@ export function cardText(state, tm) {
   if (c.touchedO) parts.push(`other lines: ${c.touchedO.toLocaleString()} touched`);
   if (lay.is1D) parts.push(`${lay.R} row${lay.R === 1 ? '' : 's'} of ${lay.C}`);
   if (lay.nSlices > 1) parts.push(`slice ${lay.slice + 1} of ${lay.nSlices}`);
-  if (tm.geom && (tm.geom.x.down > 1 || tm.geom.y.down > 1)) {
-    parts.push(`1 pixel = ${tm.geom.y.down}×${tm.geom.x.down} elements`);
+  if (geom && (geom.x.down > 1 || geom.y.down > 1)) {
+    parts.push(`1 pixel = ${geom.y.down}×${geom.x.down} elements`);
   }
   const status = parts.join(' · ');
   const o = c.oobF;
@@ -127,7 +175,7 @@ export function cardText(state, tm) {
   const totF = o.before + o.past + o.padding;
   const totO = oo.before + oo.past + oo.padding;
   if (totF + totO === 0) return { status, oob: null };
-  const desc = (x) =>
+  const desc = (/** @type {import('./raster.js').OobCounts} */ x) =>
     [
       x.past ? `${x.past.toLocaleString()} past the end` : '',
       x.before ? `${x.before.toLocaleString()} before the start` : '',
@@ -135,6 +183,7 @@ export function cardText(state, tm) {
     ]
       .filter(Boolean)
       .join(', ');
+  /** @type {string[]} */
   const segs = [];
   if (totF) segs.push(`${fl}: ${totF.toLocaleString()} out-of-bounds address${totF === 1 ? '' : 'es'} (${desc(o)})`);
   if (totO) segs.push(`other lines: ${totO.toLocaleString()} (${desc(oo)})`);
@@ -150,9 +199,14 @@ const HOW_TEXT = { touched: '', masked: 'masked-off lane of ', oob: 'out-of-boun
 /**
  * The tooltip of a cell: lines [{text, cls}] (the value line is filled in when the host answers),
  * with the cell's layout info and the accesses that hit it.
+ * @param {State} state
+ * @param {Pick<TensorModel, 'name' | 'accesses' | 'sites'> & {layout: Layout}} tm
+ * @param {number} cell
+ * @returns {{info: import('./layout.js').CellInfo, lines: TipLine[], hits: Hit[]}}
  */
 export function describeCell(state, tm, cell) {
   const info = tm.layout.cellInfo(cell);
+  /** @type {TipLine[]} */
   const lines = [];
   if (info.kind === 'none')
     return { info, lines: [{ text: `${tm.name}: outside the tensor`, cls: 'tl-tip-title' }], hits: [] };
@@ -172,10 +226,12 @@ export function describeCell(state, tm, cell) {
     lines.push({ text: `offset ${info.offset} (${where})`, cls: 'tl-tip-dim' });
   }
   const hits = accessesAt(tm, info);
-  const grid = state.launch.grid;
+  // a drawn cell is one of the loaded launch's
+  const launch = /** @type {LaunchModel} */ (state.launch);
+  const grid = launch.grid;
   for (const h of hits) {
     const progs =
-      h.programs.length === state.launch.nPrograms && h.programs.length > 1
+      h.programs.length === launch.nPrograms && h.programs.length > 1
         ? 'all programs'
         : `program${h.programs.length === 1 ? '' : 's'} ${
             grid[1] > 1 || grid[2] > 1

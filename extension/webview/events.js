@@ -6,14 +6,20 @@ import { findKernel, kernelForCursor, launchAt } from './derive.js';
 import * as store from './store.js';
 import { resetPalettes } from './theme.js';
 
+/** @typedef {import('./host.js').HostEvent} HostEvent */
+/** @typedef {import('./host.js').CursorEvent} CursorEvent */
+/** @typedef {import('./host.js').SelectEvent} SelectEvent */
+
 const { state } = store;
 
 /**
- * @param loader     loader.js's interface
- * @param header     view-header.js's (pickKernel, pickLaunch, follow)
- * @param setFollow  the controller's: follow the access line at (file, line), false when none is there
+ * @param {import('./loader.js').Loader} loader
+ * @param {ReturnType<typeof import('./view-header.js').createHeaderView>} header  (pickKernel, pickLaunch, follow)
+ * @param {(file: string, line: number) => boolean} setFollow  the controller's: follow the access line
+ *        at (file, line), false when none is there
  */
 export function createHostEvents(loader, header, setFollow) {
+  /** @param {CursorEvent} ev */
   async function cursor(ev) {
     const file = ev.file ? String(ev.file) : (state.follow && state.follow.file) || '';
     const line = Number(ev.line);
@@ -43,6 +49,7 @@ export function createHostEvents(loader, header, setFollow) {
     header.follow();
   }
 
+  /** @param {SelectEvent} ev */
   async function select(ev) {
     store.setPendingFollow({
       kernel: ev.kernel ? String(ev.kernel) : null,
@@ -60,6 +67,7 @@ export function createHostEvents(loader, header, setFollow) {
     }
   }
 
+  /** @param {HostEvent} ev */
   return async function onEvent(ev) {
     if (ev.type === 'cursor') await cursor(ev);
     else if (ev.type === 'refresh') {

@@ -8,17 +8,42 @@ import { decodeValueMap } from './values.js';
 import { kernelToShow, launchToShow, chooseFollow, launchModel } from './derive.js';
 import * as store from './store.js';
 
+/** @typedef {import('./host.js').Host} Host */
+/** @typedef {import('./store.js').Kernel} Kernel */
+/** @typedef {import('./store.js').Launch} Launch */
+/** @typedef {import('./store.js').KernelsResult} KernelsResult */
+/** @typedef {import('./store.js').SavedSelection} SavedSelection */
+/** @typedef {import('./model.js').TensorModel} TensorModel */
+/** @typedef {import('./model.js').TensorMapAnswer} TensorMapAnswer */
+/** @typedef {import('./model.js').ValueMapEntry} ValueMapEntry */
+/** @typedef {import('./model.js').ValueBlock} ValueBlock */
+/** @typedef {import('./values.js').ValueMap} ValueMap */
+/** @typedef {import('./values.js').NoValueMap} NoValueMap */
+/**
+ * The controller's side of the loads: what to show once the store has the answer.
+ * @typedef {object} LoaderShow
+ * @property {(text: string, kind?: string) => void} message
+ * @property {(ov: KernelsResult) => void} noKernels  the overview has no kernel
+ * @property {(kernels: Kernel[], k: Kernel) => void} kernels  the overview's, k is shown
+ * @property {(k: Kernel) => void} launches  k's launches
+ * @property {(k: Kernel) => void} noLaunch  k was never launched
+ * @property {(li: Launch) => void} launchPicked  li is being loaded
+ * @property {(launch: import('./store.js').LaunchModel) => void} launch  the store has this new launch model
+ * @property {(tm: TensorModel) => void} valueMap  a value map of tm arrived
+ */
+
+/** @typedef {ReturnType<typeof createLoader>} Loader */
+
 const { state } = store;
 // Without a tensor list in the overview, the page probes tensor 0, 1, 2, ... up to this many.
 const MAX_PROBED_TENSORS = 64;
 
 /**
- * @param host  host.js's interface
- * @param show  the controller's side: message(text, kind), noKernels(overview), kernels(list, k),
- *              launches(k), noLaunch(k), launchPicked(li), launch() (a launch model is in the
- *              store), valueMap(tm) (a value map arrived)
+ * @param {Host} host
+ * @param {LoaderShow} show
  */
 export function createLoader(host, show) {
+  /** @param {SavedSelection | null} saved  what the page kept of an earlier session */
   async function loadOverview(saved) {
     const seq = store.nextLoad();
     store.beginWork();
@@ -36,13 +61,18 @@ export function createLoader(host, show) {
       show.kernels(kernels, k);
       await selectKernel(k, launchToShow(state, k, saved), seq);
     } catch (e) {
-      if (store.isCurrent(seq)) show.message(`Could not load kernels: ${e.message}`, 'error');
+      if (store.isCurrent(seq)) show.message(`Could not load kernels: ${/** @type {Error} */ (e).message}`, 'error');
     } finally {
       store.endWork();
       store.markLoaded();
     }
   }
 
+  /**
+   * @param {Kernel} k
+   * @param {number | null} launchIndex  null: its first launch
+   * @param {number} [seq]  the load this is part of
+   */
   async function selectKernel(k, launchIndex, seq = store.nextLoad()) {
     store.setKernel(k);
     const launches = k.launches || [];
@@ -58,11 +88,17 @@ export function createLoader(host, show) {
     await loadLaunch(li, seq);
   }
 
+  /**
+   * @param {Launch} li
+   * @returns {Promise<TensorMapAnswer[]>}
+   */
   async function fetchTensorMaps(li) {
     const base = { launch: li.index };
     if (Array.isArray(li.tensors)) {
+      // PROTOCOL.md: the tensors, or only their indices
+      const listed = /** @type {(import('../src/viewerProtocol').Tensor | number)[]} */ (li.tensors);
       const maps = await Promise.all(
-        li.tensors.map((t) =>
+        listed.map((t) =>
           host.request('accessMap', { ...base, tensor: typeof t === 'object' ? t.index : t }).catch((e) => ({
             error: e.message,
             tensor: typeof t === 'object' ? t : { index: t, name: `tensor ${t}` },
@@ -72,6 +108,7 @@ export function createLoader(host, show) {
       return maps;
     }
     // The host must answer an error for a tensor index past the last (PROTOCOL.md): that ends the probe.
+    /** @type {TensorMapAnswer[]} */
     const maps = [];
     for (let i = 0; i < MAX_PROBED_TENSORS; i++) {
       try {
@@ -83,39 +120,62 @@ export function createLoader(host, show) {
     return maps;
   }
 
+  /**
+   * @param {Launch} li
+   * @param {number} [seq]  the load this is part of
+   */
   async function loadLaunch(li, seq = store.nextLoad()) {
     store.beginWork();
     try {
       store.setLaunchInfo(li);
       // The extra panels' failures are shown in them: the maps still draw.
+      /**
+       * @template {'performance' | 'dots'} M
+       * @param {M} method
+       * @returns {Promise<import('./host.js').ViewerResult<M> | import('./model.js').Failed>}
+       */
       const extra = (method) => host.request(method, { launch: li.index }).catch((e) => ({ error: e.message }));
       const [maps, perf, dots] = await Promise.all([fetchTensorMaps(li), extra('performance'), extra('dots')]);
       if (!store.isCurrent(seq)) return;
       store.setExtras(perf, dots);
       show.message('');
-      store.setLaunch(launchModel(li, maps, state.views));
+      const launch = launchModel(li, maps, state.views);
+      store.setLaunch(launch);
       store.settleFollow(chooseFollow(state));
-      show.launch();
+      show.launch(launch);
     } catch (e) {
-      if (store.isCurrent(seq)) show.message(`Could not load launch ${li.index}: ${e.message}`, 'error');
+      if (store.isCurrent(seq))
+        show.message(`Could not load launch ${li.index}: ${/** @type {Error} */ (e).message}`, 'error');
     } finally {
       store.endWork();
     }
   }
 
   /**
+   * The launch whose tensors are drawn, for their values. Not state.launchInfo: a load sets that to
+   * the next launch before its maps arrive, and leaves it there when the load fails.
+   */
+  function drawnLaunch() {
+    return /** @type {import('./store.js').LaunchModel} */ (state.launch).info;
+  }
+
+  /**
    * The value map of a tensor for a Values mode: requested the first time it is asked for, then
    * kept on the tensor; undefined until it arrives (show.valueMap(tm) then asks for a redraw).
+   * @param {TensorModel} tm
+   * @param {'after' | 'before'} when
+   * @returns {ValueMap | NoValueMap | null | undefined}
    */
   function valueMap(tm, when) {
     const got = tm.valueMaps.get(when);
     if (got && got.ready) return got.vm;
     if (!got) {
+      /** @type {ValueMapEntry} */
       const entry = { ready: false, vm: null };
       tm.valueMaps.set(when, entry);
       store.beginWork();
       host
-        .request('valueMap', { launch: state.launchInfo.index, tensor: tm.index, when })
+        .request('valueMap', { launch: drawnLaunch().index, tensor: tm.index, when })
         .then((r) => {
           entry.vm = decodeValueMap(r);
         })
@@ -131,12 +191,19 @@ export function createLoader(host, show) {
     return undefined;
   }
 
-  /** The block of `count` values from `start` of a tensor: one request per block, kept until it fails. */
+  /**
+   * The block of `count` values from `start` of a tensor: one request per block, kept until it fails.
+   * @param {TensorModel} tm
+   * @param {number} start
+   * @param {number} count
+   * @returns {Promise<ValueBlock> | null}  null: the launch is gone (the pointer's timer outlived it)
+   */
   function valueBlock(tm, start, count) {
+    if (!state.launch) return null;
     let p = tm.valueCache.get(start);
     if (!p) {
       p = host
-        .request('values', { launch: state.launchInfo.index, tensor: tm.index, start, count })
+        .request('values', { launch: drawnLaunch().index, tensor: tm.index, start, count })
         .then((r) => ({ start: r && typeof r.start === 'number' ? r.start : start, values: (r && r.values) || [] }));
       tm.valueCache.set(start, p);
       p.catch(() => tm.valueCache.delete(start));

@@ -9,8 +9,8 @@ const { state } = store;
 const PLAY_MS = 700;
 
 /**
- * @param tools   the tools row (panels.js buildTools)
- * @param render  the controller's render of the page
+ * @param {import('./panels.js').Tools} tools
+ * @param {() => void} render  the controller's render of the page
  */
 export function createPlayer(tools, render) {
   /** Before each render: the iteration exists on the followed line (which may just have changed). */

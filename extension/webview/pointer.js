@@ -6,14 +6,25 @@ import { revealTarget } from './derive.js';
 import { describeCell, formatValue } from './describe.js';
 import { pxToCell } from './draw.js';
 import { RANK } from './raster.js';
+import { isDrawn } from './model.js';
 import { state, hover, hoverCell, clearHover } from './store.js';
+
+/** @typedef {import('./model.js').TensorModel} TensorModel */
+/** @typedef {import('./model.js').DrawnTensor} DrawnTensor */
+/** @typedef {import('./host.js').Host} Host */
+/** @typedef {import('./loader.js').Loader} Loader */
 
 // Values come in aligned blocks, so moving along a row costs one request per block; and only
 // once the pointer rests, so sweeping across a map asks for nothing.
 const VALUE_BLOCK = 256;
 const VALUE_DEBOUNCE_MS = 150;
 
-/** Best (highest-ranked) cell under a viewport point, or -1. */
+/**
+ * Best (highest-ranked) cell under a viewport point, or -1.
+ * @param {DrawnTensor} tm
+ * @param {number} clientX
+ * @param {number} clientY
+ */
 export function cellUnder(tm, clientX, clientY) {
   const rect = tm.ui.canvas.getBoundingClientRect();
   const px = (clientX - rect.left) * (tm.ui.canvas.width / rect.width);
@@ -38,19 +49,25 @@ export function cellUnder(tm, clientX, clientY) {
 }
 
 /**
- * @param host     host.js's interface (reveal)
- * @param loader   loader.js's (valueBlock)
- * @param tooltip  ui.js Tooltip
+ * @param {Host} host  (reveal)
+ * @param {Loader} loader  (valueBlock)
+ * @param {import('./ui.js').Tooltip} tooltip
  */
 export function createPointer(host, loader, tooltip) {
-  let valueTimer = 0;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let valueTimer;
 
+  /**
+   * @param {DrawnTensor} tm
+   * @param {number} index  flat element index
+   */
   function requestValue(tm, index) {
     clearTimeout(valueTimer);
     valueTimer = setTimeout(async () => {
       const start = Math.floor(index / VALUE_BLOCK) * VALUE_BLOCK;
       const count = Math.min(VALUE_BLOCK, tm.layout.numel - start);
       const p = loader.valueBlock(tm, start, count);
+      if (!p) return;
       try {
         const r = await p;
         if (hover.tm !== tm || hover.index !== index) return;
@@ -58,15 +75,16 @@ export function createPointer(host, loader, tooltip) {
         tooltip.setLine('tl-tip-value', `value: ${formatValue(v, tm.meta.dtype)}`);
       } catch (e) {
         if (hover.tm === tm && hover.index === index)
-          tooltip.setLine('tl-tip-value', `value: unavailable (${e.message})`);
+          tooltip.setLine('tl-tip-value', `value: unavailable (${/** @type {Error} */ (e).message})`);
       }
     }, VALUE_DEBOUNCE_MS);
   }
 
+  /** @param {TensorModel} tm */
   function attach(tm) {
     const cv = tm.ui.canvas;
     cv.addEventListener('mousemove', (ev) => {
-      if (!tm.geom) return;
+      if (!isDrawn(tm)) return;
       const cell = cellUnder(tm, ev.clientX, ev.clientY);
       if (cell < 0) {
         tooltip.hide();
@@ -88,7 +106,7 @@ export function createPointer(host, loader, tooltip) {
       clearTimeout(valueTimer);
     });
     cv.addEventListener('click', (ev) => {
-      if (!tm.geom) return;
+      if (!isDrawn(tm)) return;
       const cell = cellUnder(tm, ev.clientX, ev.clientY);
       if (cell < 0) return;
       const d = describeCell(state, tm, cell);

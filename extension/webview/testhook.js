@@ -3,7 +3,7 @@
 // names and answers are an interface those tests depend on.
 
 import { followedIterations } from './derive.js';
-import { cellToPx, programColor } from './draw.js';
+import { cellToPx, context2d, programColor } from './draw.js';
 import {
   RANK,
   R_NONE,
@@ -22,9 +22,18 @@ import {
   F_OOB_O,
   F_MULTI,
 } from './raster.js';
+import { isDrawn } from './model.js';
 import { state, page } from './store.js';
 import { isDark, paletteFor } from './theme.js';
 
+/** @typedef {import('./model.js').TensorModel} TensorModel */
+/** @typedef {import('./model.js').DrawnTensor} DrawnTensor */
+/**
+ * A cell named by a test: a flat element index, per-dim indices, or an offset (for the bands).
+ * @typedef {number | number[] | {offset: number}} Where
+ */
+
+/** @type {Record<number, string>} */
 const RANK_NAMES = {
   [R_NONE]: 'untouched',
   [R_MASK_O]: 'masked-other',
@@ -36,17 +45,22 @@ const RANK_NAMES = {
   [R_OOB_F]: 'oob-followed',
 };
 
+/** @param {string | number} t  a tensor's name or index */
 function tensorModel(t) {
   if (!state.launch) return null;
   return state.launch.tensors.find((x) => x.name === t || x.index === t) || null;
 }
 
-/** The model that draws `where` (flat index, per-dim index or {offset}): an N-D tensor's slice. */
+/**
+ * The model that draws `where` (flat index, per-dim index or {offset}): an N-D tensor's slice.
+ * @param {TensorModel | null} tm
+ * @param {Where} where
+ */
 function drawnBy(tm, where) {
   if (!tm || !tm.slices) return tm;
-  const shape = tm.meta.shape;
+  const shape = /** @type {number[]} */ (tm.meta.shape);
   const per = shape[shape.length - 1] * shape[shape.length - 2];
-  let i = where;
+  let i = /** @type {number} */ (where);
   if (Array.isArray(where)) {
     i = 0;
     for (let k = 0; k < shape.length; k++) i = i * shape[k] + where[k];
@@ -57,12 +71,16 @@ function drawnBy(tm, where) {
   return tm.slices.find((x) => x.layout && x.layout.slice === s) || null;
 }
 
+/**
+ * @param {DrawnTensor} tm
+ * @param {Where} where
+ */
 function cellOf(tm, where) {
   const lay = tm.layout;
   if (where && typeof where === 'object' && !Array.isArray(where) && 'offset' in where) {
     return lay.placeOffset(where.offset).cell;
   }
-  let i = where;
+  let i = /** @type {number} */ (where);
   if (Array.isArray(where)) {
     i = 0;
     for (let k = 0; k < lay.nd; k++) i = i * lay.shape[k] + where[k];
@@ -70,7 +88,11 @@ function cellOf(tm, where) {
   return lay.indexToCell(i);
 }
 
-/** The canvas pixel that shows a cell (its centre when cells are bigger than a pixel). */
+/**
+ * The canvas pixel that shows a cell (its centre when cells are bigger than a pixel).
+ * @param {DrawnTensor} tm
+ * @param {number} cell
+ */
 function cellPixel(tm, cell) {
   const P = tm.layout.P;
   const r = Math.floor(cell / P);
@@ -82,10 +104,10 @@ function cellPixel(tm, cell) {
 }
 
 /**
- * @param win      the page's window
- * @param hostKind host.kind
- * @param header   the element of the followed line's text
- * @param rerender the controller's render of the whole page
+ * @param {Window & {__viewer?: object}} win  the page's window
+ * @param {string} hostKind  host.kind
+ * @param {HTMLElement} header  the element of the followed line's text
+ * @param {() => void} rerender  the controller's render of the whole page
  */
 export function installTestHook(win, hostKind, header, rerender) {
   win.__viewer = {
@@ -103,15 +125,19 @@ export function installTestHook(win, hostKind, header, rerender) {
     },
     hostKind,
     /** What the cell of `tensor` (name or index) at `index` (flat, per-dim array, or {offset}) is drawn as. */
+    /**
+     * @param {string | number} tensor
+     * @param {Where} index
+     */
     cellState(tensor, index) {
       const tm = drawnBy(tensorModel(tensor), index);
       if (tensorModel(tensor) && !tm) return { drawn: 'hidden' };
-      if (!tm || !tm.layout) return null;
+      if (!tm || !isDrawn(tm)) return null;
       const cell = cellOf(tm, index);
       if (cell < 0) return { drawn: 'hidden' };
       const f = tm.raster.flags[cell];
       const { x, y } = cellPixel(tm, cell);
-      const px = tm.ui.canvas.getContext('2d').getImageData(x, y, 1, 1).data;
+      const px = context2d(tm.ui.canvas).getImageData(x, y, 1, 1).data;
       return {
         drawn: RANK_NAMES[RANK[f]],
         followed: !!(f & F_FOLLOW),
@@ -127,9 +153,13 @@ export function installTestHook(win, hostKind, header, rerender) {
       };
     },
     /** Viewport coordinates of the centre of a cell (for hover/click in tests). */
+    /**
+     * @param {string | number} tensor
+     * @param {Where} index
+     */
     cellPoint(tensor, index) {
       const tm = drawnBy(tensorModel(tensor), index);
-      if (!tm || !tm.layout) return null;
+      if (!tm || !isDrawn(tm)) return null;
       const cell = cellOf(tm, index);
       if (cell < 0) return null;
       const P = tm.layout.P;
@@ -148,35 +178,51 @@ export function installTestHook(win, hostKind, header, rerender) {
         y: rect.top + ((y0 + Math.max(y1, y0 + 1)) / 2) * sy,
       };
     },
+    /** Unpacked colours of the palette of an access kind (program: a function of the program id). */
     palette(kind = 'load') {
       const p = paletteFor(state, kind);
-      const un = (v) => [v & 255, (v >>> 8) & 255, (v >>> 16) & 255, v >>> 24];
-      return Object.fromEntries(
-        ['follow', 'other', 'maskF', 'maskF2', 'oobF', 'oobO', 'elem', 'band', 'bandStripe', 'multi', 'gap']
-          .map((k) => [k, un(p[k])])
-          .concat([['program', (i) => un(p.progCols[i])]]),
-      );
+      const un = (/** @type {number} */ v) => [v & 255, (v >>> 8) & 255, (v >>> 16) & 255, v >>> 24];
+      const keys = /** @type {const} */ ([
+        'follow',
+        'other',
+        'maskF',
+        'maskF2',
+        'oobF',
+        'oobO',
+        'elem',
+        'band',
+        'bandStripe',
+        'multi',
+        'gap',
+      ]);
+      /** @type {[string, unknown][]} */
+      const entries = keys.map((k) => [k, un(p[k])]);
+      return Object.fromEntries(entries.concat([['program', (/** @type {number} */ i) => un(p.progCols[i])]]));
     },
+    /** @param {number} p */
     programColor(p) {
       return programColor(p, isDark());
     },
+    /** @param {string | number} tensor */
     counts(tensor) {
       const tm = tensorModel(tensor);
       return tm && tm.raster ? JSON.parse(JSON.stringify(tm.raster.counts)) : null;
     },
     /** An N-D tensor's shown slices: [{index: [outer..., h], slice}] (null for 1-D / 2-D). */
+    /** @param {string | number} tensor */
     slices(tensor) {
       const tm = tensorModel(tensor);
       return tm && tm.slices
         ? tm.slices.map((x) => ({ index: x.sliceIndex, slice: x.layout ? x.layout.slice : null }))
         : null;
     },
+    /** @param {string | number} tensor */
     layout(tensor) {
       const tm = (() => {
         const t = tensorModel(tensor);
         return t && t.slices ? t.slices[0] : t;
       })();
-      if (!tm || !tm.layout) return null;
+      if (!tm || !isDrawn(tm)) return null;
       const l = tm.layout;
       return {
         R: l.R,
@@ -205,11 +251,15 @@ export function installTestHook(win, hostKind, header, rerender) {
       };
     },
     /** Values view of a tensor: the decoded map's summary and the histogram shown. */
+    /** @param {string | number} tensor */
     values(tensor) {
       const tm = tensorModel(tensor);
       if (!tm || !tm.valueMaps) return null;
       const e = tm.valueMaps.get(state.values);
-      const vm = e && e.ready ? e.vm : null;
+      // a map's fields, or only `none` (why there is none)
+      const vm = /** @type {Partial<import('./values.js').ValueMap> & {none?: string} | null} */ (
+        e && e.ready ? e.vm : null
+      );
       const h = tm.ui && tm.ui.histogram ? tm.ui.histogram.hist : null;
       return vm
         ? {

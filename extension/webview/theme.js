@@ -3,6 +3,9 @@
 
 import { makePalette } from './draw.js';
 
+/** @typedef {import('./draw.js').Palette} Palette */
+
+/** @type {Map<string, Palette>} */
 let palettes = new Map();
 
 /** VS Code's theme class on <body>; outside VS Code, the browser's colour scheme. */
@@ -15,6 +18,10 @@ export function isDark() {
   );
 }
 
+/**
+ * @param {import('./store.js').State} state
+ * @param {string} kind  the followed access's kind: load, store, atomic
+ */
 export function paletteFor(state, kind) {
   const n = state.launch ? state.launch.nPrograms : 1;
   const key = `${kind}:${n}`;
@@ -30,6 +37,7 @@ export function resetPalettes() {
   palettes = new Map();
 }
 
+/** @param {import('./draw.js').RGBA} c */
 export function cssColor(c) {
   return `rgb(${c[0]}, ${c[1]}, ${c[2]})`;
 }

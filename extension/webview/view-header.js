@@ -9,19 +9,43 @@ import { state } from './store.js';
 import { cssColor, isDark } from './theme.js';
 import { buildLegend, buildProgramGrid, fillSelect, updateProgramGrid } from './ui.js';
 
+/** @typedef {import('./store.js').Kernel} Kernel */
+/** @typedef {import('./store.js').Launch} Launch */
+/** @typedef {import('./store.js').LaunchModel} LaunchModel */
 /**
- * @param dom          the page's elements (viewer.js)
- * @param onPickProgram (p | null, additive) from a program chip
+ * @typedef {object} HeaderDom  the elements of index.html this view writes
+ * @property {HTMLSelectElement} kernel
+ * @property {HTMLSelectElement} launch
+ * @property {HTMLSelectElement} line
+ * @property {HTMLElement} follow
+ * @property {HTMLElement} cursorNote
+ * @property {HTMLElement} programs
+ * @property {HTMLElement} legend
+ * @property {HTMLElement} message
+ */
+
+/**
+ * @param {HeaderDom} dom
+ * @param {(p: number | null, additive: boolean) => void} onPickProgram  from a program chip (null: all)
  */
 export function createHeaderView(dom, onPickProgram) {
+  /** @type {import('./ui.js').ProgramGrid | null} */
   let programGrid = null; // the chips of the loaded launch
 
   return {
+    /**
+     * @param {string} text  '' hides the message line
+     * @param {string} [kind]  info | error
+     */
     message(text, kind = 'info') {
       dom.message.textContent = text || '';
       dom.message.className = `tl-message ${kind}`;
       dom.message.hidden = !text;
     },
+    /**
+     * @param {Kernel[]} kernels
+     * @param {Kernel} k
+     */
     kernels(kernels, k) {
       fillSelect(
         dom.kernel,
@@ -29,11 +53,15 @@ export function createHeaderView(dom, onPickProgram) {
         kernels.indexOf(k),
       );
     },
-    /** Select kernel `k` in the picker without a change event (the cursor or the host chose it). */
+    /**
+     * Select kernel `k` in the picker without a change event (the cursor or the host chose it).
+     * @param {Kernel} k
+     */
     pickKernel(k) {
       const kernels = (state.overview && state.overview.kernels) || [];
       dom.kernel.value = String(kernels.indexOf(k));
     },
+    /** @param {Kernel} k */
     launches(k) {
       const launches = k.launches || [];
       fillSelect(
@@ -43,6 +71,7 @@ export function createHeaderView(dom, onPickProgram) {
       );
       dom.launch.disabled = launches.length < 2;
     },
+    /** @param {Launch} li */
     pickLaunch(li) {
       dom.launch.value = String(li.index);
     },
@@ -57,7 +86,10 @@ export function createHeaderView(dom, onPickProgram) {
       dom.follow.textContent = '';
       dom.cursorNote.textContent = '';
     },
-    /** The line picker and the program chips of a new launch. */
+    /**
+     * The line picker and the program chips of a new launch.
+     * @param {LaunchModel} L
+     */
     build(L) {
       fillSelect(
         dom.line,
@@ -75,7 +107,7 @@ export function createHeaderView(dom, onPickProgram) {
     },
     programs() {
       updateProgramGrid(
-        programGrid,
+        /** @type {import('./ui.js').ProgramGrid} */ (programGrid), // a render follows build()
         state.programs,
         byProgram(state) ? (p) => cssColor(programColor(p, isDark())) : null,
       );

@@ -3,16 +3,23 @@
 // DOM. A click in a panel goes to the controller's callbacks.
 
 import { perfKey, pidFieldsShown, singleProgram } from './derive.js';
-import { programOps, dotsOf } from './model.js';
+import { programOps, dotsOf, isFailed } from './model.js';
 import { updateProgramFields, buildOpsList, buildDotPanel, buildPerformancePanel } from './panels.js';
 import { state, page } from './store.js';
 import { pidLabel } from './ui.js';
 
 /**
- * @param dom    the page's elements (viewer.js)
- * @param tools  the tools row (panels.js buildTools)
- * @param on     op(o): a row of the operations list; operand(a): a tl.dot operand; gpu(key): the
- *               Performance GPU; metric(m): a row of the Performance table
+ * @typedef {object} PanelActions  what a click in a panel asks of the controller
+ * @property {(o: import('./model.js').ProgramOp) => void} op  a row of the operations list
+ * @property {(a: import('./panels.js').LinkedOperand) => void} operand  a tl.dot operand's load
+ * @property {(key: string) => void} gpu  the Performance GPU
+ * @property {(m: import('./panels.js').LineMetrics) => void} metric  a row of the Performance table
+ */
+
+/**
+ * @param {{ops: HTMLElement, dots: HTMLElement, perf: HTMLElement}} dom  the panels of index.html
+ * @param {import('./panels.js').Tools} tools
+ * @param {PanelActions} on
  */
 export function createPanelsView(dom, tools, on) {
   function render() {
@@ -31,7 +38,7 @@ export function createPanelsView(dom, tools, on) {
       on.op,
     );
     const prog = one === null ? 0 : one;
-    const dots = state.dots && !state.dots.error ? dotsOf(state.dots, prog, state.iteration) : [];
+    const dots = state.dots && !isFailed(state.dots) ? dotsOf(state.dots, prog, state.iteration) : [];
     buildDotPanel(
       dom.dots,
       dots,

@@ -16,28 +16,35 @@ import { el, buildTensorCard, numberInput } from './ui.js';
 import { valueColors } from './values.js';
 import { renderValues } from './view-values.js';
 
+/** @typedef {import('./model.js').TensorModel} TensorModel */
+/** @typedef {import('./store.js').SavedView} SavedView */
+
 /**
- * @param maps     the cards' container
- * @param deps     attachPointer(tm): hover and click on a canvas; valueMap(tm, when): the loader's
- *                 value map (undefined while it loads); onWrap(tm, width), onSliceView(tm, patch):
- *                 the user changed a view control
+ * @param {HTMLElement} maps  the cards' container
+ * @param {object} deps
+ * @param {(tm: TensorModel) => void} deps.attachPointer  hover and click on a canvas
+ * @param {import('./loader.js').Loader['valueMap']} deps.valueMap  the loader's (undefined while it loads)
+ * @param {(tm: TensorModel, width: number) => void} deps.onWrap  the user changed a 1-D row width
+ * @param {(tm: TensorModel, patch: SavedView) => void} deps.onSliceView  ... which N-D slices are shown
  */
 export function createTensorsView(maps, { attachPointer, valueMap, onWrap, onSliceView }) {
-  const valuesOf = (tm) => (state.values === 'off' ? null : valueMap(tm, state.values));
+  const valuesOf = (/** @type {TensorModel} */ tm) => (state.values === 'off' ? null : valueMap(tm, state.values));
 
+  /** @param {import('./store.js').LaunchModel} L */
   function build(L) {
     maps.replaceChildren();
     for (const tm of L.tensors) {
-      tm.ui = buildTensorCard({
+      const card = buildTensorCard({
         index: tm.index,
         name: tm.name,
         dtype: tm.meta.dtype,
         shape: tm.meta.shape,
         strides: tm.meta.strides,
       });
-      tm.ui.values = el('div', 'tl-values-box');
-      tm.ui.values.hidden = true;
-      tm.ui.card.append(tm.ui.values);
+      const values = el('div', 'tl-values-box');
+      values.hidden = true;
+      card.card.append(values);
+      tm.ui = { ...card, values };
       maps.append(tm.ui.card);
       if (tm.error) {
         tm.ui.status.textContent = `no access map: ${tm.error}`;
@@ -52,19 +59,23 @@ export function createTensorsView(maps, { attachPointer, valueMap, onWrap, onSli
       maps.append(el('p', 'tl-note', 'This launch has no tensor arguments with recorded accesses.'));
   }
 
+  /** @param {TensorModel} tm */
   function buildViewControls(tm) {
     const shape = tm.meta.shape || [];
-    tm.ui.controls.replaceChildren();
+    const controls = /** @type {HTMLElement} */ (tm.ui.controls); // a tensor card's (a slice has none)
+    controls.replaceChildren();
     if (shape.length === 1) {
-      tm.ui.controls.append(numberInput('row width', tm.view.wrap, 1, Math.max(1, shape[0]), (v) => onWrap(tm, v)));
+      const wrap = /** @type {number} */ (tm.view.wrap); // viewFor gives every 1-D tensor one
+      controls.append(numberInput('row width', wrap, 1, Math.max(1, shape[0]), (v) => onWrap(tm, v)));
     } else if (shape.length > 2) {
       buildSliceControls(tm);
     }
   }
 
+  /** @param {TensorModel} tm */
   function buildSliceControls(tm) {
     const sp = sliceSpec(state, tm);
-    const c = tm.ui.controls;
+    const c = /** @type {HTMLElement} */ (tm.ui.controls);
     c.append(el('span', 'tl-slice-label', 'outer dims'));
     sp.outer.forEach((v, k) => {
       c.append(
@@ -82,7 +93,10 @@ export function createTensorsView(maps, { attachPointer, valueMap, onWrap, onSli
     }
   }
 
-  /** One sub-model per shown slice: same accesses, its own view, canvas and hit-testing. */
+  /**
+   * One sub-model per shown slice: same accesses, its own view, canvas and hit-testing.
+   * @param {TensorModel} tm
+   */
   function buildSlices(tm) {
     const sp = sliceSpec(state, tm);
     tm.ui.wrap.hidden = true;
@@ -125,12 +139,14 @@ export function createTensorsView(maps, { attachPointer, valueMap, onWrap, onSli
     tm.ui.sliceNote.textContent = sliceNote(tm, sp, MAX_SLICES);
   }
 
+  /** @param {TensorModel} tm */
   function rebuildSlices(tm) {
     buildSlices(tm);
     render(tm);
     countRender();
   }
 
+  /** @param {TensorModel} tm */
   function render(tm) {
     if (tm.error) return;
     if (tm.slices) {
@@ -167,7 +183,7 @@ export function createTensorsView(maps, { attachPointer, valueMap, onWrap, onSli
     const vcol = vm ? valueColors(tm.layout, vm, tm.raster.flags, pal.css.elem) : null;
     tm.geom = drawView(tm.ui.canvas, tm.layout, tm.raster, pal, byProgram(state) && !vcol, wrapW, maxH, vcol);
     tm.renderMs = performance.now() - t0;
-    const text = cardText(state, tm);
+    const text = cardText(state, tm.raster.counts, tm.layout, tm.geom);
     tm.ui.status.textContent = text.status;
     tm.ui.oob.textContent = text.oob || '';
     tm.ui.oob.hidden = !text.oob;

@@ -3,15 +3,22 @@
 
 import { fmtNum } from './describe.js';
 import { el } from './ui.js';
-import { histogramFor, drawHistogram } from './values.js';
+import { histogramFor, drawHistogram, isValueMap } from './values.js';
+
+/** @typedef {import('./values.js').ValueMap} ValueMap */
+/** @typedef {import('./values.js').NoValueMap} NoValueMap */
 
 /**
  * Fill the card's values box for value map `vm` (null: Values off; undefined: still loading).
  * Returns the map the canvas is coloured with, or null when it is drawn as accesses.
+ * @param {import('./store.js').State} state
+ * @param {import('./model.js').TensorModel} tm
+ * @param {ValueMap | NoValueMap | null | undefined} vm
+ * @returns {ValueMap | null}
  */
 export function renderValues(state, tm, vm) {
   const box = tm.ui.values;
-  if (!box) return vm && !vm.none ? vm : null; // a slice of an N-D tensor: its card shows the values line
+  if (!box) return isValueMap(vm) ? vm : null; // a slice of an N-D tensor: its card shows the values line
   if (state.values === 'off') {
     box.hidden = true;
     return null;
@@ -22,29 +29,32 @@ export function renderValues(state, tm, vm) {
     box.replaceChildren(el('div', 'tl-note', `values ${when}: loading…`));
     return null;
   }
-  if (vm.none) {
-    box.replaceChildren(el('div', 'tl-note', `values ${when}: not available (${vm.none})`));
+  // Values are on (state.values is not 'off'): the loader answered a map or why there is none.
+  const got = /** @type {ValueMap | NoValueMap} */ (vm);
+  if (!isValueMap(got)) {
+    box.replaceChildren(el('div', 'tl-note', `values ${when}: not available (${got.none})`));
     return null;
   }
+  /** @type {HTMLElement[]} */
   const parts = [
     el(
       'div',
       'tl-values-scale',
-      `values ${when}: colour from ${fmtNum(vm.lo)} (dark) to ${fmtNum(vm.hi)} (bright); ` +
+      `values ${when}: colour from ${fmtNum(got.lo)} (dark) to ${fmtNum(got.hi)} (bright); ` +
         'cells the followed line did not touch are dimmed',
     ),
   ];
-  if (vm.block > 1) {
+  if (got.block > 1) {
     parts.push(
       el(
         'div',
         'tl-note tl-downsampled',
-        `downsampled: each colour is the mean of ${vm.block} neighbouring elements ` +
-          `(${vm.numel.toLocaleString()} elements, ${vm.q.length.toLocaleString()} colours sent); the tooltip shows exact values`,
+        `downsampled: each colour is the mean of ${got.block} neighbouring elements ` +
+          `(${got.numel.toLocaleString()} elements, ${got.q.length.toLocaleString()} colours sent); the tooltip shows exact values`,
       ),
     );
   }
-  const h = histogramFor(vm, state.follow);
+  const h = histogramFor(got, state.follow);
   if (h) {
     const cv = el('canvas', 'tl-histogram');
     parts.push(
@@ -64,5 +74,5 @@ export function renderValues(state, tm, vm) {
     box.replaceChildren(...parts);
     tm.ui.histogram = null;
   }
-  return vm;
+  return got;
 }

@@ -47,11 +47,13 @@ const { state } = store;
 
 const host = createHost(window);
 store.connectStorage(host);
-const $ = (id) => document.getElementById(id);
+// index.html has every one of them: the page is never run without it.
+const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
+const select = (/** @type {string} */ id) => /** @type {HTMLSelectElement} */ ($(id));
 const dom = {
-  kernel: $('tl-kernel'),
-  launch: $('tl-launch'),
-  line: $('tl-line'),
+  kernel: select('tl-kernel'),
+  launch: select('tl-launch'),
+  line: select('tl-line'),
   follow: $('tl-follow'),
   cursorNote: $('tl-cursor-note'),
   programs: $('tl-programs'),
@@ -95,10 +97,10 @@ const loader = createLoader(host, {
     header.message(`${k.name} was defined but never launched.`, 'info');
   },
   launchPicked: header.pickLaunch,
-  launch() {
+  launch(L) {
     pointer.reset();
-    header.build(state.launch);
-    tensors.build(state.launch);
+    header.build(L);
+    tensors.build(L);
     render();
     store.save();
   },
@@ -152,12 +154,14 @@ function clearLaunchViews() {
   header.clear();
 }
 
+/** Every view, from the store. Only while a launch is loaded (a load without one clears the views). */
 function render() {
+  const L = /** @type {import('./store.js').LaunchModel} */ (state.launch);
   const t0 = performance.now();
   header.follow();
   header.programs();
   player.clamp();
-  for (const tm of state.launch.tensors) tensors.render(tm);
+  for (const tm of L.tensors) tensors.render(tm);
   header.legend();
   panels.render();
   store.rendered(performance.now() - t0);
@@ -165,7 +169,11 @@ function render() {
 
 // ---------------------------------------------------------------- selection
 
-/** Follow the access line at (file, line); false when the launch has none there. */
+/**
+ * Follow the access line at (file, line); false when the launch has none there.
+ * @param {string} file
+ * @param {number} line
+ */
 function setFollow(file, line) {
   const L = lineAt(state, file, line);
   if (!L) return false;
@@ -175,6 +183,7 @@ function setFollow(file, line) {
   return true;
 }
 
+/** @param {(number | null)[]} vals  the program id fields: per axis the id, or null for any */
 function pickProgramAxes(vals) {
   const L = state.launch;
   if (!L) return;
@@ -185,6 +194,10 @@ function pickProgramAxes(vals) {
   store.save();
 }
 
+/**
+ * @param {number | null} p  a program chip (null: all)
+ * @param {boolean} additive  shift/ctrl-click
+ */
 function pickProgram(p, additive) {
   store.setPidFields(null);
   store.selectPrograms(toggledPrograms(state.programs, p, additive));
