@@ -60,7 +60,8 @@ test: lint test-python test-engine32 test-releases test-package test-webview tes
 
 # The quality gate, first: lint and format of the Python (ruff), its types (mypy, configured in
 # pyproject.toml: strict on model/ and analysis/), lint and format of the extension, the page and the
-# test scripts (eslint, prettier), and the extension's types (tsc).
+# test scripts (eslint, prettier), and the types (tsc, strict) of the extension and of the page
+# (tsconfig.webview.json: its JSDoc-typed modules, checked, never compiled).
 lint: setup $(NODE_STAMP)
 	$(VENV)/bin/ruff check server tests bench
 	$(VENV)/bin/ruff format --check server tests bench
@@ -68,6 +69,7 @@ lint: setup $(NODE_STAMP)
 	npx eslint .
 	npx prettier --check extension tests/webview tests/e2e "tests/viz/*.mjs"
 	npx tsc -p . --noEmit
+	npx tsc -p tsconfig.webview.json
 
 # pytest: tests/engine, tests/lsp, tests/viz (the viz tests drive Chromium through tests/viz's playwright-core).
 test-python: setup viz-deps

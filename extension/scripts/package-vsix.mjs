@@ -14,6 +14,7 @@ const stage = path.join(repo, 'build', 'vsix');
 const required = [
   'dist/extension.js',
   'extension/webview/index.html',
+  'extension/webview/viewer.js',
   'bundled/libs/pygls',
   'server/triton_lens/__main__.py',
 ];
@@ -40,6 +41,22 @@ copy('server/triton_lens');
 for (const f of ['LICENSE', 'LICENSE.md', 'CHANGELOG.md']) copy(f);
 // the extension's own README (the project README links into the repository, which a .vsix cannot)
 fs.copyFileSync(path.join(repo, 'extension', 'README.md'), path.join(stage, 'README.md'));
+
+// The page is ES modules that import each other: one left out of the package leaves the installed
+// view blank, with nothing but a console error. Follow the imports from the entry in the staged copy.
+const page = path.join(stage, 'extension', 'webview');
+const seen = new Set();
+for (const todo = ['viewer.js']; todo.length;) {
+  const f = todo.pop();
+  if (seen.has(f)) continue;
+  seen.add(f);
+  if (!fs.existsSync(path.join(page, f))) {
+    console.error(`package-vsix: the page imports extension/webview/${f}, which the package would not hold`);
+    process.exit(1);
+  }
+  const text = fs.readFileSync(path.join(page, f), 'utf8');
+  for (const m of text.matchAll(/^import [^;]*? from '\.\/([\w.-]+)';/gms)) todo.push(m[1]);
+}
 
 const pkg = JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8'));
 delete pkg.scripts;

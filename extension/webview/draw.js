@@ -4,15 +4,33 @@
 
 import { F_MASK_F, RANK, R_NONE, R_MASK_O, R_OTHER, R_OOB_O, R_MASK_F, R_FOLLOW, R_MULTI, R_OOB_F } from './raster.js';
 
+/** @typedef {import('./raster.js').Raster} Raster */
+/** @typedef {import('./layout.js').Layout} Layout */
+/** @typedef {number[]} RGBA  [r, g, b, a], each 0..255 */
+/** @typedef {ReturnType<typeof axis>} Axis */
+/** @typedef {ReturnType<typeof fitGeometry>} Geometry */
+/** @typedef {Geometry & {dpr: number}} ViewGeometry  what drawView drew, for hit-testing */
+/** @typedef {ReturnType<typeof makePalette>} Palette */
+
 const MAX_CELL_PX = 18; // biggest cell, in CSS pixels
 const GAP_MIN_PX = 5; //   cells at least this big get a 1-pixel gap between them
 
-/** Pack an [r, g, b, a] colour into the Uint32 layout of ImageData (little-endian RGBA bytes). */
+/**
+ * Pack an [r, g, b, a] colour into the Uint32 layout of ImageData (little-endian RGBA bytes).
+ * @param {number} r
+ * @param {number} g
+ * @param {number} b
+ * @param {number} [a]
+ */
 export function packRGBA(r, g, b, a = 255) {
   return (((a & 255) << 24) | ((b & 255) << 16) | ((g & 255) << 8) | (r & 255)) >>> 0;
 }
 
-/** Parse a CSS colour string (#rgb, #rrggbb, rgb(), rgba()) to [r,g,b,a]; null if unknown. */
+/**
+ * Parse a CSS colour string (#rgb, #rrggbb, rgb(), rgba()) to [r,g,b,a]; null if unknown.
+ * @param {string | null | undefined} s
+ * @returns {RGBA | null}
+ */
 export function parseColor(s) {
   s = String(s || '').trim();
   let m = /^#([0-9a-f]{3,8})$/i.exec(s);
@@ -36,19 +54,35 @@ export function parseColor(s) {
   return null;
 }
 
+/**
+ * @param {RGBA} c1
+ * @param {RGBA} c2
+ * @param {number} t  0: c1 .. 1: c2
+ * @returns {RGBA}
+ */
 export function mix(c1, c2, t) {
   return [0, 1, 2, 3].map((i) => Math.round(c1[i] * (1 - t) + c2[i] * t));
 }
 
-/** HSL (h in degrees, s/l in 0..1) to [r,g,b,255]. */
+/**
+ * HSL (h in degrees, s/l in 0..1) to [r,g,b,255].
+ * @param {number} h
+ * @param {number} s
+ * @param {number} l
+ * @returns {RGBA}
+ */
 export function hsl(h, s, l) {
-  const k = (n) => (n + h / 30) % 12;
+  const k = (/** @type {number} */ n) => (n + h / 30) % 12;
   const a = s * Math.min(l, 1 - l);
-  const f = (n) => l - a * Math.max(-1, Math.min(k(n) - 3, Math.min(9 - k(n), 1)));
+  const f = (/** @type {number} */ n) => l - a * Math.max(-1, Math.min(k(n) - 3, Math.min(9 - k(n), 1)));
   return [Math.round(f(0) * 255), Math.round(f(8) * 255), Math.round(f(4) * 255), 255];
 }
 
-/** Colour of program p (linear id) when several programs are shown: golden-angle hues. */
+/**
+ * Colour of program p (linear id) when several programs are shown: golden-angle hues.
+ * @param {number} p
+ * @param {boolean} dark
+ */
 export function programColor(p, dark) {
   // hues 70..330 only: red stays for out-of-bounds lanes, yellow for masked-off ones
   // golden-ratio steps over that range, lightness varied too so neighbours differ
@@ -59,6 +93,13 @@ export function programColor(p, dark) {
 /**
  * Choose the pixel size of a view of `cols` x `rows` cells that fits `availW` x `maxH` pixels.
  * Per axis either `up` pixels per cell (>= 1) or `down` cells per pixel (>= 1).
+ */
+/**
+ * @param {number} cols
+ * @param {number} rows
+ * @param {number} availW
+ * @param {number} maxH
+ * @param {number} [dpr]
  */
 export function fitGeometry(cols, rows, availW, maxH, dpr = 1) {
   const maxCell = MAX_CELL_PX * dpr;
@@ -73,6 +114,10 @@ export function fitGeometry(cols, rows, availW, maxH, dpr = 1) {
   return { cols, rows, x: ax, y: ay, width: ax.px, height: ay.px };
 }
 
+/**
+ * @param {number} n  cells
+ * @param {number} s  pixels per cell
+ */
 function axis(n, s) {
   if (s >= 1) {
     const up = Math.max(1, Math.floor(s));
@@ -82,7 +127,11 @@ function axis(n, s) {
   return { up: 1, down, px: Math.ceil(n / down), n };
 }
 
-/** Cell range [start[p], end[p]) covered by each pixel p of an axis; gap[p] = 1 on cell borders. */
+/**
+ * Cell range [start[p], end[p]) covered by each pixel p of an axis; gap[p] = 1 on cell borders.
+ * @param {Axis} a
+ * @param {boolean} gaps
+ */
 function axisMap(a, gaps) {
   const start = new Int32Array(a.px);
   const end = new Int32Array(a.px);
@@ -103,16 +152,16 @@ function axisMap(a, gaps) {
 
 /**
  * Compose the view's pixels.
- * @param dst      Uint32Array(width * height) (ImageData buffer)
- * @param geom     fitGeometry result
- * @param raster   {flags, prog}
- * @param cellKind (row, col) -> 0 element, 1 non-element (band / tail): passed as per-row and
- *                 per-col classification: rowKind Uint8Array(rows) (0 grid, 1 band),
- *                 gridCols, tailFrom (first non-element cell index of the last grid row, 1-D)
- * @param pal      palette of packed colours (see makePalette)
- * @param byProgram colour followed cells by program
- * @param vcol     optional per-cell packed colours (values view, 0 = none): element cells that are
- *                 untouched or touched (not masked / out of bounds) take them
+ * @param {Uint32Array} dst  width * height (ImageData buffer)
+ * @param {Geometry} geom
+ * @param {Pick<Raster, 'flags' | 'prog'>} raster
+ * @param {{Bt: number, R: number, C: number, tailCell: number}} shape  where the element grid is:
+ *                 rows [Bt, Bt + R), columns [0, C), cells before tailCell (a wrapped 1-D
+ *                 tensor's last row ends early)
+ * @param {Palette} pal  packed colours (see makePalette)
+ * @param {boolean} byProgram  colour followed cells by program
+ * @param {Uint32Array | null} [vcol]  optional per-cell packed colours (values view, 0 = none):
+ *                 element cells that are untouched or touched (not masked / out of bounds) take them
  */
 export function composePixels(dst, geom, raster, shape, pal, byProgram, vcol = null) {
   const { flags, prog } = raster;
@@ -205,9 +254,17 @@ export function composePixels(dst, geom, raster, shape, pal, byProgram, vcol = n
   }
 }
 
-/** Read the theme's colours (CSS custom properties on body) into packed colours. */
+/**
+ * Read the theme's colours (CSS custom properties on body) into packed colours.
+ * @param {{getPropertyValue(name: string): string}} style
+ * @param {string} followKind
+ * @param {number} nPrograms
+ * @param {boolean} dark
+ */
 export function makePalette(style, followKind, nPrograms, dark) {
-  const get = (name, fallback) => parseColor(style.getPropertyValue(name)) || parseColor(fallback);
+  // the fallbacks are valid colours: get() never answers null
+  const get = (/** @type {string} */ name, /** @type {string} */ fallback) =>
+    /** @type {RGBA} */ (parseColor(style.getPropertyValue(name)) || parseColor(fallback));
   const bg = get('--tl-map-bg', '#1e1e1e');
   const follow = get(`--tl-follow-${followKind}`, followKind === 'store' ? '#e8912d' : '#3794ff');
   const other = get('--tl-other', '#6b7280');
@@ -216,7 +273,7 @@ export function makePalette(style, followKind, nPrograms, dark) {
   const elem = get('--tl-elem', '#2d2d30');
   const band = get('--tl-band', '#3a2326');
   const multi = get('--tl-multi', '#ffffff');
-  const pk = (c) => packRGBA(c[0], c[1], c[2], c[3]);
+  const pk = (/** @type {RGBA} */ c) => packRGBA(c[0], c[1], c[2], c[3]);
   const progCols = new Uint32Array(Math.max(1, Math.min(nPrograms, 4096)));
   for (let p = 0; p < progCols.length; p++) progCols[p] = pk(programColor(p, dark));
   return {
@@ -238,7 +295,18 @@ export function makePalette(style, followKind, nPrograms, dark) {
   };
 }
 
-/** Draw a rasterised view onto a canvas. Returns the geometry used (for hit-testing). */
+/**
+ * Draw a rasterised view onto a canvas. Returns the geometry used (for hit-testing).
+ * @param {HTMLCanvasElement} canvas
+ * @param {Layout} layout
+ * @param {Raster} raster
+ * @param {Palette} pal
+ * @param {boolean} byProgram
+ * @param {number} availCssW
+ * @param {number} maxCssH
+ * @param {Uint32Array | null} [vcol]
+ * @returns {ViewGeometry}
+ */
 export function drawView(canvas, layout, raster, pal, byProgram, availCssW, maxCssH, vcol = null) {
   const dpr = Math.max(1, Math.min(3, globalThis.devicePixelRatio || 1));
   const geom = fitGeometry(layout.P, layout.Rt, Math.max(40, availCssW) * dpr, Math.max(40, maxCssH) * dpr, dpr);
@@ -246,7 +314,7 @@ export function drawView(canvas, layout, raster, pal, byProgram, availCssW, maxC
   if (canvas.height !== geom.height) canvas.height = geom.height;
   canvas.style.width = `${geom.width / dpr}px`;
   canvas.style.height = `${geom.height / dpr}px`;
-  const ctx = canvas.getContext('2d');
+  const ctx = context2d(canvas);
   const img = ctx.createImageData(geom.width, geom.height);
   const dst = new Uint32Array(img.data.buffer);
   const tailCell = layout.is1D
@@ -295,11 +363,30 @@ export function drawView(canvas, layout, raster, pal, byProgram, availCssW, maxC
   return { ...geom, dpr };
 }
 
+/**
+ * A canvas's 2-D context. Only a canvas already given another kind of context has none.
+ * @param {HTMLCanvasElement} canvas
+ */
+export function context2d(canvas) {
+  const ctx = canvas.getContext('2d');
+  if (!ctx) throw new Error('canvas: no 2-D context');
+  return ctx;
+}
+
+/**
+ * @param {Axis} a
+ * @param {number} c
+ */
 export function cellToPx(a, c) {
   return a.up > 1 ? c * a.up : Math.round(c / a.down);
 }
 
-/** Cell (row, col) under a canvas pixel, or null. */
+/**
+ * Cell (row, col) under a canvas pixel, or null.
+ * @param {Geometry} geom
+ * @param {number} px
+ * @param {number} py
+ */
 export function pxToCell(geom, px, py) {
   const col = geom.x.up > 1 ? Math.floor(px / geom.x.up) : Math.floor(px) * geom.x.down;
   const row = geom.y.up > 1 ? Math.floor(py / geom.y.up) : Math.floor(py) * geom.y.down;

@@ -6,12 +6,23 @@
 //
 // A decoded set is {kind: 0|1|2, ...}; nothing here ever makes one JS value per element.
 
-export const EMPTY = 0;
-export const RUNS = 1;
-export const BITS = 2;
+/** @typedef {import('../src/viewerProtocol').Enc} Enc */
+/**
+ * A decoded element set. min/max: its smallest and largest member (max < min when empty).
+ * @typedef {{kind: 0, count: number, min: number, max: number}} EmptySet
+ * @typedef {{kind: 1, starts: Float64Array, lens: Float64Array, count: number, min: number, max: number}} RunsSet
+ * @typedef {{kind: 2, lo: number, n: number, bytes: Uint8Array, count: number, min: number, max: number}} BitsSet
+ * @typedef {EmptySet | RunsSet | BitsSet} EncSet
+ */
 
+export const EMPTY = /** @type {const} */ (0);
+export const RUNS = /** @type {const} */ (1);
+export const BITS = /** @type {const} */ (2);
+
+/** @type {EmptySet} */
 const EMPTY_SET = Object.freeze({ kind: EMPTY, count: 0, min: 0, max: -1 });
 
+/** @param {string} s */
 function b64ToBytes(s) {
   const bin = atob(s);
   const out = new Uint8Array(bin.length);
@@ -22,11 +33,17 @@ function b64ToBytes(s) {
 const POPCOUNT = new Uint8Array(256);
 for (let i = 1; i < 256; i++) POPCOUNT[i] = (i & 1) + POPCOUNT[i >> 1];
 
-/** Decode one ENC value. Throws on a malformed value. */
+/**
+ * Decode one ENC value. Throws on a malformed value.
+ * @param {Enc | undefined} enc
+ * @returns {EncSet}
+ */
 export function decodeEnc(enc) {
   if (enc === null || enc === undefined) return EMPTY_SET;
-  if (Array.isArray(enc.runs)) {
-    const r = enc.runs;
+  // The host's JSON, checked here rather than trusted to be one of the two forms.
+  const e = /** @type {{runs?: unknown, lo?: unknown, n?: unknown, bits?: unknown}} */ (enc);
+  if (Array.isArray(e.runs)) {
+    const r = e.runs;
     if (r.length % 2) throw new Error('ENC runs: odd length');
     const n = r.length / 2;
     if (n === 0) return EMPTY_SET;
@@ -41,10 +58,10 @@ export function decodeEnc(enc) {
     }
     return { kind: RUNS, starts, lens, count, min: starts[0], max: starts[n - 1] + lens[n - 1] - 1 };
   }
-  if (typeof enc.bits === 'string') {
-    const bytes = b64ToBytes(enc.bits);
-    const lo = Number(enc.lo);
-    const n = Number(enc.n);
+  if (typeof e.bits === 'string') {
+    const bytes = b64ToBytes(e.bits);
+    const lo = Number(e.lo);
+    const n = Number(e.n);
     let count = 0;
     for (let i = 0; i < bytes.length; i++) count += POPCOUNT[bytes[i]];
     if (count === 0) return EMPTY_SET;
@@ -58,7 +75,11 @@ export function decodeEnc(enc) {
   throw new Error('ENC: unknown element-set form');
 }
 
-/** Is element index / offset x in the set? O(log runs) or O(1). */
+/**
+ * Is element index / offset x in the set? O(log runs) or O(1).
+ * @param {EncSet} set
+ * @param {number} x
+ */
 export function setHas(set, x) {
   if (set.kind === EMPTY || x < set.min || x > set.max) return false;
   if (set.kind === BITS) {
@@ -76,7 +97,11 @@ export function setHas(set, x) {
   return x >= s[lo] && x < s[lo] + set.lens[lo];
 }
 
-/** Call fn(start, length) for each maximal run of the set, in increasing order. */
+/**
+ * Call fn(start, length) for each maximal run of the set, in increasing order.
+ * @param {EncSet} set
+ * @param {(start: number, length: number) => void} fn
+ */
 export function forEachRun(set, fn) {
   if (set.kind === RUNS) {
     const { starts, lens } = set;
@@ -101,7 +126,12 @@ export function forEachRun(set, fn) {
   }
 }
 
-/** Number of set members inside [lo, hi). */
+/**
+ * Number of set members inside [lo, hi).
+ * @param {EncSet} set
+ * @param {number} lo
+ * @param {number} hi
+ */
 export function countIn(set, lo, hi) {
   let c = 0;
   forEachRun(set, (s, n) => {
@@ -112,8 +142,13 @@ export function countIn(set, lo, hi) {
   return c;
 }
 
-/** Encode sorted distinct integers as an ENC runs object (used by tests and the benchmark). */
+/**
+ * Encode sorted distinct integers as an ENC runs object (used by tests and the benchmark).
+ * @param {number[]} sortedValues
+ * @returns {Enc}
+ */
 export function encodeRuns(sortedValues) {
+  /** @type {number[]} */
   const runs = [];
   for (let i = 0; i < sortedValues.length;) {
     let j = i + 1;

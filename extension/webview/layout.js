@@ -15,20 +15,40 @@
 
 export const PLACE_NONE = -1; // cannot be shown in this view (other slice, beyond the band caps)
 
+/**
+ * Offsets reached by a tensor's masked/oob sets: the bands are sized from it.
+ * @typedef {{minOffset: number, maxOffset: number, hasNonElement: boolean}} Extent
+ */
+/**
+ * What a cell shows: an element, an address outside the tensor (a band, or the tail of a wrapped
+ * 1-D tensor's last row), or nothing the placement can reach.
+ * @typedef {{kind: 'element', index: number, offset: number, row: number, col: number}} ElementCell
+ * @typedef {{kind: 'band' | 'tail', row: number, col: number, offset: number, where: 'before' | 'past' | 'padding'}} OutsideCell
+ * @typedef {{kind: 'none'}} NoCell
+ * @typedef {ElementCell | OutsideCell | NoCell} CellInfo
+ */
+/** @typedef {ReturnType<typeof makeLayout>} Layout */
+
+/** @param {number[]} shape */
 export function numelOf(shape) {
   let n = 1;
   for (const d of shape) n *= d;
   return n;
 }
 
-/** Row width used for a 1-D tensor: one row up to 128 elements, else about 4:1 wide, a power of two. */
+/**
+ * Row width used for a 1-D tensor: one row up to 128 elements, else about 4:1 wide, a power of two.
+ * @param {number} numel
+ */
 export function defaultWrap(numel) {
   if (numel <= 128) return Math.max(1, numel);
   const w = 2 ** Math.round(Math.log2(Math.sqrt(numel * 4)));
   return Math.max(16, Math.min(1024, w));
 }
 
+/** @param {number[]} shape */
 function contiguousStrides(shape) {
+  /** @type {number[]} */
   const st = new Array(shape.length);
   let acc = 1;
   for (let k = shape.length - 1; k >= 0; k--) {
@@ -39,9 +59,9 @@ function contiguousStrides(shape) {
 }
 
 /**
- * @param tensor  {shape, strides, numel}
- * @param view    {wrap?: number, slice?: number} slice = linear index over the leading dims (N-D)
- * @param extent  {minOffset, maxOffset, hasNonElement} over every masked/oob set of the tensor
+ * @param {{shape?: number[], strides?: number[]}} tensor
+ * @param {{wrap?: number, slice?: number}} [view]  slice = linear index over the leading dims (N-D)
+ * @param {Extent | null} [extent]  over every masked/oob set of the tensor
  */
 export function makeLayout(tensor, view = {}, extent = null) {
   let shape = (tensor.shape || []).map(Number);
@@ -74,7 +94,9 @@ export function makeLayout(tensor, view = {}, extent = null) {
   if (numel === 0) maxElemOffset = -1;
 
   // Grid.
-  let C, R, nSlices;
+  /** @type {number} */ let C;
+  /** @type {number} */ let R;
+  /** @type {number} */ let nSlices;
   if (is1D) {
     C = Math.max(1, Math.floor(view.wrap || defaultWrap(numel)));
     R = Math.max(1, Math.ceil(numel / C));
@@ -91,6 +113,7 @@ export function makeLayout(tensor, view = {}, extent = null) {
 
   // ---- placement of offsets into virtual (row, col); row relative to the view's first grid row.
   // Returns row = NaN when it cannot be placed at all (padding of a leading dim, between elements).
+  /** @type {Int32Array | null} */
   let lookup = null; // non-nested: offset - minElemOffset -> flat index, or -1
   function buildLookup() {
     const span = maxElemOffset - minElemOffset + 1;
@@ -113,6 +136,7 @@ export function makeLayout(tensor, view = {}, extent = null) {
 
   const out = { row: 0, col: 0, index: -1, where: '' };
   // where: 'element' (index set), 'before', 'past', 'padding', 'other-slice'
+  /** @param {number} o */
   function placeVirtual(o) {
     out.index = -1;
     if (contiguous) {
@@ -197,6 +221,7 @@ export function makeLayout(tensor, view = {}, extent = null) {
     else out.row = g; // negative: rows above
     return out;
   }
+  /** @param {number} v */
   function flatToRC(v) {
     // v: flat position in row-major order (may be < 0 or >= numel)
     const gr = Math.floor(v / C);
@@ -232,7 +257,10 @@ export function makeLayout(tensor, view = {}, extent = null) {
   const P = C + Br;
   const Rt = Bt + R + Bb;
 
-  /** Cell of flat element index i in this view, or -1. */
+  /**
+   * Cell of flat element index i in this view, or -1.
+   * @param {number} i
+   */
   function indexToCell(i) {
     if (i < viewLo || i >= viewHi) return -1;
     const v = i - viewLo;
@@ -240,7 +268,10 @@ export function makeLayout(tensor, view = {}, extent = null) {
     return (r + Bt) * P + (v - r * C);
   }
 
-  /** Place an offset: returns {cell, index, where}; cell = -1 when not drawable here. */
+  /**
+   * Place an offset: returns {cell, index, where}; cell = -1 when not drawable here.
+   * @param {number} o
+   */
   function placeOffset(o) {
     const p = placeVirtual(o);
     if (p.index >= 0) return { cell: indexToCell(p.index), index: p.index, where: 'element' };
@@ -251,7 +282,10 @@ export function makeLayout(tensor, view = {}, extent = null) {
     return { cell: (r + Bt) * P + p.col, index: -1, where: p.where };
   }
 
-  /** Fast path for rasterising: cell of offset o, or -1. (no allocation) */
+  /**
+   * Fast path for rasterising: cell of offset o, or -1. (no allocation)
+   * @param {number} o
+   */
   function offsetCell(o) {
     const p = placeVirtual(o);
     if (p.index >= 0) return indexToCell(p.index);
@@ -260,8 +294,12 @@ export function makeLayout(tensor, view = {}, extent = null) {
     return (r + Bt) * P + p.col;
   }
 
-  /** Unravel a flat index into per-dim indices. */
+  /**
+   * Unravel a flat index into per-dim indices.
+   * @param {number} i
+   */
   function unravel(i) {
+    /** @type {number[]} */
     const idx = new Array(nd);
     for (let k = nd - 1; k >= 0; k--) {
       idx[k] = i % shape[k];
@@ -269,6 +307,7 @@ export function makeLayout(tensor, view = {}, extent = null) {
     }
     return idx;
   }
+  /** @param {number} i */
   function offsetOfIndex(i) {
     const idx = unravel(i);
     let o = 0;
@@ -279,6 +318,8 @@ export function makeLayout(tensor, view = {}, extent = null) {
   /**
    * What a cell shows: {kind: 'element', index, offset} | {kind: 'band'|'tail', offset, where}
    * | {kind: 'none'} (an empty cell the placement can never reach).
+   * @param {number} cell
+   * @returns {CellInfo}
    */
   function cellInfo(cell) {
     const r = Math.floor(cell / P) - Bt;
@@ -291,7 +332,15 @@ export function makeLayout(tensor, view = {}, extent = null) {
     }
     return withOffset({ kind: 'band', row: r, col: c }, r, c);
   }
-  function withOffset(info, r, c) {
+  /**
+   * @param {{kind: 'band' | 'tail', row: number, col: number}} cell
+   * @param {number} r
+   * @param {number} c
+   * @returns {OutsideCell | NoCell}
+   */
+  function withOffset(cell, r, c) {
+    const info = /** @type {OutsideCell} */ (cell);
+    /** @type {number} */
     let o;
     if (is1D) {
       const v = r * C + c;

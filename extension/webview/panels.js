@@ -1,12 +1,31 @@
 // Views of the new panels: Values / Iteration / program id tools, the program's memory
-// operations, tl.dot tiles, and Performance. DOM only: the controller (viewer.js) passes data and
-// callbacks in. Text from user code goes through textContent (el()).
+// operations, tl.dot tiles, and Performance. DOM only: view-panels.js and the controller (viewer.js)
+// pass data and callbacks in. Text from user code goes through textContent (el()).
 
+import { isFailed } from './model.js';
 import { el, basename, fillSelect } from './ui.js';
+
+/** @typedef {import('../src/viewerProtocol').PerformanceResult} PerformanceResult */
+/** @typedef {import('../src/viewerProtocol').LineMetrics} LineMetrics */
+/** @typedef {import('../src/viewerProtocol').Operand} Operand */
+/** @typedef {Extract<Operand, {linked: true}>} LinkedOperand */
+/** @typedef {import('./model.js').ProgramOp} ProgramOp */
+/** @typedef {import('./model.js').DotItem} DotItem */
+/** @typedef {ReturnType<typeof buildTools>} Tools */
+/** @typedef {import('./store.js').ValuesMode} ValuesMode */
+/** @typedef {import('./model.js').Failed} Failed */
 
 // ---------------------------------------------------------------- tools row
 
-/** The Values select, the Iteration slider with play/pause, the per-axis program id fields. */
+/**
+ * The Values select, the Iteration slider with play/pause, the per-axis program id fields.
+ * @param {HTMLElement} container
+ * @param {object} on
+ * @param {(mode: ValuesMode) => void} on.onValues
+ * @param {(iteration: number | null) => void} on.onIteration
+ * @param {() => void} on.onPlay
+ * @param {(vals: (number | null)[]) => void} on.onProgramId  per axis: the id, or null for any
+ */
 export function buildTools(container, { onValues, onIteration, onPlay, onProgramId }) {
   container.replaceChildren();
   const values = el('label', 'tl-field tl-values');
@@ -23,7 +42,7 @@ export function buildTools(container, { onValues, onIteration, onPlay, onProgram
     ],
     'off',
   );
-  vsel.addEventListener('change', () => onValues(vsel.value));
+  vsel.addEventListener('change', () => onValues(/** @type {ValuesMode} */ (vsel.value)));
   values.append(vsel);
 
   const iter = el('label', 'tl-field tl-iteration');
@@ -50,7 +69,13 @@ export function buildTools(container, { onValues, onIteration, onPlay, onProgram
   return { vsel, slider, ilabel, play, pid, iter, onProgramId };
 }
 
-/** Iteration slider state: n iterations (0 hides it), current (null = all), playing. */
+/**
+ * Iteration slider state: n iterations (0 hides it), current (null = all), playing.
+ * @param {Tools} tools
+ * @param {number} n
+ * @param {number | null} current
+ * @param {boolean} playing
+ */
 export function updateIteration(tools, n, current, playing) {
   tools.iter.hidden = n <= 1;
   tools.slider.max = String(Math.max(-1, n - 1));
@@ -60,7 +85,12 @@ export function updateIteration(tools, n, current, playing) {
   tools.play.setAttribute('aria-pressed', String(playing));
 }
 
-/** Program id fields, one per grid axis (shown for 2-D and 3-D grids, next to the chips). */
+/**
+ * Program id fields, one per grid axis (shown for 2-D and 3-D grids, next to the chips).
+ * @param {Tools} tools
+ * @param {number[]} grid
+ * @param {(number | null)[] | null} pid  per axis: the id shown, or null (empty: any)
+ */
 export function updateProgramFields(tools, grid, pid) {
   const axes = (grid[2] || 1) > 1 ? 3 : (grid[1] || 1) > 1 ? 2 : 1;
   tools.pid.replaceChildren();
@@ -89,7 +119,14 @@ export function updateProgramFields(tools, grid, pid) {
 
 // ---------------------------------------------------------------- program's memory operations
 
-/** The ordered memory operations of one program; click a row to follow its line at its iteration. */
+/**
+ * The ordered memory operations of one program; click a row to follow its line at its iteration.
+ * @param {HTMLElement} container
+ * @param {string} title
+ * @param {ProgramOp[] | null} ops  null: no single program is selected
+ * @param {string | null} kernelFile
+ * @param {(o: ProgramOp) => void} onPick
+ */
 export function buildOpsList(container, title, ops, kernelFile, onPick) {
   container.replaceChildren();
   container.append(el('h2', 'tl-panel-title', title));
@@ -131,6 +168,13 @@ export function buildOpsList(container, title, ops, kernelFile, onPick) {
 
 // ---------------------------------------------------------------- tl.dot
 
+/**
+ * @param {string} label
+ * @param {number[]} shape
+ * @param {Operand | null} operand  null: the result tile
+ * @param {string} cls
+ * @param {(operand: LinkedOperand) => void} onPick
+ */
 function tileBox(label, shape, operand, cls, onPick) {
   const box = el('div', `tl-tile ${cls}`);
   const [r, c] = shape;
@@ -152,7 +196,14 @@ function tileBox(label, shape, operand, cls, onPick) {
   return box;
 }
 
-/** tl.dot panel: for each dot line, the A, B and C/acc tiles of the selected program at the iteration. */
+/**
+ * tl.dot panel: for each dot line, the A, B and C/acc tiles of the selected program at the iteration.
+ * @param {HTMLElement} container
+ * @param {DotItem[]} items
+ * @param {string} progLabel
+ * @param {number} iteration
+ * @param {(operand: LinkedOperand) => void} onPick
+ */
 export function buildDotPanel(container, items, progLabel, iteration, onPick) {
   container.replaceChildren();
   container.append(el('h2', 'tl-panel-title', 'tl.dot'));
@@ -187,25 +238,36 @@ export function buildDotPanel(container, items, progLabel, iteration, onPick) {
 
 // ---------------------------------------------------------------- Performance
 
+/** @param {number | null | undefined} v */
 function pct(v) {
   return v === null || v === undefined ? '–' : `${(100 * v).toFixed(1)}%`;
 }
+/** @param {number} n */
 function bytes(n) {
   if (n < 1024) return `${n} B`;
   if (n < 1 << 20) return `${(n / 1024).toFixed(1)} KB`;
   return `${(n / (1 << 20)).toFixed(1)} MB`;
 }
+/** @param {number} t */
 export function seconds(t) {
   if (t >= 1e-3) return `${(t * 1e3).toFixed(2)} ms`;
   if (t >= 1e-6) return `${(t * 1e6).toFixed(2)} µs`;
   return `${(t * 1e9).toFixed(1)} ns`;
 }
 
-/** Performance panel: the launch's roofline estimate on the picked GPU, then per line metrics. */
+/**
+ * Performance panel: the launch's roofline estimate on the picked GPU, then per line metrics.
+ * @param {HTMLElement} container
+ * @param {PerformanceResult | Failed | null} perf  null: not loaded yet
+ * @param {string} gpuKey
+ * @param {string | null} kernelFile
+ * @param {(key: string) => void} onGpu
+ * @param {(m: LineMetrics) => void} onLine
+ */
 export function buildPerformancePanel(container, perf, gpuKey, kernelFile, onGpu, onLine) {
   container.replaceChildren();
   container.append(el('h2', 'tl-panel-title', 'Performance'));
-  if (!perf || perf.error) {
+  if (!perf || isFailed(perf)) {
     container.append(el('p', 'tl-note', perf && perf.error ? `not available: ${perf.error}` : 'loading…'));
     return;
   }

@@ -2,16 +2,25 @@
 
 import { setHas } from './encoding.js';
 
+/** @typedef {import('./model.js').SiteModel} SiteModel */
 /**
- * @param tm    tensor model ({accesses, sites})
- * @param info  layout.cellInfo(cell)
- * @returns [{site, how: 'touched'|'masked'|'oob', programs: [linear ids]}] grouped by (site, how)
+ * The accesses of one site that hit a cell, and how: an active in-bounds lane touched it, or it
+ * is the address of an out-of-bounds or a masked-off lane. programs: linear ids.
+ * @typedef {{site: Pick<SiteModel, 'id' | 'file' | 'line' | 'op'>, how: 'touched' | 'masked' | 'oob', programs: number[]}} Hit
+ */
+
+/**
+ * @param {Pick<import('./model.js').TensorModel, 'accesses' | 'sites'>} tm
+ * @param {import('./layout.js').CellInfo} info  layout.cellInfo(cell)
+ * @returns {Hit[]} grouped by (site, how)
  */
 export function accessesAt(tm, info) {
+  /** @type {Map<string, Hit>} */
   const groups = new Map();
   if (info.kind === 'none') return [];
   const isElem = info.kind === 'element';
   for (const a of tm.accesses) {
+    /** @type {Hit['how'] | null} */
     let how = null;
     if (isElem && setHas(a.touched, info.index)) how = 'touched';
     else if (Number.isFinite(info.offset) && setHas(a.oob, info.offset)) how = 'oob';

@@ -4,6 +4,19 @@
 
 import { forEachRun, EMPTY } from './encoding.js';
 
+/** @typedef {import('./encoding.js').EncSet} EncSet */
+/** @typedef {import('./layout.js').Layout} Layout */
+/** @typedef {import('./layout.js').Extent} Extent */
+/**
+ * One access as drawn: a (site, program)'s sets, of all its iterations or of one.
+ * @typedef {{site: number, prog: number, touched: EncSet, masked: EncSet, oob: EncSet}} DrawnAccess
+ */
+/**
+ * @typedef {{before: number, past: number, padding: number, hidden: number}} OobCounts
+ * @typedef {{oobF: OobCounts, oobO: OobCounts, maskedF: number, maskedO: number, touchedF: number, touchedO: number}} Counts
+ * @typedef {{flags: Uint8Array, prog: Int32Array, counts: Counts}} Raster
+ */
+
 // Per-cell flag bits.
 export const F_FOLLOW = 1; //   touched (active, in-bounds lane) by an access on the followed line
 export const F_OTHER = 2; //    touched by an access on another line
@@ -36,16 +49,17 @@ for (let f = 0; f < 256; f++) {
 }
 
 /**
- * @param layout    from makeLayout
- * @param accesses  [{site, prog, touched, masked, oob}] with decoded sets; prog = linear program id
- * @param isFollowed (siteId) -> boolean
- * @param isSelected (prog) -> boolean
- * @returns {flags: Uint8Array, prog: Int32Array, counts}
+ * @param {Layout} layout
+ * @param {DrawnAccess[]} accesses  with decoded sets; prog = linear program id
+ * @param {(siteId: number) => boolean} isFollowed
+ * @param {(prog: number) => boolean} isSelected
+ * @returns {Raster}
  */
 export function rasterize(layout, accesses, isFollowed, isSelected) {
   const n = layout.Rt * layout.P;
   const flags = new Uint8Array(n);
   const prog = new Int32Array(n).fill(-1);
+  /** @type {Counts} */
   const counts = {
     oobF: { before: 0, past: 0, padding: 0, hidden: 0 },
     oobO: { before: 0, past: 0, padding: 0, hidden: 0 },
@@ -56,12 +70,20 @@ export function rasterize(layout, accesses, isFollowed, isSelected) {
   };
   const { viewLo, viewHi, C, P, Bt } = layout;
 
-  // Offsets that can land on a cell of this view (bands included).
-  const first = layout.cellInfo(0);
-  const last = layout.cellInfo(n - 1);
+  // Offsets that can land on a cell of this view (bands included). The corner cells have one: only
+  // a column past C of a non-nested layout has none, and such a layout has no right band.
+  /** @typedef {import('./layout.js').ElementCell | import('./layout.js').OutsideCell} PlacedCell */
+  const first = /** @type {PlacedCell} */ (layout.cellInfo(0));
+  const last = /** @type {PlacedCell} */ (layout.cellInfo(n - 1));
   const loLimit = Bt > 0 ? first.offset : layout.minElemOffset;
-  const hiLimit = last.kind === 'element' ? last.offset : last.offset;
+  const hiLimit = last.offset;
 
+  /**
+   * @param {number} s
+   * @param {number} len
+   * @param {number} bit
+   * @param {number} p
+   */
   function fillIndexRun(s, len, bit, p) {
     let a = Math.max(s, viewLo);
     const b = Math.min(s + len, viewHi);
@@ -86,6 +108,11 @@ export function rasterize(layout, accesses, isFollowed, isSelected) {
     }
   }
 
+  /**
+   * @param {number} s
+   * @param {number} len
+   * @param {number} bit
+   */
   function fillOffsetRun(s, len, bit) {
     const e = s + len; // exclusive
     if (layout.contiguous) {
@@ -100,6 +127,11 @@ export function rasterize(layout, accesses, isFollowed, isSelected) {
     }
   }
   let hidden = 0;
+  /**
+   * @param {number} a
+   * @param {number} b
+   * @param {number} bit
+   */
   function placeSlow(a, b, bit) {
     if (b <= a) return;
     const lo = Math.max(a, loLimit);
@@ -112,6 +144,10 @@ export function rasterize(layout, accesses, isFollowed, isSelected) {
     }
   }
 
+  /**
+   * @param {EncSet} set
+   * @param {OobCounts} acc
+   */
   function countOob(set, acc) {
     const minE = layout.minElemOffset;
     const maxE = layout.maxElemOffset;
@@ -153,7 +189,11 @@ export function rasterize(layout, accesses, isFollowed, isSelected) {
   return { flags, prog, counts };
 }
 
-/** Offset extent over every masked/oob set of a tensor: sizes the bands, independent of selection. */
+/**
+ * Offset extent over every masked/oob set of a tensor: sizes the bands, independent of selection.
+ * @param {{masked: EncSet, oob: EncSet}[]} accesses
+ * @returns {Extent}
+ */
 export function offsetExtent(accesses) {
   let minOffset = Infinity;
   let maxOffset = -Infinity;

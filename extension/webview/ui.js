@@ -1,6 +1,13 @@
 // DOM pieces: pickers, header, program selector, legend, tensor cards, tooltip.
 // Every text that comes from user code (names, file paths, ops) goes through textContent.
 
+/**
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {string | null} [cls]
+ * @param {unknown} [text]
+ * @returns {HTMLElementTagNameMap[K]}
+ */
 export function el(tag, cls, text) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
@@ -8,13 +15,19 @@ export function el(tag, cls, text) {
   return e;
 }
 
+/** @param {string | null | undefined} p */
 export function basename(p) {
   const s = String(p || '');
   const i = Math.max(s.lastIndexOf('/'), s.lastIndexOf('\\'));
   return i >= 0 ? s.slice(i + 1) : s;
 }
 
-/** Replace a <select>'s options: items = [{value, label}]. */
+/**
+ * Replace a <select>'s options: items = [{value, label}].
+ * @param {HTMLSelectElement} select
+ * @param {{value: string | number, label: string}[]} items
+ * @param {string | number | null} [value]
+ */
 export function fillSelect(select, items, value) {
   select.replaceChildren(
     ...items.map((it) => {
@@ -27,23 +40,36 @@ export function fillSelect(select, items, value) {
   if (value !== undefined && value !== null) select.value = String(value);
 }
 
+/** @param {number[] | null | undefined} grid */
 export function gridLabel(grid) {
   const g = (grid || [1, 1, 1]).slice();
   while (g.length > 1 && g[g.length - 1] === 1) g.pop();
   return g.join('×');
 }
 
-/** Program id (x, y, z) from a linear id over grid [gx, gy, gz] (x fastest). */
+/**
+ * Program id (x, y, z) from a linear id over grid [gx, gy, gz] (x fastest).
+ * @param {number} p
+ * @param {number[]} grid
+ */
 export function unlinearPid(p, grid) {
   const gx = grid[0] || 1;
   const gy = grid[1] || 1;
   return [p % gx, Math.floor(p / gx) % gy, Math.floor(p / (gx * gy))];
 }
+/**
+ * @param {number[]} pid
+ * @param {number[]} grid
+ */
 export function linearPid(pid, grid) {
   const gx = grid[0] || 1;
   const gy = grid[1] || 1;
   return (pid[0] || 0) + gx * ((pid[1] || 0) + gy * (pid[2] || 0));
 }
+/**
+ * @param {number} p
+ * @param {number[] | null} [grid]
+ */
 export function pidLabel(p, grid) {
   const g = grid || [1, 1, 1];
   const t = unlinearPid(p, g);
@@ -52,7 +78,11 @@ export function pidLabel(p, grid) {
   return String(t[0]);
 }
 
-/** A compact list of ints: 0-3, 7, 9 … (+N more). */
+/**
+ * A compact list of ints: 0-3, 7, 9 … (+N more).
+ * @param {number[]} ints
+ * @param {number} [limit]
+ */
 export function rangesLabel(ints, limit = 8) {
   const s = Array.from(new Set(ints)).sort((a, b) => a - b);
   const parts = [];
@@ -71,6 +101,10 @@ const MAX_PROGRAM_BUTTONS = 1024;
 /**
  * Program selector: "all" + one button per program id (first MAX_PROGRAM_BUTTONS).
  * onPick(p | null, additive) — p null means all.
+ * @param {HTMLElement} container
+ * @param {number[]} grid
+ * @param {number} nPrograms
+ * @param {(p: number | null, additive: boolean) => void} onPick
  */
 export function buildProgramGrid(container, grid, nPrograms, onPick) {
   container.replaceChildren();
@@ -100,6 +134,13 @@ export function buildProgramGrid(container, grid, nPrograms, onPick) {
   return { all, buttons };
 }
 
+/** @typedef {ReturnType<typeof buildProgramGrid>} ProgramGrid */
+
+/**
+ * @param {ProgramGrid} pg
+ * @param {Set<number> | null} selected  null: all
+ * @param {((p: number) => string) | null} colors  a program's colour, when programs are coloured
+ */
 export function updateProgramGrid(pg, selected, colors) {
   pg.all.classList.toggle('selected', selected === null);
   pg.all.setAttribute('aria-pressed', String(selected === null));
@@ -111,7 +152,11 @@ export function updateProgramGrid(pg, selected, colors) {
   });
 }
 
-/** Legend items: [{cls, label, color?}] with swatches coloured from the palette. */
+/**
+ * Legend items: [{cls, label, color?}] with swatches coloured from the palette.
+ * @param {HTMLElement} container
+ * @param {{cls: string, label: string, color?: string}[]} items
+ */
 export function buildLegend(container, items) {
   container.replaceChildren(
     ...items.map((it) => {
@@ -124,7 +169,10 @@ export function buildLegend(container, items) {
   );
 }
 
-/** One tensor card: title, per-view controls, canvas, out-of-bounds line. */
+/**
+ * One tensor card: title, per-view controls, canvas, out-of-bounds line.
+ * @param {{index: number, name: string, dtype?: string, shape?: number[], strides?: number[]}} t
+ */
 export function buildTensorCard(t) {
   const card = el('section', 'tl-card');
   card.dataset.tensor = String(t.index);
@@ -146,6 +194,13 @@ export function buildTensorCard(t) {
   return { card, name, meta, controls, canvas, wrap, status, oob };
 }
 
+/**
+ * @param {string} label
+ * @param {number} value
+ * @param {number} min
+ * @param {number} max
+ * @param {(v: number) => void} onChange  with the value clamped to [min, max]
+ */
 export function numberInput(label, value, min, max, onChange) {
   const lab = el('label', 'tl-num');
   lab.append(el('span', null, label));
@@ -163,23 +218,38 @@ export function numberInput(label, value, min, max, onChange) {
   return lab;
 }
 
+/** @typedef {{text: string, cls?: string}} TipLine */
+
 export class Tooltip {
+  /** @param {HTMLElement} root */
   constructor(root) {
     this.node = el('div', 'tl-tooltip');
     this.node.setAttribute('role', 'tooltip');
     this.node.hidden = true;
     root.append(this.node);
   }
-  /** lines: [{text, cls?}] */
+  /**
+   * @param {TipLine[]} lines
+   * @param {number} clientX
+   * @param {number} clientY
+   */
   show(lines, clientX, clientY) {
     this.node.replaceChildren(...lines.map((l) => el('div', l.cls || 'tl-tip-line', l.text)));
     this.node.hidden = false;
     this.move(clientX, clientY);
   }
+  /**
+   * @param {string} cls  the class of the line to change
+   * @param {string} text
+   */
   setLine(cls, text) {
     const n = this.node.querySelector(`.${cls}`);
     if (n) n.textContent = text;
   }
+  /**
+   * @param {number} x
+   * @param {number} y
+   */
   move(x, y) {
     const pad = 14;
     const w = this.node.offsetWidth;

@@ -2,8 +2,18 @@
 // colours of a tensor view, and the histogram of the followed access's elements.
 // Pure functions over typed arrays (the canvas drawing of the histogram aside).
 
-import { packRGBA, mix } from './draw.js';
+import { packRGBA, mix, context2d } from './draw.js';
 import { F_FOLLOW } from './raster.js';
+
+/** @typedef {import('../src/viewerProtocol').ValueMapResult} ValueMapResult */
+/** @typedef {Extract<ValueMapResult, {q: string}>} ValueMapData */
+/** @typedef {import('../src/viewerProtocol').Histogram} Histogram */
+/** @typedef {import('./draw.js').RGBA} RGBA */
+/**
+ * A decoded value map (q: one quantised value per block of `block` elements), or why there is none.
+ * @typedef {{q: Uint8Array, block: number, lo: number, hi: number, numel: number, when: string, histograms: Histogram[], none?: undefined}} ValueMap
+ * @typedef {{none: string}} NoValueMap
+ */
 
 // A perceptually ordered map (viridis anchors), 255 steps; index 255 is for NaN/inf.
 const ANCHORS = [
@@ -20,6 +30,10 @@ const ANCHORS = [
 ];
 const NONFINITE = [255, 0, 255, 255];
 
+/**
+ * @param {RGBA | null} dimWith
+ * @param {number} t
+ */
 function buildMap(dimWith, t) {
   const out = new Uint32Array(256);
   for (let i = 0; i < 255; i++) {
@@ -35,32 +49,56 @@ function buildMap(dimWith, t) {
   return out;
 }
 
-/** The colour of quantised value q (0..254; 255 = not finite) as [r, g, b]. */
+/**
+ * The colour of quantised value q (0..254; 255 = not finite) as [r, g, b].
+ * @param {number} q
+ */
 export function valueColor(q) {
   const c = buildMap(null, 0)[q];
   return [c & 255, (c >>> 8) & 255, (c >>> 16) & 255];
 }
 
-/** Decode a valueMap answer: {q: Uint8Array, block, lo, hi, numel, histograms} or {none: reason}. */
-export function decodeValueMap(r) {
+/**
+ * Decode a valueMap answer: {q: Uint8Array, block, lo, hi, numel, histograms} or {none: reason}.
+ * @param {ValueMapResult | null | undefined} answer
+ * @returns {ValueMap | NoValueMap}
+ */
+export function decodeValueMap(answer) {
+  // The host's JSON, checked field by field: either variant, or neither.
+  const r = /** @type {Partial<ValueMapData & {values: null, reason: string}> | null | undefined} */ (answer);
   if (!r || r.values === null || typeof r.q !== 'string') return { none: (r && r.reason) || 'values not kept' };
   const bin = atob(r.q);
   const q = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) q[i] = bin.charCodeAt(i);
   return {
     q,
-    block: r.block | 0 || 1,
-    lo: r.lo,
-    hi: r.hi,
-    numel: r.numel,
-    when: r.when,
+    block: /** @type {number} */ (r.block) | 0 || 1,
+    lo: /** @type {number} */ (r.lo),
+    hi: /** @type {number} */ (r.hi),
+    numel: /** @type {number} */ (r.numel),
+    when: /** @type {string} */ (r.when),
     histograms: Array.isArray(r.histograms) ? r.histograms : [],
   };
 }
 
 /**
+ * A value map to colour with: not missing, not loading, not a reason why there is none.
+ * @param {ValueMap | NoValueMap | null | undefined} vm
+ * @returns {vm is ValueMap}
+ */
+export function isValueMap(vm) {
+  return !!vm && !vm.none;
+}
+
+/**
  * Per-cell colours (packed, 0 = none) of the element cells of a layout: the value colour, dimmed
  * into `bg` on cells the followed line did not touch so the followed access stands out.
+ */
+/**
+ * @param {import('./layout.js').Layout} layout
+ * @param {ValueMap} vm
+ * @param {Uint8Array} flags  the raster's
+ * @param {RGBA} bg
  */
 export function valueColors(layout, vm, flags, bg) {
   const n = layout.Rt * layout.P;
@@ -81,13 +119,23 @@ export function valueColors(layout, vm, flags, bg) {
   return out;
 }
 
-/** The histogram of the followed line's elements, or null. */
+/**
+ * The histogram of the followed line's elements, or null.
+ * @param {ValueMap | NoValueMap | null | undefined} vm
+ * @param {{file: string, line: number} | null} follow
+ * @returns {Histogram | null}
+ */
 export function histogramFor(vm, follow) {
-  if (!vm || vm.none || !follow) return null;
+  if (!isValueMap(vm) || !follow) return null;
   return vm.histograms.find((h) => h.line === follow.line && (!follow.file || h.file === follow.file)) || null;
 }
 
-/** Draw a histogram (counts over [lo, hi]) into a canvas, bars in the value colours. */
+/**
+ * Draw a histogram (counts over [lo, hi]) into a canvas, bars in the value colours.
+ * @param {HTMLCanvasElement} canvas
+ * @param {Histogram} h
+ * @param {string} css  the axis line's colour
+ */
 export function drawHistogram(canvas, h, css) {
   const dpr = Math.max(1, Math.min(3, globalThis.devicePixelRatio || 1));
   const W = 320,
@@ -96,7 +144,7 @@ export function drawHistogram(canvas, h, css) {
   canvas.height = H * dpr;
   canvas.style.width = `${W}px`;
   canvas.style.height = `${H}px`;
-  const ctx = canvas.getContext('2d');
+  const ctx = context2d(canvas);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, W, H);
   const counts = h.counts || [];

@@ -34,6 +34,17 @@ PIP=(--disable-pip-version-check -q --find-links "$WHEELS")
 # shellcheck disable=SC2086
 "$V/pip" install "${PIP[@]}" "triton-lens[kernel,lsp,viewer] @ file://$wheel" $pins pytest
 
+# Every file of the viewer page (extension/webview: its modules import each other) is in the package.
+page_shipped() {
+  TL_PAGE="$ROOT/extension/webview" "$V/python" - <<'PY' || fail "$1: the viewer page is incomplete"
+import os, pathlib
+from triton_lens.viz.webview import require_webview
+page = {p.name for p in pathlib.Path(os.environ["TL_PAGE"]).iterdir() if p.suffix in {".html", ".js", ".css"}}
+missing = page - {p.name for p in require_webview().iterdir()}
+assert not missing, sorted(missing)
+PY
+}
+
 cd "$WORK"  # nothing of the source tree on sys.path
 "$V/python" - <<'PY' || fail "the installed package is incomplete"
 import importlib.metadata as md, pathlib, triton_lens, triton_lens.lsp.server, triton_lens.viz.server
@@ -55,10 +66,12 @@ set -e
 grep -q '"ruleId": "oob"' "$WORK/oob.sarif" || fail "no oob result in the SARIF log"
 "$V/pytest" --help >"$WORK/pytest-help.txt"
 grep -q -- "--triton-lens" "$WORK/pytest-help.txt" || fail "pytest does not offer --triton-lens"
+page_shipped wheel
 echo "wheel: installed with [kernel,lsp,viewer] into a clean venv; check, lsp, viewer and the pytest plugin work"
 
 "$V/pip" install "${PIP[@]}" --no-deps --force-reinstall "$sdist"
 "$V/triton-lens" check "$ROOT/tests/corpus/vector_add.py" >/dev/null || fail "the sdist's check failed"
 "$V/python" -c "from triton_lens.viz.webview import require_webview; require_webview()" || fail "sdist without the viewer page"
+page_shipped sdist
 "$V/python" -c "from triton_lens.analysis.viewer_service import load_schema; load_schema()" || fail "sdist without the viewer protocol's schema"
 echo "sdist: installs and checks"

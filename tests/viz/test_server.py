@@ -317,6 +317,9 @@ def test_page_is_served_from_extension_webview_with_placeholders_filled(viz, por
     assert root.name == "webview" and root.parent.name == "extension"  # the shared page, not a copy
     status, headers, js = get(url + "static/viewer.js")
     assert headers["Content-Type"].startswith("text/javascript") and js == (root / "viewer.js").read_bytes()
+    for module in sorted(root.glob("*.js")):  # viewer.js imports its siblings: the whole folder is served
+        _, headers, js = get(url + "static/" + module.name)
+        assert headers["Content-Type"].startswith("text/javascript") and js == module.read_bytes(), module.name
     _, headers, _ = get(url + "static/viewer.css")
     assert headers["Content-Type"].startswith("text/css")
 
