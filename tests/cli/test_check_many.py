@@ -149,3 +149,23 @@ def test_pre_commit_hook_runs_only_kernel_files(project):
     assert p.returncode == 0 and p.stdout == ""
     p = check("--kernel-files-only", "clean/helper.py", "buggy/oob_missing_mask.py", cwd=project)
     assert p.returncode == 1 and "oob_missing_mask.py: ok, 1 launch, 1 error" in p.stdout
+
+
+def test_every_finding_kind_the_analysis_emits_has_its_own_rule():
+    # A kind added without a rule gets rule_for's generic text in SARIF ("A `x` finding"): a reviewer
+    # reading the annotation learns nothing. Every `kind="..."` a Finding is built with needs a real rule.
+    import re
+    from pathlib import Path
+
+    from triton_lens.report.rules import RULES
+
+    src = Path(__file__).resolve().parents[2] / "server" / "triton_lens"
+    kinds = set()
+    for path in src.rglob("*.py"):
+        for call in re.findall(r"Finding\((.*?)\)", path.read_text(), flags=re.S):
+            kinds.update(re.findall(r'kind="([a-z0-9-]+)"', call))
+    assert {"oob", "race", "tf32", "allocator", "uninit"} <= kinds  # the scan itself sees the kinds
+    missing = sorted(k for k in kinds if k not in RULES)
+    assert not missing, f"finding kinds with no rule in report/rules.py: {missing}"
+    for r in RULES.values():
+        assert r.help and len(r.help) > 60 and r.title, r.id

@@ -80,6 +80,55 @@ RULES = {
             'under `if __name__ == "__main__":`, or add a comment `# triton-lens: run <command>` naming a script '
             "or test that launches it.",
         ),
+        Rule(
+            "uninit",
+            "UninitialisedRead",
+            "Kernel reads memory nothing wrote",
+            "A load read elements of a tensor made with torch.empty (or similar) that neither the script nor an "
+            "earlier kernel store wrote. On a GPU they hold whatever was there before (compute-sanitizer's "
+            "initcheck reports the same). Initialise the tensor (torch.zeros), mask the load, or write the "
+            "elements before reading them.",
+        ),
+        Rule(
+            "error",
+            "FileCannotRun",
+            "The file cannot be run",
+            "The file could not be run at all (for example its bytes do not decode as the source encoding it "
+            "declares). Fix the file and save it again.",
+        ),
+        Rule(
+            "uncoalesced",
+            "UncoalescedAccess",
+            "Access uses a small part of each memory sector",
+            "Neighbouring lanes of this load/store touch elements far apart, so most of each 32-byte sector the "
+            "GPU fetches is wasted. Make the tensor's contiguous (stride-1) dimension the one neighbouring lanes "
+            "walk along, or pass a transposed/contiguous copy.",
+        ),
+        Rule(
+            "tf32",
+            "Float32DotInTF32",
+            "tl.dot of float32 tiles runs in TF32 on the GPU",
+            "Compiled for an NVIDIA GPU, a tl.dot of float32 operands runs on the TF32 tensor cores by default: "
+            "each operand keeps 10 of its 23 mantissa bits. Results differ from an IEEE float32 matmul (such as "
+            'torch\'s) by about 1e-3 relative. Pass input_precision="ieee" (or set TRITON_F32_DEFAULT=ieee) for '
+            'IEEE products, "tf32x3" for nearly IEEE at about 3x the cost, or compare with a looser tolerance.',
+        ),
+        Rule(
+            "allocator",
+            "MissingAllocator",
+            "In-kernel tensor descriptor without an allocator",
+            "tl.make_tensor_descriptor inside a kernel needs scratch memory on a GPU with TMA (Hopper and "
+            "newer); without triton.set_allocator the launch raises RuntimeError before it runs. Call "
+            "triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device='cuda', "
+            "dtype=torch.int8)) before the launch.",
+        ),
+        Rule(
+            "cpu-timing",
+            "CpuTiming",
+            "A timing measured on the CPU interpreter",
+            "A benchmark call (triton.testing.do_bench, CUDA events) timed the kernel on Triton's CPU "
+            "interpreter while CPU tensors stood in for CUDA ones: the number says nothing about GPU speed.",
+        ),
     )
 }
 
