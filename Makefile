@@ -91,7 +91,8 @@ test-releases: $(foreach r,$(MIDDLE_RELEASES),test-release-$(r))
 test-release-%: $$(call release_venv,%)/.done
 	@echo "== triton $*"
 	$(call release_venv,$*)/bin/python -m pytest -q -p no:cacheprovider -p no:warnings -n 2 --dist loadfile \
-	    tests/engine/test_engine_corpus.py tests/engine/test_semantics.py
+	    tests/engine/test_engine_corpus.py tests/engine/test_semantics.py \
+	    tests/engine/test_allocator.py tests/engine/test_dot_precision.py
 
 # The published package: `python -m build` makes a wheel + sdist that install with
 # `pip install 'triton-lens[kernel,lsp,viewer]'` into a clean venv and run `triton-lens check` on corpus files.

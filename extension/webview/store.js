@@ -56,25 +56,33 @@
  * @typedef {{kernel?: unknown, kernelFile?: unknown, launch?: unknown}} SavedSelection
  */
 
+/**
+ * What a fresh page starts with (the tests reset the store to it).
+ * @returns {State}
+ */
+export function initialState() {
+  return {
+    overview: null, // the host's kernels overview
+    kernel: null, // kernel entry of the overview
+    launchInfo: null, // launch entry of the overview (set when its load starts)
+    launch: null, // loaded launch model (derive.js launchModel)
+    follow: null, // {file, line}
+    cursor: null, // last cursor event {file, line}
+    programs: null, // null = all, else Set of linear program ids
+    pidFields: null, // the program id fields' values (null = "any" per axis) while they chose the programs
+    views: {}, // tensor name -> {wrap, slice, outer, first}
+    pendingFollow: null, // a line (and kernel) to follow once its launch is loaded
+    values: 'off', // Values: off | after | before
+    iteration: null, // Iteration of the followed line's loop (null = all)
+    playing: null, // interval id while the iteration plays
+    gpu: 'h100', // Performance: the GPU of the roofline estimate
+    perf: null, // performance of the launch (host answer) or {error}
+    dots: null, // tl.dot executions of the launch or {error}
+  };
+}
+
 /** @type {State} */
-export const state = {
-  overview: null, // the host's kernels overview
-  kernel: null, // kernel entry of the overview
-  launchInfo: null, // launch entry of the overview (set when its load starts)
-  launch: null, // loaded launch model (derive.js launchModel)
-  follow: null, // {file, line}
-  cursor: null, // last cursor event {file, line}
-  programs: null, // null = all, else Set of linear program ids
-  pidFields: null, // the program id fields' values (null = "any" per axis) while they chose the programs
-  views: {}, // tensor name -> {wrap, slice, outer, first}
-  pendingFollow: null, // a line (and kernel) to follow once its launch is loaded
-  values: 'off', // Values: off | after | before
-  iteration: null, // Iteration of the followed line's loop (null = all)
-  playing: null, // interval id while the iteration plays
-  gpu: 'h100', // Performance: the GPU of the roofline estimate
-  perf: null, // performance of the launch (host answer) or {error}
-  dots: null, // tl.dot executions of the launch or {error}
-};
+export const state = initialState();
 
 // Counters the test hook reads (tests wait for `busy === 0 && loadedOnce`). loadSeq tells a load's
 // answer from a later one's: each load takes a number and drops its result when a newer one began.

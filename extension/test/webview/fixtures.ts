@@ -2,6 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { launchModel } from '../../webview/derive.js';
+import { initialState } from '../../webview/store.js';
 
 const DIR = path.resolve(__dirname, '../../../tests/webview/fixtures');
 
@@ -16,25 +17,7 @@ export function fixture(name: string): Fixture {
 
 /** A state as the store starts with, with `patch` over it. */
 export function freshState(patch: Record<string, unknown> = {}) {
-  return {
-    overview: null,
-    kernel: null,
-    launchInfo: null,
-    launch: null,
-    follow: null,
-    cursor: null,
-    programs: null,
-    pidFields: null,
-    views: {},
-    pendingFollow: null,
-    values: 'off',
-    iteration: null,
-    playing: null,
-    gpu: 'h100',
-    perf: null,
-    dots: null,
-    ...patch,
-  } as never;
+  return { ...initialState(), ...patch } as never;
 }
 
 /** Launch `index` of fixture `name` loaded as the page loads it: overview entry, kernel, model. */

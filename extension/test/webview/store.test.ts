@@ -13,24 +13,7 @@ const INITIAL = JSON.stringify(store.snapshot());
 
 beforeEach(() => {
   // the store is one per page: put back what a fresh page starts with
-  Object.assign(state, {
-    overview: null,
-    kernel: null,
-    launchInfo: null,
-    launch: null,
-    follow: null,
-    cursor: null,
-    programs: null,
-    pidFields: null,
-    views: {},
-    pendingFollow: null,
-    values: 'off',
-    iteration: null,
-    playing: null,
-    gpu: 'h100',
-    perf: null,
-    dots: null,
-  });
+  Object.assign(state, store.initialState());
   Object.assign(page, { busy: 0, loadedOnce: false });
   store.connectStorage({ getState: () => null, setState: () => {} });
 });

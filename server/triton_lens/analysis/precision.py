@@ -49,12 +49,12 @@ def tf32_findings(launches: list[LaunchTrace]) -> list[Finding]:
                 end_line=s.end_line,
                 end_col=s.end_col,
                 message=(
-                    'this tl.dot of float32 tiles runs in TF32 on an NVIDIA GPU (input_precision="tf32", '
-                    "Triton's default): each operand keeps 10 of its 23 mantissa bits. Its TF32 products "
-                    f"differ from the IEEE float32 ones this run computed by up to {g['dev']:.2g} in a call{rel}; "
-                    "a check against torch's float32 matmul needs a tolerance that allows for "
-                    'this. For IEEE float32 on the GPU pass input_precision="ieee" (or set '
-                    'TRITON_F32_DEFAULT=ieee); "tf32x3" comes close at about 3x the cost'
+                    "on an NVIDIA GPU this tl.dot of float32 tiles runs in TF32 (Triton's default "
+                    'input_precision="tf32" keeps 10 of 23 mantissa bits): its products there differ from '
+                    f"this run's IEEE float32 ones by up to {g['dev']:.2g} in a call{rel}, so a check against "
+                    'torch\'s float32 matmul needs that tolerance. Pass input_precision="ieee" (or set '
+                    'TRITON_F32_DEFAULT=ieee) for IEEE products on the GPU, or "tf32x3" for nearly IEEE at '
+                    "about 3x the cost"
                 ),
             )
         )

@@ -236,6 +236,28 @@ def _user_frame(depth: int):
 _depth_cache: dict = {}
 
 
+def _call_position(f: FrameType | None) -> tuple[str, int, int, int, int]:
+    """(file, line, col, end line, end col) of the call a frame is executing: the exact range of a
+    tl.load(...) or tl.dot(...) inside a longer line; -1 columns where the code has no positions."""
+    if f is None:
+        return ("", 0, -1, 0, -1)
+    line, end_line, col, end_col = f.f_lineno, f.f_lineno, None, None
+    try:
+        code: Any = f.f_code  # co_positions: Python 3.11+ (mypy checks for the oldest supported)
+        p = list(code.co_positions())[f.f_lasti // 2]
+        if p[0] is not None:
+            line, end_line, col, end_col = p
+    except Exception:
+        pass
+    return (
+        os.path.abspath(f.f_code.co_filename),
+        int(line),
+        -1 if col is None else int(col),
+        int(end_line or line),
+        -1 if end_col is None else int(end_col),
+    )
+
+
 def _user_frame_fast(depth: int):
     try:
         head = sys._getframe(depth + 1)
@@ -445,25 +467,7 @@ class Recorder(compat.Hooks):
         pos_key = key[:2]
         pos = self._positions.get(pos_key)
         if pos is None:
-            if f is None:
-                pos = ("", 0, -1, 0, -1)
-            else:
-                code = f.f_code
-                line, end_line, col, end_col = (f.f_lineno, f.f_lineno, None, None)
-                try:
-                    p = list(code.co_positions())[f.f_lasti // 2]
-                    if p[0] is not None:
-                        line, end_line, col, end_col = p
-                except Exception:
-                    pass
-                pos = (
-                    os.path.abspath(code.co_filename),
-                    int(line),
-                    -1 if col is None else int(col),
-                    int(end_line or line),
-                    -1 if end_col is None else int(end_col),
-                )
-            self._positions[pos_key] = pos
+            pos = self._positions[pos_key] = _call_position(f)
         i = len(L.sites)
         sem, scope = _order_names(order)
         L.sites.append(
@@ -567,21 +571,9 @@ class Recorder(compat.Hooks):
         key = (f.f_code, f.f_lasti) if f is not None else None
         i = L.dot_site_index.get(key)
         if i is None:
-            line = f.f_lineno if f is not None else 0
-            end_line, col, end_col = line, -1, -1
-            if f is not None:
-                try:
-                    p = list(f.f_code.co_positions())[f.f_lasti // 2]
-                    if p[0] is not None:
-                        line, end_line = p[0], p[1] or p[0]
-                        col, end_col = (-1 if p[2] is None else p[2]), (-1 if p[3] is None else p[3])
-                except Exception:
-                    pass
-            file = os.path.abspath(f.f_code.co_filename) if f is not None else ""
+            file, line, col, end_line, end_col = _call_position(f)
             i = L.dot_site_index[key] = len(L.dot_sites)
-            L.dot_sites.append(
-                DotSite(file, int(line), int(col), int(end_line), int(end_col), a_dtype, b_dtype, acc_dtype, precision)
-            )
+            L.dot_sites.append(DotSite(file, line, col, end_line, end_col, a_dtype, b_dtype, acc_dtype, precision))
         batch = 1
         for s in a_shape[:-2]:
             batch *= int(s)
@@ -606,21 +598,8 @@ class Recorder(compat.Hooks):
         f = _user_frame_fast(2)
         if f is None:
             return
-        line, end_line, col, end_col = f.f_lineno, f.f_lineno, -1, -1
-        try:
-            p = list(f.f_code.co_positions())[f.f_lasti // 2]
-            if p[0] is not None:
-                line, end_line = p[0], p[1] or p[0]
-                col, end_col = (-1 if p[2] is None else p[2]), (-1 if p[3] is None else p[3])
-        except Exception:
-            pass
-        L.scratch_site = {
-            "file": os.path.abspath(f.f_code.co_filename),
-            "line": int(line),
-            "col": int(col),
-            "end_line": int(end_line),
-            "end_col": int(end_col),
-        }
+        file, line, col, end_line, end_col = _call_position(f)
+        L.scratch_site = {"file": file, "line": line, "col": col, "end_line": end_line, "end_col": end_col}
 
     def _record_unattributed(self, L: _Launch, flat: np.ndarray, m, shape) -> np.ndarray | None:
         """Path 1 of `access`: a pointer with no argument behind it. Lanes in the storage of an
