@@ -1,5 +1,9 @@
 """Attention over [B, H, S, D] tensors (flash-attention style: a K/V loop with an online softmax),
-one program per (query block, batch x head). The viewer shows these 4-D tensors as slices."""
+one program per (query block, batch x head). The viewer shows these 4-D tensors as slices.
+
+Right at the script's sizes, and wrong at two kinds of others, as its markers say: the K/V loop's loads are
+unmasked, so a sequence length that is not a multiple of BLOCK_N (S = 33) reads past K and V; and `base`
+is int32 arithmetic, which wraps once B*H*S*D passes 2**31 elements (a size an 80 GB GPU holds)."""
 import torch
 import triton
 import triton.language as tl
@@ -14,25 +18,25 @@ def attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, H, S, sm_scale,
     base = (bh // H) * stride_b + (bh % H) * stride_h
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rd = tl.arange(0, D)
-    # expect: stats q_ptr programs=16 lanes=4096 active=4096 unique=4096
+    # expect: stats q_ptr programs=16 lanes=4096 active=4096 unique=4096; wrap q_ptr
     q = tl.load(q_ptr + base + rm[:, None] * stride_s + rd[None, :])
     m_i = tl.full((BLOCK_M,), float("-inf"), tl.float32)
     l_i = tl.zeros((BLOCK_M,), tl.float32)
     acc = tl.zeros((BLOCK_M, D), tl.float32)
     for start in range(0, S, BLOCK_N):
         rn = start + tl.arange(0, BLOCK_N)
-        # expect: stats k_ptr programs=16 lanes=8192 active=8192 unique=4096
+        # expect: stats k_ptr programs=16 lanes=8192 active=8192 unique=4096; oob-sizes load k_ptr; wrap k_ptr
         k = tl.load(k_ptr + base + rn[None, :] * stride_s + rd[:, None])
         qk = tl.dot(q, k) * sm_scale
         m_new = tl.maximum(m_i, tl.max(qk, 1))
         p = tl.exp(qk - m_new[:, None])
         alpha = tl.exp(m_i - m_new)
         l_i = l_i * alpha + tl.sum(p, 1)
-        # expect: stats v_ptr programs=16 lanes=8192 active=8192 unique=4096
+        # expect: stats v_ptr programs=16 lanes=8192 active=8192 unique=4096; oob-sizes load v_ptr; wrap v_ptr
         v = tl.load(v_ptr + base + rn[:, None] * stride_s + rd[None, :])
         acc = acc * alpha[:, None] + tl.dot(p, v)
         m_i = m_new
-    # expect: stats o_ptr programs=16 lanes=4096 active=4096 unique=4096
+    # expect: stats o_ptr programs=16 lanes=4096 active=4096 unique=4096; wrap o_ptr
     tl.store(o_ptr + base + rm[:, None] * stride_s + rd[None, :], acc / l_i[:, None])
 
 
@@ -46,4 +50,3 @@ if __name__ == "__main__":
     ref = torch.softmax(q @ k.transpose(-1, -2) * scale, dim=-1) @ v
     # On an NVIDIA GPU tl.dot of fp32 tiles runs in TF32 (10-bit mantissa) by default: about 1e-3 from torch's fp32.
     assert torch.allclose(o, ref, atol=1e-2), (o - ref).abs().max()
-# expect: clean

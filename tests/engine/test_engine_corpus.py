@@ -81,6 +81,25 @@ def check(a, e: Expect) -> None:
         assert found, f"{e}: findings {[(f.kind, f.line, f.arg) for f in a.findings]}"
         assert found[0].severity == "error"
         assert found[0].elements == e.keys["elements"], f"{e}: got {found[0].elements}"
+    elif e.kind in ("oob-sizes", "overrun"):
+        kind, arg = e.words
+        found = [f for f in _findings(a, e.kind, e) if f.access == kind]
+        assert found, f"{e}: findings {[(f.kind, f.line, f.arg) for f in a.findings]}"
+        assert found[0].severity == "warning", found[0]
+        if "programs" in e.keys:
+            assert found[0].programs == e.keys["programs"], f"{e}: got {found[0].programs}"
+        assert arg in found[0].message
+        if e.kind == "oob-sizes":  # one concrete failing size, confirmed by a run at that size
+            assert found[0].witness.get("size") and found[0].witness["size"] in found[0].message, found[0]
+            assert "confirmed by running" in found[0].message
+    elif e.kind == "wrap":
+        found = _findings(a, "wrap", e)
+        assert found, f"{e}: findings {[(f.kind, f.line, f.arg) for f in a.findings]}"
+        f = found[0]
+        assert f.severity == "warning"
+        op = f.witness.get("op") or {}
+        assert op.get("text") and f"`{op['text']}`" in f.message, f  # names the operation that overflows
+        assert "overflows int32" in f.message and "confirmed by running" in f.message
     elif e.kind == "exception":
         assert r.status == "exception" and r.error.type == e.words[0], (r.status, r.error)
         found = [f for f in a.findings if f.kind == "exception" and f.line == e.line]
@@ -98,7 +117,7 @@ def check(a, e: Expect) -> None:
     else:
         raise AssertionError(f"unknown expectation {e}")
     if e.severity is not None:
-        kind = {"oob": "oob", "race": "race", "dead": "dead", "unwritten": "unwritten", "uninit": "uninit"}[e.kind]
+        kind = e.kind
         sev = [f.severity for f in _findings(a, kind, e)]
         assert e.severity in sev, f"{e}: severity {e.severity} expected, got {sev}"
 

@@ -125,6 +125,18 @@ def check(cf: CorpusFile, e: Expect, diags: list[lsp.Diagnostic], hints: list[ls
         found = [d for d in _at(diags, e.line, "uninit") if d.message.startswith(e.words[-1] + ":")]
         assert found and found[0].severity == ERROR, f"{cf.name} {e}: {diags}"
         assert str(e.keys["elements"]) in found[0].message
+    elif e.kind in ("oob-sizes", "wrap", "overrun"):
+        arg = e.words[-1]
+        found = [d for d in _at(diags, e.line, e.kind) if d.message.startswith(arg + ":")]
+        assert found, f"{cf.name} {e}: {[(d.range.start.line + 1, d.code, d.message[:60]) for d in diags]}"
+        d = found[0]
+        assert d.severity == WARNING and d.source == "triton-lens"
+        src = lines[e.line - 1]  # the range is the access itself
+        assert src[d.range.start.character :].startswith("tl."), src[d.range.start.character :]
+        if "programs" in e.keys:
+            assert f"{e.keys['programs']} program" in d.message, d.message
+        if e.kind == "wrap":
+            assert "overflows int32" in d.message and "`" in d.message  # the operation, as written
     elif e.kind == "exception":
         found = _at(diags, e.line, "exception")
         assert found and found[0].severity == ERROR and e.words[0] in found[0].message, f"{cf.name} {e}: {diags}"

@@ -13,6 +13,8 @@ from ..model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, TIMEOUT, Finding, Laun
 from .groups import Group, Key, program_label
 from .memory import uninit_findings, unwritten_findings
 from .races import race_findings
+from .rows import overrun_findings
+from .sizes import size_findings
 from .text import EXAMPLES, format_program, plural
 
 _plural = plural
@@ -297,11 +299,14 @@ def all_findings(result: RunResult, groups: dict[Key, Group]) -> list[Finding]:
         oob_findings(groups)
         + race_findings(result.launches)
         + dead_findings(groups)
+        + overrun_findings(groups)
         + unwritten_findings(result.launches)
         + uninit_findings(result.launches)
         + run_findings(result)
         + standin_findings(result)
     )
+    oob_at = {(f.file, f.line, f.arg) for f in findings if f.kind == "oob"}
+    findings += size_findings(result.launches, oob_at)
     order = {"error": 0, "warning": 1, "information": 2}
     findings.sort(key=lambda f: (f.file, f.line, order.get(f.severity, 3), f.kind))
     return findings

@@ -19,6 +19,9 @@ CODES = {
     "oob": "oob",
     "race": "race",
     "dead": "dead-mask",
+    "oob-sizes": "oob-sizes",
+    "wrap": "wrap",
+    "overrun": "overrun",
     "unwritten": "unwritten",
     "uninit": "uninit",
     "exception": "exception",
@@ -62,7 +65,7 @@ def finding_diagnostic(
                 lsp.Location(uri_of(r.file), _range(rl, r.line, r.col, r.end_line, r.end_col)), r.message
             )
         )
-    if f.kind in ("oob", "dead", "unwritten", "uninit", "race") and f.arg:
+    if f.kind in ("oob", "oob-sizes", "wrap", "overrun", "dead", "unwritten", "uninit", "race") and f.arg:
         fact: AccessFacts | None = facts.get((f.file, f.line, f.arg, f.access))
         if fact is not None and fact.def_file:
             src = (

@@ -231,6 +231,11 @@ class LaunchTrace:
     # lanes, 0 for other executions; two executions with one fingerprint wrote the same values to the same
     # elements. Empty when not recorded.
     ex_vhash: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # int32[n]: per execution on a tensor of 2 or more dimensions, the active in-bounds lanes of a line of
+    # the pointer block that started inside a row and ran on into a later row (trace_engine/rows.py);
+    # -1 when a line did not start on the block grid of its row (the kernel walks flat memory, not rows).
+    # Empty when not recorded.
+    ex_overrun: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     # tensor index -> [start, len, ...] runs of its flat elements that nothing had written before the
     # launch (memory from torch.empty & co.); a tensor not listed was fully written, or is not tracked.
     unwritten_before: dict[int, np.ndarray] = field(default_factory=dict)
@@ -240,6 +245,9 @@ class LaunchTrace:
     values_before: dict[int, np.ndarray] = field(default_factory=dict)  # inputs' values before the launch
     # where an in-kernel tl.make_tensor_descriptor ran with no triton.set_allocator (file, line, col, ...)
     scratch_site: dict[str, Any] | None = None
+    # the size check's confirmed findings at other sizes (trace_engine/size_probe.py: oob-sizes, wrap),
+    # as JSON objects; analysis/sizes.py makes them Findings
+    size_findings: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def n_programs(self) -> int:
@@ -417,7 +425,7 @@ class Related:
 
 @dataclass
 class Finding:
-    kind: str  # oob | race | dead | unwritten | uninit | exception | timeout | crashed | no-launch
+    kind: str  # oob | oob-sizes | wrap | overrun | race | dead | unwritten | uninit | exception | timeout | crashed | no-launch
     severity: str  # error | warning | information
     file: str
     line: int
@@ -434,6 +442,8 @@ class Finding:
     example_elements: list[int] = field(default_factory=list)
     related: list[Related] = field(default_factory=list)
     detail: str = ""  # longer text: a traceback, the lists behind the counts
+    # oob-sizes and wrap: the size that showed it (size, size_value, grid, assumed readings, the operation)
+    witness: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -454,4 +464,5 @@ class Finding:
             "example_elements": list(self.example_elements),
             "related": [r.to_json() for r in self.related],
             "detail": self.detail,
+            **({"witness": self.witness} if self.witness else {}),
         }

@@ -28,6 +28,34 @@ RULES = {
             "or compute the address with the tensor's real strides.",
         ),
         Rule(
+            "oob-sizes",
+            "OutOfBoundsAtOtherSizes",
+            "Kernel access outside its tensor at a size the script did not run",
+            "At the script's sizes the access stayed inside its tensor, but at another size the kernel admits "
+            "(usually the size just above a multiple of the block) active lanes leave it: Triton Lens re-ran the "
+            "kernel's programs at that size and saw them. Mask the access against the size (mask=offs < n), or "
+            "state the precondition in the kernel (tl.assume(n % BLOCK == 0)) and check it on the host.",
+        ),
+        Rule(
+            "wrap",
+            "Int32OffsetWrap",
+            "Offset arithmetic overflows int32 at a size the GPU holds",
+            "tl.program_id, tl.arange and integer arguments below 2**31 are int32 in a compiled kernel, so an "
+            "offset such as row * stride wraps around once the tensor passes 2**31 elements, and the kernel reads "
+            "or writes the wrong memory. Triton Lens found the smallest such size that fits in the target GPU's "
+            "memory and ran the failing program there. Widen the index before the arithmetic "
+            "(row.to(tl.int64) * stride), or pass the stride as an int64.",
+        ),
+        Rule(
+            "overrun",
+            "RowOverrun",
+            "A row-wise access runs past its row into the next one",
+            "The access walks a tensor row by row (row * stride + col), and its block is wider than the row while "
+            "the mask does not stop the columns at the row's length: the extra lanes read or write the next row. "
+            "Nothing faults (the addresses are inside the tensor), but the result mixes rows. Mask the columns "
+            "(mask=cols < n_cols).",
+        ),
+        Rule(
             "race",
             "RaceBetweenPrograms",
             "Programs race on the same elements",

@@ -80,6 +80,8 @@ def log(checked, problems: list[str]) -> dict:
                 )
                 if v
             }
+            if f.witness:
+                props["witness"] = f.witness
             if props:
                 res["properties"] = props
             results.append(res)

@@ -8,6 +8,7 @@ in place, inside a `PatchScope` that removes them all when the run leaves it. Fa
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import inspect
 import os
@@ -141,6 +142,8 @@ class Hooks:
     def dot(self, builder, a, b, a_dtype: str, b_dtype: str, acc_dtype: str, precision: str) -> None: ...
     def loaded(self, value) -> None: ...
     def device_descriptor(self) -> None: ...
+    # After a launch that returned: its executor and the arguments it was called with (the size check).
+    def launched(self, executor, args: tuple, kwargs: dict) -> None: ...
 
 
 class PatchScope:
@@ -232,6 +235,7 @@ def _patch_launches(scope: PatchScope, hooks: Hooks) -> None:
                 hooks.launch_end(token, e)
                 raise
             hooks.launch_end(token, None)
+            hooks.launched(self, args, kwargs)
             return out
 
         return __call__
@@ -709,3 +713,59 @@ def raw_store(ptrs: np.ndarray, values: np.ndarray) -> None:
     # 3.2's C store takes only writeable arrays (the logs arrive as read-only views of a stream buffer).
     ptrs, values = np.require(ptrs, requirements=["C", "W"]), np.require(values, requirements=["C", "W"])
     real.store(ptrs, values, np.ones(ptrs.shape, dtype=bool))
+
+
+# -- the size check's re-launches (trace_engine/size_probe.py) ---------------------------------------
+
+
+def relaunch(executor, programs: list[tuple[int, int, int]], grid: tuple[int, int, int], args, kwargs) -> None:
+    """Run `programs` of a launch of `grid` programs, and no other: a launch of len(programs) programs
+    whose builder reports each one's ids and the whole grid (tl.program_id, tl.num_programs). The
+    launch goes through GridExecutor.__call__ as patched, so the hooks record it like any other."""
+    again = copy.copy(executor)
+    again.grid = (len(programs), 1, 1)
+    with PatchScope() as scope:
+
+        def make_dim(orig):
+            def set_grid_dim(self, nx, ny, nz):
+                return orig(self, *grid)
+
+            return set_grid_dim
+
+        def make_idx(orig):
+            def set_grid_idx(self, x, y, z):
+                return orig(self, *programs[x])
+
+            return set_grid_idx
+
+        scope.patch(InterpreterBuilder, "set_grid_dim", make_dim)
+        scope.patch(InterpreterBuilder, "set_grid_idx", make_idx)
+        type(executor).__call__(again, *args, **kwargs)
+
+
+_INT_OPS = {"create_add": np.add, "create_sub": np.subtract, "create_mul": np.multiply, "create_shl": np.left_shift}
+
+
+@contextlib.contextmanager
+def int32_overflows(on_overflow: Callable[[str, np.ndarray, np.ndarray, np.ndarray], None]) -> Iterator[None]:
+    """While inside: on_overflow(op name, lhs, rhs, lanes) for each signed 32-bit add, sub, mul or shift
+    whose exact result leaves int32 in some lanes (the GPU wraps them, as the interpreter does)."""
+    with PatchScope() as scope:
+        for name, op in _INT_OPS.items():
+
+            def make(orig, name=name, op=op):
+                def wrapper(self, lhs, rhs):
+                    out = orig(self, lhs, rhs)
+                    a, b = getattr(lhs, "data", None), getattr(rhs, "data", None)
+                    if isinstance(a, np.ndarray) and a.dtype == np.int32 and getattr(b, "dtype", None) == np.int32:
+                        exact = op(a.astype(np.int64), b.astype(np.int64))
+                        bad = (exact > 2147483647) | (exact < -2147483648)
+                        if bad.any():
+                            on_overflow(name, np.broadcast_to(a, bad.shape), np.broadcast_to(b, bad.shape), bad)
+                    return out
+
+                return wrapper
+
+            if hasattr(InterpreterBuilder, name):
+                scope.patch(InterpreterBuilder, name, make)
+        yield

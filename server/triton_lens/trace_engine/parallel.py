@@ -431,7 +431,7 @@ class _Dispatch:
                 remap[s0 + j] = idx
             row0 = len(L.ex_site) - meta["n0"]  # the child's row r is the parent's row r + row0
             L.ex_site.extend(remap[a["ex_site"]].tolist())
-            for c in ("ex_program", "ex_lanes", "ex_active", "ex_oob", "ex_vhash"):
+            for c in ("ex_program", "ex_lanes", "ex_active", "ex_oob", "ex_vhash", "ex_overrun"):
                 getattr(L, c).extend(a[c].tolist())
             dot_remap = {}
             for j, d in enumerate(meta["dot_sites"]):  # tl.dot sites, by source position
@@ -494,7 +494,7 @@ class _Dispatch:
                 keys = {i: k for k, i in L.site_index.items() if i >= s0}
                 sites = [dict(L.sites[i].to_json(), key=_stable_key(keys[i])) for i in range(s0, len(L.sites))]
                 arrays: dict[str, np.ndarray] = {"ex_site": np.asarray(L.ex_site[n0:], dtype=np.int32)}
-                for c in ("ex_program", "ex_lanes", "ex_active", "ex_oob"):
+                for c in ("ex_program", "ex_lanes", "ex_active", "ex_oob", "ex_overrun"):
                     arrays[c] = np.asarray(getattr(L, c)[n0:], dtype=np.int32)
                 arrays["ex_vhash"] = np.asarray(L.ex_vhash[n0:], dtype=np.int64)
                 dot_keys = {i: k for k, i in L.dot_site_index.items() if i >= self.d0s}
@@ -575,6 +575,8 @@ class ParallelRecorder(Recorder):
         super().grid(nx, ny, nz)
         L = self._launch
         if L is None or not self._executors or self.workers < 2 or self._benchmarking or self.in_child:
+            return
+        if self._probe is not None:  # a size-check re-launch runs its few programs here
             return
         n = int(nx) * int(ny) * int(nz)
         executor = self._executors[-1]

@@ -22,6 +22,7 @@ import numpy as np
 from ..model import DotSite, DotTrace, LaunchTrace, Site, TensorInfo
 from ..model.elements import RANGE, ElementSets, ElementSetsBuilder, encode
 from . import compat
+from .rows import row_crossings
 from .tensors import TensorView
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -90,6 +91,7 @@ class _Launch:
         self.ex_active: list[int] = []
         self.ex_oob: list[int] = []
         self.ex_vhash: list[int] = []
+        self.ex_overrun: list[int] = []
         self.unwritten_before: dict[int, np.ndarray] = {}
         self.touched = ElementSetsBuilder()
         self.masked = ElementSetsBuilder()
@@ -102,6 +104,8 @@ class _Launch:
         self.t0 = time.perf_counter()
         self.live: np.ndarray | None = None  # (n, 2) storage [lo, hi) of the script's live tensors
         self.flushed = False  # sent already, cut short at the time limit
+        self.frame: FrameType | None = None  # the launch statement's frame (the size check reads its grid)
+        self.trace: LaunchTrace | None = None  # what finish() made of it
 
     def finish(self, complete: bool, value_limit: int) -> LaunchTrace:
         values = {}
@@ -129,6 +133,7 @@ class _Launch:
             ex_active=np.asarray(self.ex_active, dtype=np.int32),
             ex_oob=np.asarray(self.ex_oob, dtype=np.int32),
             ex_vhash=np.asarray(self.ex_vhash, dtype=np.int64),
+            ex_overrun=np.asarray(self.ex_overrun, dtype=np.int32),
             unwritten_before=self.unwritten_before,
             touched=self.touched.finish(),
             masked=self.masked.finish(),
@@ -192,7 +197,7 @@ def _prefix(t: LaunchTrace, k: int) -> LaunchTrace:
     def sets(s: ElementSets) -> ElementSets:
         return ElementSets(s.kind[:k], s.lo[:k], s.count[:k], s.start[: k + 1], s.data[: int(s.start[k])])
 
-    for c in ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob", "ex_vhash"):
+    for c in ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob", "ex_vhash", "ex_overrun"):
         setattr(t, c, getattr(t, c)[:k])
     t.touched, t.masked, t.oob = sets(t.touched), sets(t.masked), sets(t.oob)
     return t
@@ -290,8 +295,23 @@ class Recorder(compat.Hooks):
         value_limit: int = DEFAULT_VALUE_LIMIT,
         skip_dead_work: bool = True,
         memory=None,
+        on_sizes: Callable[[LaunchTrace], None] | None = None,
+        size_check_gpu: str | None = None,
     ):
         self.on_launch = on_launch
+        # The size check (size_probe.py), after each launch, on the named GPU's memory; None: off.
+        self.on_sizes = on_sizes
+        self._sizes: Any = None
+        if size_check_gpu is not None:
+            from .gpu_profiles import profile
+            from .size_probe import SizeCheck
+
+            gpu = profile(size_check_gpu)
+            self._sizes = SizeCheck(self, gpu.total_memory, gpu.key)
+        self._probe: dict[str, Any] | None = None  # a size-check re-launch in flight: virtual tensors, deadline
+        self._probe_trace: LaunchTrace | None = None
+        self.probe_overflow_at: dict[int, int] = {}  # (a size-check re-launch's)
+        self._last: _Launch | None = None  # the launch that ended last, until `launched` checks its sizes
         # host_writes.HostWrites (the worker's), or None: which elements nothing has written yet.
         self.memory = memory
         self.unmasked = 0  # compat.Hooks: > 0 inside a load/store written without a mask
@@ -325,6 +345,7 @@ class Recorder(compat.Hooks):
         file, line = (f.f_code.co_filename, f.f_lineno) if f is not None else ("", 0)
         self._stack.append(self._launch)
         self._launch = _Launch(self._count, fn, file, line)
+        self._launch.frame = f
         if self.memory is not None:
             self.memory.paused += 1  # the interpreter's own copies in and out are not the script's writes
         return self._launch
@@ -335,6 +356,9 @@ class Recorder(compat.Hooks):
             return
         named_hst = list(zip(arg_names, args_hst)) + list(kwargs_hst.items())
         named_dev = list(zip(arg_names, args_dev)) + list(kwargs_dev.items())
+        if self._probe is not None:
+            self._probe_args(L, named_hst)
+            return
         for (name, host), (_, dev) in zip(named_hst, named_dev):
             devices = [str(t.device) for _, _, t in compat.iter_tensor_args(name, dev)]
             for k, (label, obj, t) in enumerate(compat.iter_tensor_args(name, host)):
@@ -369,7 +393,9 @@ class Recorder(compat.Hooks):
             L = self._launch
             L.grid = (int(nx), int(ny), int(nz))
             L.running = True
-            if self.on_progress is not None:  # the launch has begun: a run stopped now was inside it
+            if (
+                self.on_progress is not None and self._probe is None
+            ):  # the launch has begun: a run stopped now was inside it
                 self.on_progress(L.kernel, L.index, 0, L.grid[0] * L.grid[1] * L.grid[2])
                 self._next_progress = time.monotonic() + 0.2
 
@@ -382,7 +408,12 @@ class Recorder(compat.Hooks):
             self.memory.paused -= 1
         if L.flushed:
             return  # sent already (the time limit)
+        if self._probe is not None:  # a size-check re-launch: its trace is the check's, not the run's
+            self._probe_trace = L.finish(error is None, 0)
+            return
         trace = L.finish(error is None, self.value_limit)
+        L.trace = trace
+        self._last = L
         if self.memory is not None:
             try:
                 self._mark_stores(L, trace)
@@ -394,6 +425,61 @@ class Recorder(compat.Hooks):
         self.launches.append(trace)
         if self.on_launch is not None:
             self.on_launch(trace)
+
+    # -- the size check (size_probe.py) ------------------------------------------------------
+    def launched(self, executor, args, kwargs) -> None:
+        """After a launch returned: check its kernel at the other sizes it admits, then send the findings
+        (the launch itself was sent already, so its hints never wait for the check)."""
+        L = getattr(self, "_last", None)
+        self._last = None
+        if self._sizes is None or self._probe is not None or self._benchmarking or L is None or L.trace is None:
+            return
+        from .size_probe import read_launch
+
+        try:
+            la = read_launch(executor, args, kwargs, L.frame)
+            found = self._sizes.check(la, L.trace) if la is not None else []
+        except Exception:  # a check's failure is never the run's
+            found = []
+        finally:
+            L.frame = None
+        if found:
+            L.trace.size_findings = found
+            if self.on_sizes is not None:
+                self.on_sizes(L.trace)
+
+    def begin_probe(self, tensors: dict, deadline: float, overflows: list) -> None:
+        self._probe = {"tensors": tensors, "deadline": deadline, "overflows": overflows}
+        self.probe_overflow_at = {}  # site -> the overflow last before its out-of-bounds lanes
+        self._probe_trace = None
+        if self.memory is not None:
+            self.memory.paused += 1
+
+    def end_probe(self) -> LaunchTrace | None:
+        self._probe = None
+        if self.memory is not None:
+            self.memory.paused -= 1
+        return self._probe_trace
+
+    def _probe_args(self, L: _Launch, named_hst) -> None:
+        """A re-launch's tensors: one real element each, seen with the shape and strides of the size."""
+        specs = self._probe["tensors"] if self._probe is not None else {}
+        for name, host in named_hst:
+            spec = specs.get(name)
+            if spec is None or not hasattr(host, "data_ptr"):
+                continue
+            info = TensorInfo(
+                index=len(L.views),
+                name=name,
+                shape=spec.shape,
+                strides=spec.strides,
+                dtype=_dtype_name(host),
+                itemsize=spec.itemsize,
+                device="cpu",
+            )
+            base = int(host.data_ptr())
+            L.by_id[id(host)] = info.index
+            L.views.append(TensorView(info, base, None, (base, base + max(spec.span_bytes, spec.itemsize))))
 
     def request_flush(self) -> None:
         """Safe from a signal handler: at its next access, the launch in flight is sent as it stands
@@ -531,6 +617,11 @@ class Recorder(compat.Hooks):
         site = self._site(L, kind, op, -1 if tag is None else tag, order)
         gx, gy, _ = L.grid
         x, y, z = builder.grid_idx
+        if self._flush and self._probe is not None:  # the time limit, inside the size check: stop it
+            from .size_probe import ProbeTimeout
+
+            self._flush = False
+            raise ProbeTimeout()
         if self._flush:
             self._flush_in_flight(L, x + gx * (y + gy * z))
         L.ex_site.append(site)
@@ -546,12 +637,45 @@ class Recorder(compat.Hooks):
         L.ex_active.append(active)
         self._maybe_progress(L, x, y, z)
 
+        if self._probe is not None:
+            return self._probe_access(L, tag, flat, m, active, data.shape)
         if tag is None:  # a pointer made from an integer (int_to_ptr) that no argument holds
+            L.ex_overrun.append(0)
             return self._record_unattributed(L, flat, m, data.shape)
         v = L.views[tag]
+        L.ex_overrun.append(row_crossings(v, flat, m, data.shape) if v.rows else 0)
         if v.contiguous and v.shift >= 0 and _record_range(L, v, flat, m, lanes, active, value):
             return None
         return _record_elements(L, v, flat, m, active, value, data.shape)
+
+    def _probe_access(self, L: _Launch, tag, flat: np.ndarray, m, active: int, shape) -> np.ndarray:
+        """An access of a size-check re-launch: its out-of-bounds lanes counted against the size's
+        shape, then every lane masked off (address-only memory: nothing is read or written)."""
+        from .size_probe import ProbeTimeout
+
+        assert self._probe is not None
+        if time.monotonic() > self._probe["deadline"]:
+            raise ProbeTimeout()
+        L.ex_overrun.append(0)
+        L.ex_vhash.append(0)
+        _add_empty(L.touched)
+        _add_empty(L.masked)
+        if tag is None or active == 0:
+            L.ex_oob.append(0)
+            _add_empty(L.oob)
+        else:
+            v = L.views[tag]
+            d = flat.view(np.int64) - v.base
+            inb, _ = v.classify(d)
+            bad = ~inb if m is None else (m & ~inb)
+            n_bad = int(np.count_nonzero(bad))
+            L.ex_oob.append(n_bad)
+            if n_bad:
+                L.oob.add(v.elements(d[bad]))
+                self.probe_overflow_at.setdefault(L.ex_site[-1], len(self._probe["overflows"]) - 1)
+            else:
+                _add_empty(L.oob)
+        return np.zeros(shape, dtype=bool)
 
     def loaded(self, value) -> None:
         """Mark a load's value with its execution row, so a tl.dot fed by it can name the load."""

@@ -469,6 +469,10 @@ def _read_stream(
                     state["partial"] = True
                 if on_launch is not None:
                     on_launch(trace)
+            elif kind == "sizes":  # the size check of a launch sent before (trace_engine/size_probe.py)
+                for t in result.launches:
+                    if t.index == meta["launch"]:
+                        t.size_findings = list(meta["findings"])
             elif kind == "progress":
                 state["in_launch"] = {
                     "kernel": meta["kernel"],

@@ -67,7 +67,7 @@ def read_frame(inp: BinaryIO) -> tuple[str, dict, dict[str, np.ndarray]] | None:
 
 
 _SETS = ("touched", "masked", "oob")
-_COLUMNS = ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob", "ex_vhash")
+_COLUMNS = ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob", "ex_vhash", "ex_overrun")
 
 
 def launch_to_frame(t: LaunchTrace) -> tuple[dict, dict[str, np.ndarray]]:
@@ -88,6 +88,7 @@ def launch_to_frame(t: LaunchTrace) -> tuple[dict, dict[str, np.ndarray]]:
         "dot_sites": [d.to_json() for d in t.dots.sites],
         "unwritten_before": sorted(t.unwritten_before),
         "scratch_site": t.scratch_site,
+        "size_findings": t.size_findings,
     }
     arrays: dict[str, np.ndarray] = {c: getattr(t, c) for c in _COLUMNS}
     for s in _SETS:
@@ -130,4 +131,5 @@ def launch_from_frame(meta: dict, arrays: dict[str, np.ndarray]) -> LaunchTrace:
             **{c: arrays[f"dots.{c}"] for c in DotTrace.COLUMNS if f"dots.{c}" in arrays},
         ),
         scratch_site=meta.get("scratch_site"),
+        size_findings=list(meta.get("size_findings", [])),
     )

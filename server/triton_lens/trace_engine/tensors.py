@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import TensorInfo
+from .rows import row_view
 
 
 def _shift_of(itemsize: int) -> int:
@@ -29,6 +30,7 @@ class TensorView:
         "host_end",
         "storage_lo",
         "storage_hi",
+        "rows",
     )
 
     def __init__(self, info: TensorInfo, base: int, tensor=None, storage: tuple[int, int] | None = None):
@@ -54,6 +56,7 @@ class TensorView:
         dims = [(strides[k], shape[k], row_major[k]) for k in range(len(shape)) if shape[k] > 1 and strides[k] > 0]
         dims.sort(key=lambda t: -t[0])
         self._dims = dims
+        self.rows = row_view(shape, strides)  # (row length, row stride) when there are rows to overrun, else None
 
     def elements(self, d: np.ndarray) -> np.ndarray:
         """Element offsets (floor) of byte offsets from the tensor's first element."""

@@ -253,6 +253,9 @@ def main(argv: list[str]) -> int:
         meta, arrays = stream.launch_to_frame(trace)
         stream.write_frame(out, "launch", meta, arrays)
 
+    def on_sizes(trace):
+        stream.write_frame(out, "sizes", {"launch": trace.index, "findings": trace.size_findings})
+
     def on_progress(kernel, launch, done, total):
         stream.write_frame(out, "progress", {"kernel": kernel, "launch": launch, "done": done, "total": total})
 
@@ -270,6 +273,8 @@ def main(argv: list[str]) -> int:
         "on_progress": on_progress,
         "value_limit": int(job.get("value_limit", 1 << 20)),
         "memory": memory,
+        "on_sizes": on_sizes,
+        "size_check_gpu": job.get("gpu") or "H100",
     }
     if workers > 1:  # a launch's programs split over forked children (trace_engine/parallel.py)
         from .parallel import ParallelRecorder

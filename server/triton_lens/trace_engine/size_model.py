@@ -1,0 +1,174 @@
+"""The sizes a launch admits besides its own: which values move together, and what follows from them.
+
+A size is a value of the launch (an integer argument, a tensor dimension, a tensor's element count).
+Changing it to another value changes everything equal to it at the launch: the integer arguments with
+that value, the dimensions of that length (or, for a tensor with no such dimension, its element count),
+and the integer arguments equal to a stride that changes with them. That is the reading "equal at the
+script's sizes means the same size", which `Resize.assumed` names when it joined two or more of them.
+Constexpr arguments never change (another value is another kernel). The grid follows only where the
+launch says how (size_probe.py evaluates its expression again); numbers alone are held.
+
+Pure: torch tensors in, plain tuples out; no triton, no interpreter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    itemsize: int
+
+    @property
+    def span_bytes(self) -> int:
+        """Bytes from the first element to one past the last (what an allocation of it needs)."""
+        if any(s == 0 for s in self.shape):
+            return 0
+        last = sum((d - 1) * st for d, st in zip(self.shape, self.strides) if st > 0)
+        return (last + 1) * self.itemsize
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+
+def spec_of(t: Any) -> TensorSpec:
+    return TensorSpec(tuple(int(d) for d in t.shape), tuple(int(s) for s in t.stride()), int(t.element_size()))
+
+
+def _packed_strides(shape: tuple[int, ...], like: tuple[int, ...]) -> tuple[int, ...]:
+    """Strides of a dense tensor of `shape` whose dimensions are laid out in the order of `like`'s strides."""
+    order = sorted(range(len(shape)), key=lambda k: (like[k], k))  # innermost first
+    out = [0] * len(shape)
+    step = 1
+    for k in order:
+        out[k] = step if like[k] != 0 else 0
+        step *= max(shape[k], 1) if like[k] != 0 else 1
+    return tuple(out)
+
+
+def _dense(spec: TensorSpec) -> bool:
+    return spec.span_bytes == spec.numel * spec.itemsize and len(set(spec.strides)) == len(spec.strides)
+
+
+@dataclass
+class Resize:
+    """The launch with every value equal to `old` changed to `new`."""
+
+    old: int
+    new: int
+    ints: dict[str, int]  # integer arguments, by name, as they become
+    tensors: dict[str, TensorSpec]  # tensor arguments, by name, as they become
+    moved: list[str] = field(default_factory=list)  # what changed with the size, as the user reads it
+    assumed: list[str] = field(default_factory=list)  # readings of equal values taken as one size
+
+    @property
+    def bytes(self) -> int:
+        return sum(t.span_bytes for t in self.tensors.values())
+
+
+def resize(old: int, new: int, ints: dict[str, int], tensors: dict[str, TensorSpec]) -> Resize | None:
+    """The launch at size `new` in place of `old`; None when no argument moves with it, or when a tensor
+    that moves is not dense (a view whose other dimensions could not be laid out again)."""
+    out_ints = dict(ints)
+    out_tensors: dict[str, TensorSpec] = {}
+    moved: list[str] = []
+    stride_map: dict[int, int] = {}
+    for name, spec in tensors.items():
+        if old in spec.shape:
+            shape = tuple(new if d == old else d for d in spec.shape)
+            moved.append(f"{name}.shape")
+        elif len(spec.shape) >= 1 and spec.numel == old and old > 1:
+            shape = (new,)
+            moved.append(f"{name}.numel()")
+        elif len(spec.shape) == 1 and old > 1 and spec.shape[0] % old == 0 and 2 <= spec.shape[0] // old <= 16:
+            k = spec.shape[0] // old  # torch.empty(6 * n): a flat buffer of k blocks of the size
+            shape = (k * new,)
+            moved.append(f"{name}.numel() ({k} × the size)")
+        else:
+            out_tensors[name] = spec
+            continue
+        if not _dense(spec):
+            return None
+        strides = _packed_strides(shape, spec.strides)
+        for a, b in zip(spec.strides, strides):
+            if a != b and a > 1:
+                stride_map.setdefault(a, b)
+        out_tensors[name] = TensorSpec(shape, strides, spec.itemsize)
+    for name, v in ints.items():
+        if v == old:
+            out_ints[name] = new
+            moved.append(name)
+        elif v in stride_map:
+            out_ints[name] = stride_map[v]
+            moved.append(f"{name} (a stride)")
+    if not moved:
+        return None
+    assumed = []
+    arg_names = [m for m in moved if m in ints]
+    of = [m.split(".")[0] for m in moved if "." in m]
+    if arg_names and of:
+        assumed.append(
+            f"{' and '.join(arg_names)} {'is' if len(arg_names) == 1 else 'are'} the size {old} of {_names(of)}"
+        )
+    elif len(arg_names) > 1:
+        assumed.append(f"{' and '.join(arg_names)} are one size ({old} at the launch)")
+    elif len(of) > 1:
+        assumed.append(f"{_names(of)} grow together (all {old} at the launch)")
+    return Resize(old, new, out_ints, out_tensors, moved, assumed)
+
+
+def _names(xs: list[str]) -> str:
+    return xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " and " + xs[-1]
+
+
+def largest_fitting(
+    old: int, ints: dict[str, int], tensors: dict[str, TensorSpec], memory_bytes: int, limit: int = INT32_MAX
+) -> Resize | None:
+    """The largest size (at most `limit`, int32 arguments staying int32) whose tensors fit in memory."""
+    first = resize(old, old, ints, tensors)
+    if first is None:
+        return None
+    lo, hi = old, limit
+    best = None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        r = resize(old, mid, ints, tensors)
+        if r is not None and r.bytes <= memory_bytes:
+            best, lo = r, mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+def candidate_sizes(ints: dict[str, int], tensors: dict[str, TensorSpec], most: int = 6) -> list[int]:
+    """The launch's sizes worth moving: integer arguments and tensor dimensions above 1, each once,
+    in the order the launch names them (arguments first)."""
+    dims = {d for t in tensors.values() for d in t.shape} | {t.numel for t in tensors.values()}
+    strides = {st for t in tensors.values() for st in t.strides}
+    seen: list[int] = []
+    for v in list(ints.values()) + [d for t in tensors.values() for d in t.shape]:
+        if v in strides and v not in dims:
+            continue  # a stride follows the sizes; it is not one
+        if 1 < v <= INT32_MAX and v not in seen:
+            seen.append(v)
+    return seen[:most]
+
+
+def describe_size(r: Resize) -> str:
+    """'n = 4097' or 'x.shape = (4097,)': the first thing that moved, at its new value."""
+    for m in r.moved:
+        if m in r.ints:
+            return f"{m} = {r.ints[m]}"
+    m = r.moved[0]
+    name = m.split(".")[0]
+    return f"{name}.shape = {tuple(r.tensors[name].shape)}"

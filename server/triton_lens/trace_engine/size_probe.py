@@ -1,0 +1,483 @@
+"""The size check: after a launch, the same kernel at other sizes it admits, confirmed by running it.
+
+For each size of the launch (size_model.py: an integer argument or a tensor dimension, and everything
+equal to it), two questions, each answered by re-launching the kernel at that size:
+- `oob-sizes`: at the size just above the script's (n + 1, the ragged neighbour of a size that was a
+  multiple of the block), do the corner programs of the new grid send active lanes out of a tensor?
+- `wrap`: as the size grows to the largest the target GPU's memory holds (int32 arguments staying
+  int32), does a signed 32-bit add, sub, mul or shift in the last program overflow? The smallest size
+  where it does (found by bisection) is run, and the accesses whose lanes then leave their tensor are
+  the finding, with the operation that overflowed.
+A re-launch runs only the programs it needs (compat.relaunch), on address-only memory: every tensor is
+one real element, its shape and strides are the size's (the recorder checks bounds against them), and
+every lane is masked off after it is recorded, so no size allocates and nothing is read or written.
+Loads then return zeros: offsets computed from loaded values (gathers) are not checked beyond the run.
+
+The grid follows a size only where the launch says how: a grid function (called again with the new
+arguments, its closure and globals read at the new size), or a grid written in the launch statement
+(its expression evaluated again with the new sizes). A grid passed as numbers is held. A re-launch that
+raises (a `tl.assume`, `tl.static_assert` or `tl.device_assert` the size breaks) is a size the kernel
+does not admit: no finding. Nothing here changes the script's state: new tensors, the script's own
+values untouched, every patch removed after each re-launch.
+"""
+
+from __future__ import annotations
+
+import ast
+import linecache
+import os
+import time
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import compat
+from .size_model import INT32_MAX, Resize, TensorSpec, candidate_sizes, describe_size, largest_fitting, resize, spec_of
+
+BUDGET_S = 2.0  # the size check of one launch gives up after this long (what it found stands)
+
+
+class ProbeTimeout(BaseException):
+    """Raised from the recorder's access hook when a re-launch runs past its budget."""
+
+
+@dataclass
+class Overflow:
+    op: str  # "create_mul"
+    text: str  # the expression as written: "row * stride"
+    file: str
+    line: int
+    col: int
+    end_col: int
+    operands: tuple[int, int]  # the first overflowing lane's operands
+
+
+@dataclass
+class ProbeRun:
+    admitted: bool
+    oob: dict[tuple, dict] = field(default_factory=dict)  # site position key -> what went out of bounds
+    overflows: list[Overflow] = field(default_factory=list)
+
+
+@dataclass
+class LaunchArgs:
+    """One launch, as the size check reads it."""
+
+    executor: Any
+    args: tuple
+    kwargs: dict
+    names: list[str]  # every parameter, in order
+    constexprs: set[str]
+    ints: dict[str, int]
+    tensors: dict[str, TensorSpec]
+    devices: dict[str, Any]  # tensor name -> (dtype, device) of the real argument
+    grid: tuple[int, int, int]
+    grid_at: Any  # Resize -> new grid (3-tuple), or None when the grid is held
+
+
+def _grid3(g) -> tuple[int, int, int] | None:
+    try:
+        g = tuple(int(x) for x in g)
+    except Exception:
+        return None
+    if not 1 <= len(g) <= 3 or any(x < 1 for x in g):
+        return None
+    return g + (1,) * (3 - len(g))  # type: ignore[return-value]
+
+
+_ast_cache: dict[tuple[str, int], ast.AST | None] = {}
+
+
+def _launch_call(frame) -> ast.Call | None:
+    """The `kernel[grid](...)` call the frame is executing, from its source."""
+    file = frame.f_code.co_filename
+    lines = linecache.getlines(file, frame.f_globals)
+    key = (file, hash("".join(lines)))
+    tree = _ast_cache.get(key)
+    if key not in _ast_cache:
+        try:
+            tree = ast.parse("".join(lines))
+        except (SyntaxError, ValueError):
+            tree = None
+        _ast_cache[key] = tree
+    if tree is None:
+        return None
+    try:
+        pos = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+    except Exception:
+        pos = (frame.f_lineno, frame.f_lineno, None, None)
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
+            if node.lineno <= pos[0] <= (node.end_lineno or node.lineno):
+                if best is None or node.lineno >= best.lineno:
+                    best = node
+    return best
+
+
+def _substituted(ns: dict, r: Resize, by_id: dict[int, str], meta: dict[str, Any]) -> dict:
+    """A copy of a namespace with the size's ints changed and the launch's tensors (and any tensor with a
+    dimension of that size) replaced by meta tensors of their new shape."""
+    import torch
+
+    out = dict(ns)
+    for k, v in ns.items():
+        if type(v) is int and v == r.old:
+            out[k] = r.new
+        elif isinstance(v, torch.Tensor):
+            name = by_id.get(id(v))
+            if name is not None:
+                out[k] = meta[name]
+            elif r.old in v.shape:
+                out[k] = torch.empty(tuple(r.new if d == r.old else d for d in v.shape), dtype=v.dtype, device="meta")
+    return out
+
+
+def _meta_tensors(la: LaunchArgs, r: Resize) -> dict[str, Any]:
+    import torch
+
+    return {
+        n: torch.empty_strided(s.shape, s.strides, dtype=la.devices[n][0], device="meta") for n, s in r.tensors.items()
+    }
+
+
+def grid_function(executor, frame, by_id: dict[int, str]):
+    """How the launch's grid follows a size: a function Resize -> grid, or None (held)."""
+    grid = executor.grid
+    if callable(grid):
+        fn = grid
+
+        def at_callable(r: Resize, la: LaunchArgs):
+            meta = _meta_tensors(la, r)
+            g = getattr(fn, "__globals__", None)
+            code = getattr(fn, "__code__", None)
+            if g is None or code is None:
+                return None
+            cells = fn.__closure__ or ()
+            new_cells = tuple(types.CellType(_substituted({"v": c.cell_contents}, r, by_id, meta)["v"]) for c in cells)
+            f2 = types.FunctionType(code, _substituted(g, r, by_id, meta), fn.__name__, fn.__defaults__, new_cells)
+            named = {n: la.kwargs.get(n, a) for n, a in zip(la.names, la.args)}
+            named.update(la.kwargs)
+            named.update(r.ints)
+            named.update(meta)
+            return _grid3(f2(named))
+
+        return at_callable
+    if frame is None:
+        return None
+    call = _launch_call(frame)
+    if call is None:
+        return None
+    assert isinstance(call.func, ast.Subscript)
+    node = call.func.slice
+    if not isinstance(node, (ast.Tuple, ast.List)):
+        return None  # a name: numbers computed before the launch statement are held
+    code_obj = compile(ast.Expression(body=node), frame.f_code.co_filename, "eval", dont_inherit=True)
+    f_globals, f_locals = frame.f_globals, dict(frame.f_locals)
+
+    def at_expression(r: Resize, la: LaunchArgs):
+        meta = _meta_tensors(la, r)
+        return _grid3(eval(code_obj, _substituted(f_globals, r, by_id, meta), _substituted(f_locals, r, by_id, meta)))
+
+    return at_expression
+
+
+def read_launch(executor, args: tuple, kwargs: dict, frame) -> LaunchArgs | None:
+    """The launch's integer and tensor arguments, or None when it has arguments the check does not
+    model (tuples, descriptors, block pointers made on the host)."""
+    import torch
+
+    names = list(executor.arg_names)
+    constexprs = set(getattr(executor, "constexprs", ()) or ())
+    bound: dict[str, Any] = dict(zip(names, args))
+    bound.update({k: v for k, v in kwargs.items() if k in names})
+    ints: dict[str, int] = {}
+    tensors: dict[str, TensorSpec] = {}
+    devices: dict[str, Any] = {}
+    by_id: dict[int, str] = {}
+    for name, v in bound.items():
+        if name in constexprs:
+            continue
+        if isinstance(v, torch.Tensor):
+            tensors[name] = spec_of(v)
+            devices[name] = (v.dtype, v.device)
+            by_id[id(v)] = name
+        elif type(v) is int:
+            ints[name] = v
+        elif v is None or isinstance(v, (float, bool, str)):
+            continue
+        elif hasattr(v, "data_ptr") or isinstance(v, (tuple, list)):
+            return None
+    grid = executor.grid
+    try:
+        g0 = _grid3(grid(bound) if callable(grid) else grid)
+    except Exception:
+        g0 = None
+    if g0 is None:
+        return None
+    try:
+        at = grid_function(executor, frame, by_id)
+    except Exception:
+        at = None
+    return LaunchArgs(executor, args, kwargs, names, constexprs, ints, tensors, devices, g0, at)
+
+
+def _corners(grid: tuple[int, int, int]) -> list[tuple[int, int, int]]:
+    out: list[tuple[int, int, int]] = []
+    for x in sorted({0, grid[0] - 1}):
+        for y in sorted({0, grid[1] - 1}):
+            for z in sorted({0, grid[2] - 1}):
+                out.append((x, y, z))
+    return out
+
+
+class SizeCheck:
+    """The size check of one run's launches (the recorder owns one and calls `check` after a launch)."""
+
+    def __init__(self, recorder, memory_bytes: int, gpu_name: str):
+        self.rec = recorder
+        self.memory_bytes = memory_bytes
+        self.gpu_name = gpu_name
+        self._done: dict[tuple, list[dict]] = {}  # per kernel configuration and sizes: its findings
+        self._deadline = 0.0
+
+    # -- one re-launch ---------------------------------------------------------------------------
+    def probe(self, la: LaunchArgs, r: Resize, grid: tuple[int, int, int], programs, watch_overflow: bool) -> ProbeRun:
+        import torch
+
+        small = {}
+        for name, (dtype, device) in la.devices.items():
+            small[name] = torch.zeros(1, dtype=dtype, device=device)
+        args = tuple(
+            small[n] if n in small else r.ints.get(n, a) if n in r.ints else a for n, a in zip(la.names, la.args)
+        )
+        kwargs = {k: small[k] if k in small else r.ints.get(k, v) for k, v in la.kwargs.items()}
+        run = ProbeRun(admitted=True)
+
+        def on_overflow(op, lhs, rhs, lanes):
+            from .recorder import _call_position, _user_frame
+
+            f = _user_frame(3)
+            file, line, col, _, end_col = _call_position(f)
+            text = ""
+            if f is not None and col >= 0:
+                src = linecache.getline(f.f_code.co_filename, line)
+                text = src[col:end_col] if end_col > col else ""
+            k = int(np.flatnonzero(lanes.reshape(-1))[0])
+            run.overflows.append(
+                Overflow(op, text, file, line, col, end_col, (int(lhs.reshape(-1)[k]), int(rhs.reshape(-1)[k])))
+            )
+
+        self.rec.begin_probe({n: r.tensors[n] for n in small}, self._deadline, run.overflows)
+        try:
+            with np.errstate(all="ignore"):
+                if watch_overflow:
+                    with compat.int32_overflows(on_overflow):
+                        compat.relaunch(la.executor, programs, grid, args, kwargs)
+                else:
+                    compat.relaunch(la.executor, programs, grid, args, kwargs)
+        except ProbeTimeout:
+            raise
+        except Exception:
+            run.admitted = False
+        finally:
+            trace = self.rec.end_probe()
+        if trace is not None and run.admitted:
+            run.oob = _oob_sites(trace, self.rec.probe_overflow_at)
+        return run
+
+    # -- the questions ------------------------------------------------------------------------------
+    def check(self, la: LaunchArgs, trace) -> list[dict]:
+        key = (
+            trace.kernel,
+            trace.def_file,
+            trace.def_line,
+            tuple(sorted((k, repr(v)) for k, v in la.kwargs.items() if k in la.constexprs)),
+            tuple(sorted(la.ints.items())),
+            tuple(sorted((n, t.shape, t.strides, t.itemsize) for n, t in la.tensors.items())),
+            la.grid,
+            la.grid_at is None,
+        )
+        if key in self._done:
+            return self._done[key]
+        already = _oob_sites(trace)
+        found: dict[tuple, dict] = {}
+        self._deadline = time.monotonic() + BUDGET_S
+        try:
+            for v in candidate_sizes(la.ints, la.tensors):
+                self._ragged(la, v, already, found)
+                self._wrap(la, v, already, found)
+        except ProbeTimeout:
+            pass
+        out = list(found.values())
+        self._done[key] = out
+        return out
+
+    def _grid_at(self, la: LaunchArgs, r: Resize) -> tuple[int, int, int] | None:
+        if la.grid_at is None:
+            return la.grid
+        try:
+            return la.grid_at(r, la)
+        except Exception:
+            return None
+
+    def _ragged(self, la: LaunchArgs, v: int, already: dict, found: dict) -> None:
+        r = resize(v, v + 1, la.ints, la.tensors)
+        if r is None or r.bytes > self.memory_bytes:
+            return
+        grid = self._grid_at(la, r)
+        if grid is None:
+            return
+        run = self.probe(la, r, grid, _corners(grid), watch_overflow=False)
+        if not run.admitted:
+            return
+        for pos, o in run.oob.items():
+            if pos in already or (pos, "oob-sizes") in found:
+                continue
+            found[(pos, "oob-sizes")] = _finding("oob-sizes", pos, o, r, grid, la, None, self.gpu_name)
+
+    def _wrap(self, la: LaunchArgs, v: int, already: dict, found: dict) -> None:
+        if la.grid_at is None:
+            return  # the programs' ids do not grow with the size: nothing to overflow that the run did not
+        step = resize(v, v + 1, la.ints, la.tensors)
+        if step is None or self._grid_at(la, step) == self._grid_at(la, resize(v, v, la.ints, la.tensors) or step):
+            return  # the grid does not follow this size
+        top = largest_fitting(v, la.ints, la.tensors, self.memory_bytes, INT32_MAX)
+        if top is None or top.new <= v:
+            return
+
+        def overflows(n: int) -> tuple[ProbeRun, Resize, tuple[int, int, int]] | None:
+            r = resize(v, n, la.ints, la.tensors)
+            if r is None:
+                return None
+            grid = self._grid_at(la, r)
+            if grid is None:
+                return None
+            last = [(grid[0] - 1, grid[1] - 1, grid[2] - 1)]
+            run = self.probe(la, r, grid, last, watch_overflow=True)
+            return (run, r, grid) if run.admitted and run.overflows else None
+
+        if overflows(top.new) is None:
+            return
+        lo, hi = v, top.new  # lo: no overflow (the script's run), hi: overflow
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if overflows(mid) is None:
+                lo = mid
+            else:
+                hi = mid
+        got = overflows(hi)
+        if got is None:
+            return
+        run, r, grid = got
+        for pos, o in run.oob.items():
+            if pos in already or (pos, "wrap") in found:
+                continue
+            ov = run.overflows[o["overflow"]] if o["overflow"] >= 0 else run.overflows[0]
+            found[(pos, "wrap")] = _finding("wrap", pos, o, r, grid, la, ov, self.gpu_name)
+
+
+def _oob_sites(trace, overflow_at: dict[int, int] | None = None) -> dict[tuple, dict]:
+    """Accesses of a launch trace with active out-of-bounds lanes, by source position (with the index of
+    the overflow that came last before each, in a re-launch that watched them)."""
+    out: dict[tuple, dict] = {}
+    for i, s in enumerate(trace.sites):
+        rows = np.flatnonzero(trace.ex_site == i)
+        bad = rows[trace.ex_oob[rows] > 0]
+        if bad.size == 0:
+            continue
+        pos = (s.file, s.line, s.col, s.arg, s.kind)
+        st, en = trace.oob.merged_runs(bad)
+        o = out.setdefault(
+            pos,
+            {
+                "site": s.to_json(),
+                "arg": trace.tensors[s.arg].name if s.arg >= 0 else "?",
+                "lanes": 0,
+                "programs": [],
+                "first": int(st[0]) if st.size else 0,
+                "overflow": (overflow_at or {}).get(i, -1),
+            },
+        )
+        o["lanes"] += int(trace.ex_oob[bad].sum(dtype=np.int64))
+        for p in np.unique(trace.ex_program[bad]).tolist():
+            x, y, z = (int(c) for c in trace.program_coords(int(p)))
+            o["programs"].append([x, y, z][: 3 if trace.grid[2] > 1 else 2 if trace.grid[1] > 1 else 1])
+    return out
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+def _finding(kind: str, pos, o: dict, r: Resize, grid, la: LaunchArgs, ov: Overflow | None, gpu: str) -> dict:
+    arg = o["arg"]
+    spec = r.tensors.get(arg)
+    shape = (
+        ("×".join(str(d) for d in spec.shape) if len(spec.shape) > 1 else f"{spec.shape[0]} elements") if spec else "?"
+    )
+    size = describe_size(r)
+    prog = ", ".join(str(tuple(p)) if len(p) > 1 else f"({p[0]},)" for p in o["programs"][:3])
+    assumed = f" (assuming {'; '.join(r.assumed)})" if r.assumed else ""
+    g = tuple(x for x in grid[: 3 if grid[2] > 1 else 2 if grid[1] > 1 else 1])
+    site = o["site"]
+    verb = {"load": "read", "store": "write", "atomic": "update"}.get(site["kind"], "access")
+    if kind == "oob-sizes":
+        message = (
+            f"{arg}: in bounds at the script's sizes, but at {size}{assumed} (grid {g}) {o['lanes']} active lanes of "
+            f"program {prog} would {verb} outside {arg}'s tensor ({shape}), at element offset {o['first']} — "
+            f"confirmed by running those programs at that size. The run's size was in bounds only by its "
+            f"value (a multiple of the block?): mask the {site['kind']} against the size (e.g. mask=offs < n)."
+        )
+    else:
+        assert ov is not None
+        what = f"`{ov.text}`" if ov.text else "an int32 " + ov.op.replace("create_", "")
+        names = _operand_names(ov.text)
+        if names:
+            at = f"from {names[0]} = {ov.operands[0]} with {names[1]} = {ov.operands[1]}"
+        else:
+            at = f"with operands {ov.operands[0]} and {ov.operands[1]}"
+        where = "" if ov.line == site["line"] else f" (line {ov.line})"
+        message = (
+            f"{arg}: {what}{where} overflows int32 {at}, reached at {size}{assumed}, grid {g}: "
+            f"{arg}'s tensor is then {shape} ({_gib(spec.span_bytes if spec else 0)}, which an {gpu} holds). "
+            f"The compiled kernel wraps the product, so program {prog} would {verb} outside the tensor, at element "
+            f"offset {o['first']} — confirmed by running that program at that size with address-only memory. "
+            f"Widen before the arithmetic, e.g. `{_widen_hint(ov.text)}`."
+        )
+    return {
+        "kind": kind,
+        "site": site,
+        "arg": arg,
+        "lanes": o["lanes"],
+        "programs": len(o["programs"]),
+        "example_programs": o["programs"][:3],
+        "size": size,
+        "size_value": r.new,
+        "grid": list(g),
+        "assumed": r.assumed,
+        "op": None
+        if ov is None
+        else {"text": ov.text, "file": os.path.abspath(ov.file), "line": ov.line, "col": ov.col, "end_col": ov.end_col},
+        "message": message,
+    }
+
+
+def _operand_names(text: str) -> tuple[str, str] | None:
+    """('row', 'stride') of 'row * stride' (a binary operation on two plain names or attributes), else None."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, ast.BinOp):
+        return ast.unparse(node.left), ast.unparse(node.right)
+    return None
+
+
+def _widen_hint(text: str) -> str:
+    if " * " in text:
+        a, b = text.split(" * ", 1)
+        return f"{a.strip()}.to(tl.int64) * {b.strip()}"
+    return "x.to(tl.int64)"
