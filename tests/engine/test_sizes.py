@@ -1,0 +1,153 @@
+"""The size check (trace_engine/size_model.py, size_probe.py) and row overruns (trace_engine/rows.py):
+the relations it reads from a launch, and whole runs whose findings depend on how the launch is written."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from triton_lens.analysis import analyze
+from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.size_model import TensorSpec, candidate_sizes, largest_fitting, resize
+
+pytestmark = pytest.mark.engine
+
+
+def _spec(shape, itemsize=4):
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.insert(0, step)
+        step *= d
+    return TensorSpec(tuple(shape), tuple(strides), itemsize)
+
+
+def test_equal_values_move_together_and_strides_follow():
+    r = resize(100, 101, {"n_cols": 100, "stride": 100, "rows": 64}, {"x": _spec((64, 100))})
+    assert r is not None
+    assert r.ints == {"n_cols": 101, "stride": 101, "rows": 64}
+    assert r.tensors["x"].shape == (64, 101) and r.tensors["x"].strides == (101, 1)
+    assert r.assumed and "n_cols" in r.assumed[0] and "x" in r.assumed[0]
+
+
+def test_a_flat_buffer_of_k_blocks_follows_and_a_stride_is_not_a_size():
+    r = resize(200, 201, {"n": 200}, {"x": _spec((200,)), "out": _spec((1200,))})
+    assert r is not None and r.tensors["out"].shape == (1206,)
+    # 2048 is q's batch stride, not one of its dimensions: not a size to move
+    assert 2048 not in candidate_sizes({"H": 4, "stride_b": 2048}, {"q": _spec((2, 4, 32, 16))})
+
+
+def test_the_largest_size_is_bounded_by_memory_and_int32():
+    top = largest_fitting(8, {"stride": 4096}, {"x": _spec((8, 4096), 2), "y": _spec((8, 4096), 2)}, 80 * 10**9)
+    assert top is not None and top.bytes <= 80 * 10**9
+    assert (
+        resize(8, top.new + 1, {"stride": 4096}, {"x": _spec((8, 4096), 2), "y": _spec((8, 4096), 2)}).bytes
+        > 80 * 10**9
+    )
+    small = largest_fitting(4096, {"n": 4096}, {"x": _spec((4096,), 1)}, 10**12)
+    assert small is not None and small.new == 2**31 - 1  # an int32 argument stays int32
+
+
+ROW_KERNEL = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rms(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=m, other=0.0)
+    tl.store(y_ptr + row * stride + cols, x * 2, mask=m)
+
+
+x = torch.randn(8, 4096, dtype=torch.float16)
+y = torch.empty_like(x)
+{launch}
+assert torch.equal(y, x * 2)
+"""
+
+
+def _run(tmp_path, text: str, name: str = "k.py"):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    r = run(RunRequest(path=str(p), timeout_s=120))
+    assert r.status == "ok", r.error
+    return analyze(r)
+
+
+def test_a_grid_written_in_the_launch_grows_with_the_tensor_and_the_int32_product_wraps(tmp_path):
+    a = _run(tmp_path, ROW_KERNEL.format(launch="rms[(x.shape[0],)](x, y, x.stride(0), x.shape[1], BLOCK=4096)"))
+    wraps = [f for f in a.findings if f.kind == "wrap"]
+    assert {f.arg for f in wraps} == {"x_ptr", "y_ptr"}, [(f.kind, f.arg, f.message) for f in a.findings]
+    f = next(f for f in wraps if f.arg == "x_ptr")
+    assert "`row * stride` overflows int32 from row = 524288 with stride = 4096" in f.message, f.message
+    assert f.severity == "warning" and f.witness["grid"] == [524289]
+
+
+def test_a_grid_passed_as_numbers_is_held(tmp_path):
+    launch = "grid = (x.shape[0],)\nrms[grid](x, y, x.stride(0), x.shape[1], BLOCK=4096)"
+    a = _run(tmp_path, ROW_KERNEL.format(launch=launch))
+    assert not [f for f in a.findings if f.kind in ("wrap", "oob-sizes")], [f.message for f in a.findings]
+
+
+def test_a_widened_row_index_does_not_wrap(tmp_path):
+    text = ROW_KERNEL.replace("row = tl.program_id(0)", "row = tl.program_id(0).to(tl.int64)")
+    a = _run(tmp_path, text.format(launch="rms[(x.shape[0],)](x, y, x.stride(0), x.shape[1], BLOCK=4096)"))
+    assert not [f for f in a.findings if f.severity in ("warning", "error")], [f.message for f in a.findings]
+
+
+def test_a_grid_function_follows_the_size_and_the_tail_is_found_once(tmp_path):
+    a = _run(
+        tmp_path,
+        """
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs)
+            tl.store(out_ptr + offs, x * 2, mask=offs < n)
+
+
+        n = 2048
+        x = torch.randn(n)
+        out = torch.empty(n)
+        grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)
+        for _ in range(2):  # the same launch twice: checked once, reported once
+            scale[grid](x, out, n, BLOCK=512)
+        assert torch.equal(out, 2 * x)
+        """,
+    )
+    found = [f for f in a.findings if f.kind == "oob-sizes"]
+    assert len(found) == 1 and found[0].arg == "x_ptr" and found[0].witness["size"] == "n = 2049", found
+    assert found[0].witness["grid"] == [5] and "program (4,)" in found[0].message
+
+
+def test_whole_rows_per_block_are_flat_memory_not_an_overrun(tmp_path):
+    a = _run(
+        tmp_path,
+        """
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def two_rows(x_ptr, y_ptr, C: tl.constexpr):
+            offs = tl.program_id(0) * 2 * C + tl.arange(0, 2 * C)
+            tl.store(y_ptr + offs, tl.load(x_ptr + offs) + 1)
+
+
+        x = torch.randn(8, 64)
+        y = torch.empty_like(x)
+        two_rows[(4,)](x, y, C=64)
+        assert torch.equal(y, x + 1)
+        """,
+    )
+    assert not [f for f in a.findings if f.kind == "overrun"], [f.message for f in a.findings]
