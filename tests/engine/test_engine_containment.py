@@ -208,3 +208,31 @@ def test_descendants_are_found_without_the_children_file_too(monkeypatch):
             os.kill(p, signal.SIGKILL)
         child.kill()
         child.wait()
+
+
+def test_forked_children_count_only_their_own_pages(tmp_path):
+    """A child forked by the script shares the worker's pages until it writes them: the limit counts
+    the worker's resident memory once, and each child by the pages it has of its own. Here the worker
+    holds a 300 MB array and has five children that touch almost nothing: the sum of the six
+    resident sizes is far above 1500 MB, the real footprint (the worker's torch, triton and the
+    array, about 700 MB) far below."""
+    script = _script(
+        tmp_path,
+        """
+        import numpy as np
+        big = np.ones(300 << 20, dtype=np.uint8)  # filled: 300 MB resident
+        kids = []
+        for _ in range(5):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(2)
+                os._exit(0)
+            kids.append(pid)
+        for pid in kids:
+            os.waitpid(pid, 0)
+        print(int(big.sum()))
+    """,
+    )
+    r = run(RunRequest(path=str(script), memory_mb=1500))
+    assert r.status == "ok", (r.status, r.error)
+    assert str(300 << 20) in r.stdout

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from ..model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, OK, TIMEOUT, CudaStandIn, LaunchTrace, RunResult, ScriptError
 from . import stream
 from .kernels import find_kernels
-from .supervisor import descendants
+from .process_tree import descendants, footprint_bytes
 
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _OUTPUT_TAIL = 64 * 1024
@@ -151,9 +151,10 @@ class _Worker:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def tree_resident_bytes(self) -> int:
-        """Resident memory of the worker and every process the script started."""
-        return sum(_resident_bytes(p) for p in descendants(self.proc.pid))
+    def footprint_bytes(self) -> int:
+        """The memory of the worker and every process the script started, as the limit counts it
+        (process_tree.footprint_bytes: a forked child's pages shared with the worker count once)."""
+        return footprint_bytes(self.proc.pid)
 
     def end(self, grace_s: float = 3.0) -> None:
         """End the worker and all its descendants: the supervisor does it on SIGTERM; SIGKILL to the
@@ -235,17 +236,6 @@ def discard_spares() -> None:
 
 
 atexit.register(discard_spares)
-
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-
-
-def _resident_bytes(pid: int) -> int:
-    """Resident memory of the worker. (A limit on address space would stop CUDA from starting.)"""
-    try:
-        with open(f"/proc/{pid}/statm", "rb") as f:
-            return int(f.read().split()[1]) * _PAGE
-    except (OSError, ValueError, IndexError):
-        return 0
 
 
 def _decode_source(raw: bytes) -> tuple[str, tuple[int, str] | None]:
@@ -516,7 +506,7 @@ def _watch(
             startup_deadline if "script_t0" not in state else state["script_t0"] + req.timeout_s
         ):
             stopped = TIMEOUT
-        elif limit_bytes and worker.tree_resident_bytes() > limit_bytes:
+        elif limit_bytes and worker.footprint_bytes() > limit_bytes:
             stopped = "memory"
         if stopped == TIMEOUT:
             _ask_for_launch_in_flight(proc, state)
