@@ -48,8 +48,27 @@ def _gpu_name(text: str) -> str:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _output_refusal(output: str, inputs: list[str]) -> str | None:
+    """Why `-o output` would destroy a file the user has (None: it would not)."""
+    from .check.output import same_file
+
+    fix = "Pass -o a file that is not one of the scripts, e.g. -o triton-lens-report.txt."
+    clash = next((p for p in inputs if same_file(p, output)), None)
+    if clash is not None:
+        return (
+            f"the output file {output} is the input file {os.path.relpath(clash)}: the report would replace it. {fix}"
+        )
+    if output.endswith(".py") and os.path.isfile(output):
+        # `check -o *.py`: the shell makes the first script the output (-o a.py b.py c.py)
+        return (
+            f"the output file {output} is an existing Python file: the report would replace it "
+            f"(a shell expands `check -o *.py` to `-o {os.path.basename(output)} ...`). {fix}"
+        )
+    return None
+
+
 def cmd_check(args) -> int:
-    from .check.output import LiveOutput
+    from .check.output import LiveOutput, ReportFile
     from .check.run_all import Options, check_all, exit_code
     from .check.targets import find_targets
     from .report import github, json_report, sarif, text
@@ -57,6 +76,11 @@ def cmd_check(args) -> int:
 
     fmt = "json" if args.json else args.format
     targets = find_targets(args.paths, roots=[os.getcwd()], filter_named_files=args.kernel_files_only)
+    if args.output:  # like gcc: the report never replaces one of the files it is about
+        refusal = _output_refusal(args.output, targets.inputs)
+        if refusal:
+            print(f"triton-lens: {refusal}", file=sys.stderr)
+            return 2
     problems = list(targets.problems)
     if not targets.files and not problems and args.kernel_files_only:
         return 0  # e.g. a commit that changes no kernel file
@@ -79,7 +103,8 @@ def cmd_check(args) -> int:
         if args.workers or len(targets.files) <= 1
         else max(1, resolve_workers(0) // min(len(targets.files), args.jobs or len(targets.files))),
     )
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    report = ReportFile(args.output) if args.output else None  # replaces the file once complete
+    out = report.file if report is not None else sys.stdout
     # The scripts' own output goes where it cannot break a machine-readable report.
     live = LiveOutput(sys.stdout if fmt == "text" else sys.stderr, prefix=many) if args.show_output else None
     progress = _progress_printer() if not many else None
@@ -111,9 +136,11 @@ def cmd_check(args) -> int:
         for c in checked:  # a tool error says what to do, on stderr whatever the format
             if c.tool_error and c.result.error is not None:
                 print(f"triton-lens: {c.result.error.message}", file=sys.stderr)
+        if report is not None:
+            report.commit()
     finally:
-        if out is not sys.stdout:
-            out.close()
+        if report is not None:
+            report.discard()  # not committed (an exception, Ctrl-C): the file is left as it was
     return code
 
 
