@@ -236,3 +236,44 @@ def test_forked_children_count_only_their_own_pages(tmp_path):
     r = run(RunRequest(path=str(script), memory_mb=1500))
     assert r.status == "ok", (r.status, r.error)
     assert str(300 << 20) in r.stdout
+
+
+# The script closes descriptors it did not open (as a daemon does), then opens 200 files of its own
+# (they get the lowest free numbers, where the tool's stream used to be), launches and writes them.
+CLOSES_DESCRIPTORS = """
+    import resource
+    out = sys.argv[1]
+    os.closerange(3, {upto})
+    files = [open(os.path.join(out, f"out{{i}}.txt"), "w") for i in range(200)]
+    inc_kernel[(1,)](x, 100, B=128)
+    for i, f in enumerate(files):
+        f.write(f"file {{i}}\\n")
+        f.close()
+"""
+
+
+def _own_files_intact(out) -> None:
+    for i in range(200):
+        assert (out / f"out{i}.txt").read_bytes() == f"file {i}\n".encode(), i
+
+
+def test_a_script_closing_low_descriptors_leaves_the_stream_alone(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    script = _script(tmp_path, CLOSES_DESCRIPTORS.format(upto=512))
+    r = run(RunRequest(path=str(script), argv=[str(out)]))
+    _own_files_intact(out)
+    assert r.status == "ok", r.error
+    assert len(r.launches) == 2  # the launch after the closerange is recorded too
+
+
+def test_a_script_closing_the_stream_gets_an_error_and_its_files_stay_its_own(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    script = _script(tmp_path, CLOSES_DESCRIPTORS.format(upto="resource.getrlimit(resource.RLIMIT_NOFILE)[0]"))
+    r = run(RunRequest(path=str(script), argv=[str(out)]))
+    _own_files_intact(out)  # no frame of the tool in any of them
+    line = script.read_text().splitlines().index("os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])") + 1
+    assert (r.status, r.error.type, r.error.line) == ("error", "StreamClosed", line), r.error
+    assert "closed Triton Lens's stream (its file descriptor" in r.error.message
+    assert len(r.launches) == 1  # the launch before it is kept

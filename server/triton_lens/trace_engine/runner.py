@@ -344,10 +344,11 @@ def run(
         worker.remove_home()
     reader.join(timeout=5.0)
     result.stdout, result.stderr = out_tail.text(), err_tail.text()
+    note = _take_stream_note(tmp)
     dump = _take_crash_dump(tmp, crash_file)
 
     result.seconds = time.perf_counter() - t0
-    error = _outcome(result, req, target, stopped, state, proc.returncode, dump)
+    error = _outcome(result, req, target, stopped, state, proc.returncode, dump, note)
     if error is not None:
         _failed(result, error)
     if result.status == OK and not result.launches:
@@ -393,6 +394,8 @@ def _job(req: RunRequest, target: str, cwd: str, crash_file: str) -> dict:
         "argv": req.argv,
         "cwd": cwd,
         "crash_file": crash_file,
+        # where the worker leaves an error it could not send: the script closed its stream
+        "stream_note": os.path.join(os.path.dirname(crash_file), "stream-lost.json"),
         "value_limit": req.value_limit,
         "device": req.device,
         "gpu": req.gpu,
@@ -516,6 +519,22 @@ def _watch(
             return stopped
 
 
+def _take_stream_note(tmp: str) -> dict | None:
+    """The error the worker left because it could not send it (worker._report_lost_stream), if any."""
+    path = os.path.join(tmp, "stream-lost.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            note = json.load(f)
+    except (OSError, ValueError):
+        return None
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    return note if isinstance(note, dict) and isinstance(note.get("message"), str) else None
+
+
 def _take_crash_dump(tmp: str, crash_file: str) -> str:
     """The faulthandler dump the worker left (empty if none); the run's temporary folder removed."""
     try:
@@ -536,7 +555,14 @@ def _take_crash_dump(tmp: str, crash_file: str) -> str:
 
 # ---- after the run: what went wrong, if anything -----------------------------------------------
 def _outcome(
-    result: RunResult, req: RunRequest, target: str, stopped: str | None, state: dict, rc: int | None, dump: str
+    result: RunResult,
+    req: RunRequest,
+    target: str,
+    stopped: str | None,
+    state: dict,
+    rc: int | None,
+    dump: str,
+    note: dict | None = None,
 ) -> ScriptError | None:
     """The run's error: why it was stopped, what the script raised, or how the worker ended early."""
     if stopped == "cancelled":
@@ -553,6 +579,15 @@ def _outcome(
             file,
             line,
             dump[-8000:],
+        )
+    if note is not None:  # the script closed the stream: what it did after is unknown to the runner
+        line = note.get("line")
+        return ScriptError(
+            ERROR,
+            "StreamClosed",
+            note["message"],
+            target if isinstance(line, int) else None,
+            line if isinstance(line, int) else None,
         )
     if state["error"] is not None:
         e = state["error"]
