@@ -6,7 +6,8 @@
     triton-lens view FILE
     triton-lens --triton-version
 
-Exit codes of `check`, over all files: 0 clean, 1 findings of warning or error severity, 2 tool error.
+Exit codes of `check`, over all files: 0 clean, 1 findings of warning or error severity, 2 tool error
+(a wrong option value too: cli_options.py checks each as it is parsed, before anything runs).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sys
 import time
 
 from . import __version__
+from .cli_options import Parser, count, output_file, seconds
 from .report import FORMATS
 
 
@@ -48,8 +50,27 @@ def _gpu_name(text: str) -> str:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _output_refusal(output: str, inputs: list[str]) -> str | None:
+    """Why `-o output` would destroy a file the user has (None: it would not)."""
+    from .check.output import same_file
+
+    fix = "Pass -o a file that is not one of the scripts, e.g. -o triton-lens-report.txt."
+    clash = next((p for p in inputs if same_file(p, output)), None)
+    if clash is not None:
+        return (
+            f"the output file {output} is the input file {os.path.relpath(clash)}: the report would replace it. {fix}"
+        )
+    if output.endswith(".py") and os.path.isfile(output):
+        # `check -o *.py`: the shell makes the first script the output (-o a.py b.py c.py)
+        return (
+            f"the output file {output} is an existing Python file: the report would replace it "
+            f"(a shell expands `check -o *.py` to `-o {os.path.basename(output)} ...`). {fix}"
+        )
+    return None
+
+
 def cmd_check(args) -> int:
-    from .check.output import LiveOutput
+    from .check.output import LiveOutput, ReportFile
     from .check.run_all import Options, check_all, exit_code
     from .check.targets import find_targets
     from .report import github, json_report, sarif, text
@@ -57,6 +78,11 @@ def cmd_check(args) -> int:
 
     fmt = "json" if args.json else args.format
     targets = find_targets(args.paths, roots=[os.getcwd()], filter_named_files=args.kernel_files_only)
+    if args.output:  # like gcc: the report never replaces one of the files it is about
+        refusal = _output_refusal(args.output, targets.inputs)
+        if refusal:
+            print(f"triton-lens: {refusal}", file=sys.stderr)
+            return 2
     problems = list(targets.problems)
     if not targets.files and not problems and args.kernel_files_only:
         return 0  # e.g. a commit that changes no kernel file
@@ -79,7 +105,16 @@ def cmd_check(args) -> int:
         if args.workers or len(targets.files) <= 1
         else max(1, resolve_workers(0) // min(len(targets.files), args.jobs or len(targets.files))),
     )
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        report = ReportFile(args.output) if args.output else None  # replaces the file once complete
+    except OSError as e:  # a folder without write permission, a read-only file system
+        print(
+            f"triton-lens: cannot write the report to {args.output}: {e.strerror or e}. "
+            "Pass -o a file in a folder you can write to.",
+            file=sys.stderr,
+        )
+        return 2
+    out = report.file if report is not None else sys.stdout
     # The scripts' own output goes where it cannot break a machine-readable report.
     live = LiveOutput(sys.stdout if fmt == "text" else sys.stderr, prefix=many) if args.show_output else None
     progress = _progress_printer() if not many else None
@@ -111,9 +146,11 @@ def cmd_check(args) -> int:
         for c in checked:  # a tool error says what to do, on stderr whatever the format
             if c.tool_error and c.result.error is not None:
                 print(f"triton-lens: {c.result.error.message}", file=sys.stderr)
+        if report is not None:
+            report.commit()
     finally:
-        if out is not sys.stdout:
-            out.close()
+        if report is not None:
+            report.discard()  # not committed (an exception, Ctrl-C): the file is left as it was
     return code
 
 
@@ -132,12 +169,10 @@ def cmd_view(args, rest) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(
-        prog="triton-lens", description="See what every tl.load and tl.store of a Triton kernel did."
-    )
+    parser = Parser(prog="triton-lens", description="See what every tl.load and tl.store of a Triton kernel did.")
     parser.add_argument("--version", action="version", version=f"triton-lens {__version__}")
     parser.add_argument("--triton-version", action="store_true", help="print the triton release the engine runs with")
-    sub = parser.add_subparsers(dest="command")
+    sub = parser.add_subparsers(dest="command", parser_class=Parser)
     check = sub.add_parser("check", help="run kernel scripts under the interpreter and report their memory accesses")
     check.add_argument(
         "paths",
@@ -153,9 +188,20 @@ def main(argv: list[str] | None = None) -> int:
         help="text (default), json, sarif (2.1.0, for code scanning) or github (workflow annotations)",
     )
     check.add_argument("--json", action="store_true", help="same as --format json")
-    check.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     check.add_argument(
-        "--jobs", "-j", type=int, default=0, metavar="N", help="files run at once (default: one per core)"
+        "--output",
+        "-o",
+        metavar="FILE",
+        type=output_file,
+        help="write the report to FILE instead of stdout (once complete; never over one of the scripts)",
+    )
+    check.add_argument(
+        "--jobs",
+        "-j",
+        type=count("--jobs", "files run at once", 2),
+        default=0,
+        metavar="N",
+        help="files run at once (default: one per core)",
     )
     check.add_argument(
         "--kernel-files-only",
@@ -168,8 +214,16 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="stream the scripts' own stdout and stderr while they run (stderr for json, sarif, github)",
     )
-    check.add_argument("--timeout", type=float, default=60.0, metavar="S", help="time limit in seconds (default 60)")
-    check.add_argument("--memory", type=int, default=8192, metavar="MB", help="memory limit in MB (default 8192)")
+    check.add_argument(
+        "--timeout", type=seconds("--timeout"), default=60.0, metavar="S", help="time limit in seconds (default 60)"
+    )
+    check.add_argument(
+        "--memory",
+        type=count("--memory", "MB", 4096),
+        default=8192,
+        metavar="MB",
+        help="memory limit in MB (default 8192)",
+    )
     check.add_argument("--python", default=None, help="Python interpreter to run the script with (default: this one)")
     check.add_argument(
         "--cpu",
@@ -185,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     check.add_argument(
         "--workers",
-        type=int,
+        type=count("--workers", "processes", 4, zero="the default"),
         default=0,
         metavar="N",
         help="processes a launch's programs are split over (default 0: the machine's cores, at most "

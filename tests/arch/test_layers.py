@@ -26,7 +26,8 @@ RANK = {
     "__main__": 4,
     "__init__": 4,
     "__version__": -1,  # a constant of the package root, importable from anywhere
-    "viz_names": -1,  # the Triton-Viz API's names: a tuple of strings, importable from anywhere
+    "viz_names": -1,
+    "cli_options": -1,  # argparse types of the command lines' options: standard library only  # the Triton-Viz API's names: a tuple of strings, importable from anywhere
 }
 
 

@@ -208,3 +208,72 @@ def test_descendants_are_found_without_the_children_file_too(monkeypatch):
             os.kill(p, signal.SIGKILL)
         child.kill()
         child.wait()
+
+
+def test_forked_children_count_only_their_own_pages(tmp_path):
+    """A child forked by the script shares the worker's pages until it writes them: the limit counts
+    the worker's resident memory once, and each child by the pages it has of its own. Here the worker
+    holds a 300 MB array and has five children that touch almost nothing: the sum of the six
+    resident sizes is far above 1500 MB, the real footprint (the worker's torch, triton and the
+    array, about 700 MB) far below."""
+    script = _script(
+        tmp_path,
+        """
+        import numpy as np
+        big = np.ones(300 << 20, dtype=np.uint8)  # filled: 300 MB resident
+        kids = []
+        for _ in range(5):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(2)
+                os._exit(0)
+            kids.append(pid)
+        for pid in kids:
+            os.waitpid(pid, 0)
+        print(int(big.sum()))
+    """,
+    )
+    r = run(RunRequest(path=str(script), memory_mb=1500))
+    assert r.status == "ok", (r.status, r.error)
+    assert str(300 << 20) in r.stdout
+
+
+# The script closes descriptors it did not open (as a daemon does), then opens 200 files of its own
+# (they get the lowest free numbers, where the tool's stream used to be), launches and writes them.
+CLOSES_DESCRIPTORS = """
+    import resource
+    out = sys.argv[1]
+    os.closerange(3, {upto})
+    files = [open(os.path.join(out, f"out{{i}}.txt"), "w") for i in range(200)]
+    inc_kernel[(1,)](x, 100, B=128)
+    for i, f in enumerate(files):
+        f.write(f"file {{i}}\\n")
+        f.close()
+"""
+
+
+def _own_files_intact(out) -> None:
+    for i in range(200):
+        assert (out / f"out{i}.txt").read_bytes() == f"file {i}\n".encode(), i
+
+
+def test_a_script_closing_low_descriptors_leaves_the_stream_alone(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    script = _script(tmp_path, CLOSES_DESCRIPTORS.format(upto=512))
+    r = run(RunRequest(path=str(script), argv=[str(out)]))
+    _own_files_intact(out)
+    assert r.status == "ok", r.error
+    assert len(r.launches) == 2  # the launch after the closerange is recorded too
+
+
+def test_a_script_closing_the_stream_gets_an_error_and_its_files_stay_its_own(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    script = _script(tmp_path, CLOSES_DESCRIPTORS.format(upto="resource.getrlimit(resource.RLIMIT_NOFILE)[0]"))
+    r = run(RunRequest(path=str(script), argv=[str(out)]))
+    _own_files_intact(out)  # no frame of the tool in any of them
+    line = script.read_text().splitlines().index("os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])") + 1
+    assert (r.status, r.error.type, r.error.line) == ("error", "StreamClosed", line), r.error
+    assert "closed Triton Lens's stream (its file descriptor" in r.error.message
+    assert len(r.launches) == 1  # the launch before it is kept

@@ -11,7 +11,7 @@ from __future__ import annotations
 import glob as _glob
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..trace_engine.plan import Plan, plan, worth_a_run
@@ -30,6 +30,9 @@ class Target:
 class Targets:
     files: list[Target]
     problems: list[str]  # paths that name nothing: "no such file or folder: x"
+    # Every file named, or .py file a folder or glob matched, run or not (a helper module that
+    # launches nothing): `check -o` refuses to write its report over one of them.
+    inputs: list[str] = field(default_factory=list)
 
 
 def _read(path: str) -> str | None:
@@ -65,9 +68,11 @@ def find_targets(
     files: list[Target] = []
     seen: set[str] = set()
     problems: list[str] = []
+    inputs: list[str] = []
 
     def add(path: str, explicit: bool) -> None:
         path = os.path.abspath(path)
+        inputs.append(path)
         if path in seen:
             return
         text = _read(path)
@@ -98,4 +103,4 @@ def find_targets(
                     add(h, explicit=False)
         else:
             problems.append(f"no such file or folder: {arg}")
-    return Targets(files, problems)
+    return Targets(files, problems, inputs)

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import os
 
+from .supervisor import descendants
+
+__all__ = ["descendants", "footprint_bytes", "private_bytes", "resident_bytes"]
+
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -21,44 +25,23 @@ def resident_bytes(pid: int) -> int:
         return 0
 
 
-def descendants(pid: int) -> list[int]:
-    """Children, grandchildren, ... of pid (Linux /proc; empty elsewhere)."""
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            with open(f"/proc/{p}/task/{p}/children", "rb") as f:
-                kids = [int(x) for x in f.read().split()]
-        except (OSError, ValueError):
-            if p == pid:  # a kernel without CONFIG_PROC_CHILDREN: the worker's process group instead
-                return _group_members(pid)
-            continue
-        out.extend(kids)
-        todo.extend(kids)
-    return out
+def footprint_bytes(root: int) -> int:
+    """The memory the limit counts for the run below root (the supervisor, which is not counted):
+    the worker's resident size, plus the pages each other descendant has of its own.
 
-
-def _group_members(pgid: int) -> list[int]:
-    """Processes of the process group pgid other than its leader (the runner starts the worker as one)."""
-    out: list[int] = []
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return out
-    for name in names:
-        if not name.isdigit() or int(name) == pgid:
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 3 and int(fields[3]) == pgid:  # fields after "(comm)": state ppid pgrp ...
-            out.append(int(name))
-    return out
+    The worker is the supervisor's first child: the kernel lists a process's children in the order
+    they became its children, and a process reparented to the supervisor (a subreaper) joins the
+    list after the worker. Each descendant is read once, so a process that exits in between counts 0."""
+    below = descendants(root)
+    if not below:
+        return 0
+    worker, others = below[0], below[1:]
+    return resident_bytes(worker) + sum(private_bytes(p) for p in others)
 
 
 def private_bytes(pid: int) -> int:
+    """Pages of pid that no other process maps (Private_Clean + Private_Dirty), its resident size
+    where smaps_rollup cannot be read (Linux < 4.14), 0 for a process that is gone."""
     try:
         with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
             text = f.read()
@@ -67,22 +50,11 @@ def private_bytes(pid: int) -> int:
     total = 0
     for line in text.splitlines():
         if line.startswith((b"Private_Clean:", b"Private_Dirty:")):
-            total += int(line.split()[1]) * 1024
+            try:
+                total += int(line.split()[1]) * 1024
+            except (IndexError, ValueError):
+                pass
     return total
-
-
-def signal_children_first(pid: int, sig: int) -> None:
-    """Send sig to the worker's descendants, then to the worker: with SIGUSR1 (faulthandler) the
-    children's stacks, which are in the kernel, come first in the dump."""
-    for c in descendants(pid):
-        try:
-            os.kill(c, sig)
-        except OSError:
-            pass
-    try:
-        os.kill(pid, sig)
-    except OSError:
-        pass
 
 
 def default_workers() -> int:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from ..model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, OK, TIMEOUT, CudaStandIn, LaunchTrace, RunResult, ScriptError
 from . import stream
 from .kernels import find_kernels
-from .supervisor import descendants
+from .process_tree import descendants, footprint_bytes
 
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _OUTPUT_TAIL = 64 * 1024
@@ -151,9 +151,10 @@ class _Worker:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def tree_resident_bytes(self) -> int:
-        """Resident memory of the worker and every process the script started."""
-        return sum(_resident_bytes(p) for p in descendants(self.proc.pid))
+    def footprint_bytes(self) -> int:
+        """The memory of the worker and every process the script started, as the limit counts it
+        (process_tree.footprint_bytes: a forked child's pages shared with the worker count once)."""
+        return footprint_bytes(self.proc.pid)
 
     def end(self, grace_s: float = 3.0) -> None:
         """End the worker and all its descendants: the supervisor does it on SIGTERM; SIGKILL to the
@@ -235,17 +236,6 @@ def discard_spares() -> None:
 
 
 atexit.register(discard_spares)
-
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-
-
-def _resident_bytes(pid: int) -> int:
-    """Resident memory of the worker. (A limit on address space would stop CUDA from starting.)"""
-    try:
-        with open(f"/proc/{pid}/statm", "rb") as f:
-            return int(f.read().split()[1]) * _PAGE
-    except (OSError, ValueError, IndexError):
-        return 0
 
 
 def _decode_source(raw: bytes) -> tuple[str, tuple[int, str] | None]:
@@ -354,10 +344,11 @@ def run(
         worker.remove_home()
     reader.join(timeout=5.0)
     result.stdout, result.stderr = out_tail.text(), err_tail.text()
+    note = _take_stream_note(tmp)
     dump = _take_crash_dump(tmp, crash_file)
 
     result.seconds = time.perf_counter() - t0
-    error = _outcome(result, req, target, stopped, state, proc.returncode, dump)
+    error = _outcome(result, req, target, stopped, state, proc.returncode, dump, note)
     if error is not None:
         _failed(result, error)
     if result.status == OK and not result.launches:
@@ -403,6 +394,8 @@ def _job(req: RunRequest, target: str, cwd: str, crash_file: str) -> dict:
         "argv": req.argv,
         "cwd": cwd,
         "crash_file": crash_file,
+        # where the worker leaves an error it could not send: the script closed its stream
+        "stream_note": os.path.join(os.path.dirname(crash_file), "stream-lost.json"),
         "value_limit": req.value_limit,
         "device": req.device,
         "gpu": req.gpu,
@@ -520,7 +513,7 @@ def _watch(
             startup_deadline if "script_t0" not in state else state["script_t0"] + req.timeout_s
         ):
             stopped = TIMEOUT
-        elif limit_bytes and worker.tree_resident_bytes() > limit_bytes:
+        elif limit_bytes and worker.footprint_bytes() > limit_bytes:
             stopped = "memory"
         if stopped == TIMEOUT:
             _ask_for_launch_in_flight(proc, state)
@@ -528,6 +521,22 @@ def _watch(
             _ask_for_stack(proc, crash_file)
         if stopped:
             return stopped
+
+
+def _take_stream_note(tmp: str) -> dict | None:
+    """The error the worker left because it could not send it (worker._report_lost_stream), if any."""
+    path = os.path.join(tmp, "stream-lost.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            note = json.load(f)
+    except (OSError, ValueError):
+        return None
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    return note if isinstance(note, dict) and isinstance(note.get("message"), str) else None
 
 
 def _take_crash_dump(tmp: str, crash_file: str) -> str:
@@ -550,7 +559,14 @@ def _take_crash_dump(tmp: str, crash_file: str) -> str:
 
 # ---- after the run: what went wrong, if anything -----------------------------------------------
 def _outcome(
-    result: RunResult, req: RunRequest, target: str, stopped: str | None, state: dict, rc: int | None, dump: str
+    result: RunResult,
+    req: RunRequest,
+    target: str,
+    stopped: str | None,
+    state: dict,
+    rc: int | None,
+    dump: str,
+    note: dict | None = None,
 ) -> ScriptError | None:
     """The run's error: why it was stopped, what the script raised, or how the worker ended early."""
     if stopped == "cancelled":
@@ -567,6 +583,15 @@ def _outcome(
             file,
             line,
             dump[-8000:],
+        )
+    if note is not None:  # the script closed the stream: what it did after is unknown to the runner
+        line = note.get("line")
+        return ScriptError(
+            ERROR,
+            "StreamClosed",
+            note["message"],
+            target if isinstance(line, int) else None,
+            line if isinstance(line, int) else None,
         )
     if state["error"] is not None:
         e = state["error"]

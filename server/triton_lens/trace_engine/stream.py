@@ -8,7 +8,9 @@ with header = {"type": ..., "meta": {...}, "arrays": [[name, dtype, shape], ...]
 from __future__ import annotations
 
 import json
+import os
 import struct
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -33,6 +35,70 @@ def write_frame(out: BinaryIO, type_: str, meta: dict, arrays: dict[str, np.ndar
         out.write(b)
     out.flush()
     return _LEN.size + len(header) + sum(len(b) for b in blobs)
+
+
+def move_high(fd: int) -> int:
+    """fd moved to a high number, close-on-exec: a file the script opens gets the lowest free number,
+    so it never gets this one back, and a script closing "every descriptor above 2" up to some bound
+    (os.closerange(3, 256)) misses it. High: 32 below the soft RLIMIT_NOFILE, at most 4064 (a larger
+    number would grow the descriptor table that each forked child copies). The returned number
+    replaces fd, which is closed."""
+    try:
+        import fcntl
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        if soft == resource.RLIM_INFINITY or soft <= 0:
+            soft = 4096
+        base = max(3, min(soft, 4096) - 32)
+        high = fcntl.fcntl(fd, getattr(fcntl, "F_DUPFD_CLOEXEC", fcntl.F_DUPFD), base)
+    except (ImportError, OSError):
+        return fd  # not Unix, or no free number up there: keep it where it is
+    os.close(fd)
+    return high
+
+
+class Sink:
+    """The worker's end of the stream, guarded against the script: before each frame it checks that
+    its descriptor is still the pipe it was at the start (os.fstat's st_dev and st_ino). A script that
+    closed it (os.closerange) may have opened a file of its own under the same number; from then on
+    nothing is written, so no frame lands in the user's file, and `on_lost` is called once. It never
+    closes the descriptor unless it is still the pipe."""
+
+    def __init__(self, fd: int, on_lost: Callable[[int], None] | None = None):
+        st = os.fstat(fd)
+        self.fd, self.identity, self.on_lost = fd, (st.st_dev, st.st_ino), on_lost
+        self.lost = False
+        self.pid = os.getpid()  # a child the script forked (and that closes descriptors) reports nothing
+        # closefd=False: closing (or the interpreter finalising) this object never closes a number
+        # that may have become the user's.
+        self.file = os.fdopen(fd, "wb", buffering=1 << 16, closefd=False)
+
+    def intact(self) -> bool:
+        """Whether the descriptor is still the stream; the first time it is not, `on_lost(fd)`."""
+        if self.lost:
+            return False
+        try:
+            st = os.fstat(self.fd)
+            same = (st.st_dev, st.st_ino) == self.identity
+        except OSError:
+            same = False
+        if not same:
+            self.lost = True
+            if self.on_lost is not None and os.getpid() == self.pid:
+                self.on_lost(self.fd)
+        return same
+
+    def write_frame(self, type_: str, meta: dict, arrays: dict[str, np.ndarray] | None = None) -> int:
+        if not self.intact():
+            return 0
+        return write_frame(self.file, type_, meta, arrays)
+
+    def close(self) -> None:
+        if self.intact():
+            self.file.close()
+            self.lost = True  # (closed by us: not reported)
+            os.close(self.fd)
 
 
 def _read_exact(inp: BinaryIO, n: int) -> bytes | None:

@@ -199,6 +199,65 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
+def _script_line(target: str) -> int | None:
+    """The line of the target file that is running now (its innermost frame on this thread's stack)."""
+    f: types.FrameType | None = sys._getframe(1)
+    while f is not None:
+        if os.path.abspath(f.f_code.co_filename) == target:
+            return f.f_lineno
+        f = f.f_back
+    return None
+
+
+_DESCRIPTOR_CALL = {"on": False}  # inside os.close / os.closerange / os.dup2, called by the script
+
+
+def _check_after_descriptor_calls(sink) -> None:
+    """os.close, os.closerange and os.dup2 check the stream after the call, so a script that closes
+    it is told the line that did. (Other ways, ctypes or a C extension, are found at the next frame.)"""
+    for name in ("close", "closerange", "dup2"):
+        real = getattr(os, name)
+
+        def call(*args, _real=real, **kwargs):
+            try:
+                return _real(*args, **kwargs)
+            finally:
+                _DESCRIPTOR_CALL["on"] = True
+                try:
+                    sink.intact()
+                finally:
+                    _DESCRIPTOR_CALL["on"] = False
+
+        call.__name__, call.__qualname__, call.__doc__ = real.__name__, real.__qualname__, real.__doc__
+        setattr(os, name, call)
+
+
+def _report_lost_stream(job: dict, target: str):
+    """What the worker does when the script closed (or replaced) its stream: it can no longer send
+    anything, so it leaves the error in a file the runner reads after the run (job["stream_note"])."""
+
+    def lost(fd: int) -> None:
+        line = _script_line(target)
+        exact = _DESCRIPTOR_CALL["on"]
+        where = "" if line is None else f" at line {line}" if exact else f" before line {line}"
+        message = (
+            f"the script closed Triton Lens's stream (its file descriptor {fd}){where}, so nothing after "
+            "that was recorded: later launches are missing and no frame was written to whatever the "
+            f"script opened under that number. Close only descriptors the script opened itself "
+            f"(os.closerange(3, {fd}) leaves Triton Lens's alone)"
+        )
+        path = job.get("stream_note")
+        if not path:
+            return
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump({"message": message, "file": target if line is not None else None, "line": line}, f)
+        except OSError:
+            pass
+
+    return lost
+
+
 def main(argv: list[str]) -> int:
     """Import the heavy modules first, then wait for the job on stdin: the runner can keep one
     worker started ahead of time, so a run does not pay for importing torch and triton."""
@@ -235,29 +294,32 @@ def main(argv: list[str]) -> int:
     os.close(devnull)
     sys.path[:] = [p for p in sys.path if p not in ("", spawn_dir)]
 
-    out = os.fdopen(fd, "wb", buffering=1 << 16)
-    crash = open(job["crash_file"], "w")
+    # The tool's descriptors at high numbers, the stream checked before each frame (stream.Sink): a
+    # script that closes descriptors it did not open and opens a file gets a low number, not ours.
+    target = os.path.abspath(job["path"])
+    out = stream.Sink(stream.move_high(fd), on_lost=_report_lost_stream(job, target))
+    _check_after_descriptor_calls(out)
+    crash = os.fdopen(stream.move_high(os.open(job["crash_file"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)), "w")
     faulthandler.enable(file=crash, all_threads=False)
     faulthandler.register(signal.SIGUSR1, file=crash, all_threads=False, chain=False)
     if job.get("cwd"):
         os.chdir(job["cwd"])
 
     _stack_on_os_exit(crash)
-    target = os.path.abspath(job["path"])
     if job.get("source") is not None:
         _BufferLoader(target, job["source"])
 
-    stream.write_frame(out, "hello", {"triton_version": compat.TRITON_VERSION, "pid": os.getpid()})
+    out.write_frame("hello", {"triton_version": compat.TRITON_VERSION, "pid": os.getpid()})
 
     def on_launch(trace):
         meta, arrays = stream.launch_to_frame(trace)
-        stream.write_frame(out, "launch", meta, arrays)
+        out.write_frame("launch", meta, arrays)
 
     def on_sizes(trace):
         stream.write_frame(out, "sizes", {"launch": trace.index, "findings": trace.size_findings})
 
     def on_progress(kernel, launch, done, total):
-        stream.write_frame(out, "progress", {"kernel": kernel, "launch": launch, "done": done, "total": total})
+        out.write_frame("progress", {"kernel": kernel, "launch": launch, "done": done, "total": total})
 
     # CPU tensors for CUDA ones when there is no GPU (or the user asks): see cuda_standin.py.
     reason = cuda_standin.wanted(job.get("device", "auto"))
@@ -290,20 +352,20 @@ def main(argv: list[str]) -> int:
             _run_target(job)
         except SystemExit as e:
             if e.code not in (None, 0):
-                stream.write_frame(out, "error", _error_meta(e, target))
+                out.write_frame("error", _error_meta(e, target))
                 status = 1
         except BaseException as e:  # the user's own exception: report it, keep what ran before
             meta = _error_meta(e, target)
-            stream.write_frame(out, "error", standin.explain(meta) if standin else meta)
+            out.write_frame("error", standin.explain(meta) if standin else meta)
             status = 1
     report = standin.report() if standin is not None else None
     if report is not None:
-        stream.write_frame(out, "standin", report)
+        out.write_frame("standin", report)
     if memory is not None:
         memory.stop()
     sys.stdout.flush()
     sys.stderr.flush()
-    stream.write_frame(out, "done", {"status": status})
+    out.write_frame("done", {"status": status})
     out.close()
     return 0
 
