@@ -146,3 +146,38 @@ def test_the_same_file_gives_the_same_run(tmp_path):
 
     torch.manual_seed(1234)
     assert first.stdout.splitlines()[1] == str(torch.randn(1).tolist())
+
+
+def test_the_scripts_annotations_are_its_own_not_the_workers_future_import(tmp_path):
+    # The worker's own `from __future__ import annotations` must not reach the script it compiles:
+    # annotations stay objects, as under `python FILE` (dataclasses, run-time checks).
+    script = tmp_path / "annotations_at_run_time.py"
+    script.write_text(
+        "import dataclasses\n"
+        "import torch\n"
+        "import triton\n"
+        "import triton.language as tl\n"
+        "@triton.jit\n"
+        "def copy(x_ptr, y_ptr):\n"
+        "    tl.store(y_ptr + tl.arange(0, 8), tl.load(x_ptr + tl.arange(0, 8)))\n"
+        "def f(x: int) -> float:\n"
+        "    return x\n"
+        "@dataclasses.dataclass\n"
+        "class C:\n"
+        "    n: int = 0\n"
+        "assert f.__annotations__['x'] is int, f.__annotations__\n"
+        "assert f.__annotations__['return'] is float\n"
+        "assert dataclasses.fields(C)[0].type is int\n"
+        "x = torch.arange(8.0)\n"
+        "y = torch.empty(8)\n"
+        "copy[(1,)](x, y)\n"
+        "assert torch.equal(x, y)\n"
+        "print('annotations ok')\n"
+    )
+    r = run(RunRequest(path=str(script)))
+    assert r.status == "ok", r.error
+    assert "annotations ok" in r.stdout
+    # The unsaved buffer goes through the same compile.
+    r = run(RunRequest(path=str(script), source=script.read_text().replace("ok')", "ok in buffer')")))
+    assert r.status == "ok", r.error
+    assert "annotations ok in buffer" in r.stdout

@@ -58,3 +58,30 @@ def test_identical_values_are_information_different_values_a_race(s):
     assert same.programs == 3 and same.elements == 16
     (diff,) = _race(s, "different_values")
     assert diff.programs == 3 and diff.elements == 16
+
+
+def test_stores_that_leave_the_same_final_values_are_no_race(s):
+    # Every program stores 0, then 1, to out[0:16]: the element ends with some program's last store,
+    # and every program's last store is 1.
+    assert not _race(s, "temporary_store") and not _race(s, "same_final_store")
+    assert not s.at("temporary_store")  # overwritten by its own program: nothing to say
+    (info,) = s.at("same_final_store", "race")
+    assert info.severity == "information" and "not a race" in info.message
+    assert info.programs == 4 and info.elements == 16
+
+
+def test_different_final_values_are_a_race_at_the_last_stores(s):
+    (f,) = _race(s, "different_final_store")
+    assert f.programs == 4 and f.elements == 16
+    assert f"the store at line {s.lines['different_final_store']} in program" in f.message
+    assert {r.line for r in f.related} == set()  # the other side is the same line in another program
+    assert not s.at("temporary_store_2")  # always overwritten by its own program's last store
+
+
+def test_a_read_of_an_element_other_programs_write_races_even_with_the_same_final_values(s):
+    (load,) = _race(s, "read_between")
+    assert load.programs == 4 and load.elements == 16
+    for name in ("temporary_store_3", "same_final_store_3"):
+        (f,) = _race(s, name)
+        assert f.programs == 4 and f.elements == 16
+        assert s.lines["read_between"] in {r.line for r in f.related}

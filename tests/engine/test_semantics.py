@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from triton_lens.analysis import analyze
+from triton_lens.analysis.access_map import tensor_values
 from triton_lens.trace_engine import fp8, libdevice
 from triton_lens.trace_engine.runner import RunRequest, run
 
@@ -201,3 +202,25 @@ def test_integer_division_shifts_umulhi_and_half_rounding_match_torch():
     # fp32 -> fp16 / bf16 round to nearest even (the bare interpreter truncates bf16)
     a = _clean_run("integer_and_half_numerics.py")
     assert "numerics ok" in a.result.stdout
+
+
+def test_builtins_bound_to_other_names_run_as_builtins():
+    # fast_expf = tl.math.exp, tl_log2 = tl.log2, `from triton.language import maximum as ...`,
+    # tl.static_assert and tl.multiple_of under other names, in the kernel and in a @jit helper.
+    a = _clean_run("builtin_aliases.py")
+    r = a.result
+    (L,) = r.launches
+    x = torch.linspace(0.25, 4.0, 64)
+    refs = {
+        "e_ptr": torch.exp(x),
+        "l_ptr": torch.log2(x),
+        "m_ptr": torch.maximum(x, torch.tensor(1.0)),
+        "s_ptr": torch.log2(torch.exp(x) + 1.0),
+    }
+    for t in L.tensors:
+        if t.name in refs:
+            got = torch.tensor(tensor_values(r, launch=0, tensor=t.index, start=0, count=64)["values"])
+            torch.testing.assert_close(got, refs[t.name])
+    text = (SCRIPTS / "builtin_aliases.py").read_text().splitlines()
+    lines = {f"{c}_ptr": next(i for i, t in enumerate(text, 1) if f"tl.store({c}_ptr" in t) for c in "elms"}
+    assert sorted((s.arg, s.line) for s in a.accesses if s.kind == "store") == sorted(lines.items())

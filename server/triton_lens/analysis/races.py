@@ -3,8 +3,11 @@
 Two touches of one element by different programs conflict when at least one writes it and they are
 not both atomics: plain store vs anything, atomic vs plain load or plain store. They are ordered
 (no race) when both ran inside critical sections of the same lock (see locks.py). Plain stores of
-identical values to an element by every program that stores it cannot change the result: that is
-reported as information, not as a race. See docs/findings.md.
+identical values to an element by every program that stores it cannot change the result; nor can
+stores to an element no program reads while another writes it, when every program leaves it the same
+values (it ends with some program's last store to it; what they stored before is overwritten by their
+own program): that is reported as information, not as a race.
+See docs/findings.md.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from .locks import NO_LOCK, lock_sections
 from .text import EXAMPLES, format_program, plural
 
 LOAD, STORE, ATOMIC = 0, 1, 2
+_LAST = 3  # in classify's counts only: a store that is its program's last store to the element
 _SAMPLES = 32  # racing touches per line whose other sides are looked up (for the message and related lines)
 _NOUN = {"load": "load", "store": "store", "atomic": "atomic"}
 _CLASS = {"load": LOAD, "store": STORE, "atomic": ATOMIC}
@@ -35,7 +39,11 @@ class _Touches:
     C: np.ndarray  # LOAD | STORE | ATOMIC
     K: np.ndarray  # lock held, or NO_LOCK
     H: np.ndarray  # a store's fingerprint of (elements, values), 0 when unknown
-    V: np.ndarray | None = None  # set by classify: every program storing the element stores the same values
+    # Set by classify, per touch:
+    V: np.ndarray | None = None  # every program storing the element stores the same values
+    last: np.ndarray | None = None  # a store that is its program's last store to the element
+    read: np.ndarray | None = None  # a program loads the element and another program stores it
+    final: np.ndarray | None = None  # every program's last store to the element stores the same values
 
 
 def _contended(L: LaunchTrace, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -76,17 +84,21 @@ def _group_ids(*cols: np.ndarray) -> tuple[np.ndarray, int]:
     return gid, int(gid_sorted[-1]) + 1
 
 
-def _counts(gid: np.ndarray, g: int, C: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
-    """[group, class] -> number of touches."""
+def _counts(gid: np.ndarray, g: int, C: np.ndarray, weight: np.ndarray | None = None, n: int = 3) -> np.ndarray:
+    """[group, class] -> number of touches (classes 0..n-1)."""
     w = None if weight is None else weight.astype(np.float64)
-    return np.bincount(gid * 3 + C, weights=w, minlength=3 * g).reshape(g, 3).astype(np.int64)
+    return np.bincount(gid * n + C, weights=w, minlength=n * g).reshape(g, n).astype(np.int64)
 
 
 def classify(T: _Touches) -> tuple[np.ndarray, np.ndarray]:
     """(racing, identical) per touch.
 
     racing: some touch of the element by another program conflicts with it and no common lock orders
-    them. identical: a store that conflicts only with other programs' stores of the same values.
+    them. Two plain stores of different values conflict, except on an element no program reads while
+    another program stores it: there only the programs' last stores count (the element ends with one
+    of them; an earlier store is always overwritten by its own program), and only when they differ.
+    identical: a store that conflicts only with other programs' stores, which store the same values
+    or leave the same values behind.
     Counts by inclusion-exclusion: touches of the element, minus the same program's, minus the same
     lock's, plus the same program's under the same lock.
     """
@@ -94,33 +106,56 @@ def classify(T: _Touches) -> tuple[np.ndarray, np.ndarray]:
     gEP, nEP = _group_ids(T.E, T.P)
     gEK, nEK = _group_ids(T.E, T.K)
     gEPK, nEPK = _group_ids(T.E, T.P, T.K)
-    locked = (T.K != NO_LOCK)[:, None]
-    other = (
-        _counts(gE, nE, T.C)[gE]
-        - _counts(gEP, nEP, T.C)[gEP]
-        - locked * (_counts(gEK, nEK, T.C)[gEK] - _counts(gEPK, nEPK, T.C)[gEPK])
-    )  # [touch, class]
 
-    # Elements every storing program stores the same values to (same fingerprint, known).
+    # Each program's last store to each element (rows of one program are in its order).
     is_store = T.C == STORE
-    big = np.iinfo(np.int64).max
-    h = np.where(is_store, T.H, big)
-    hmin = np.full(nE, big, dtype=np.int64)
-    np.minimum.at(hmin, gE, h)
-    hmax = np.full(nE, np.iinfo(np.int64).min, dtype=np.int64)
-    np.maximum.at(hmax, gE, np.where(is_store, T.H, np.iinfo(np.int64).min))
-    unknown = np.zeros(nE, dtype=bool)
-    np.logical_or.at(unknown, gE, is_store & (T.H == 0))
-    same_values = ((hmin == hmax) & ~unknown)[gE]
-    T.V = same_values
+    last_row = np.full(nEP, -1, dtype=np.int64)
+    np.maximum.at(last_row, gEP, np.where(is_store, T.R, -1))
+    last = is_store & (T.R == last_row[gEP])
+    T.last = last
+    C4 = np.where(last, _LAST, T.C)
 
-    vs_load, vs_store, vs_atomic = other[:, LOAD] > 0, other[:, STORE] > 0, other[:, ATOMIC] > 0
+    by_others = _counts(gE, nE, C4, n=4)[gE] - _counts(gEP, nEP, C4, n=4)[gEP]  # [touch, class]
+    locked = (T.K != NO_LOCK)[:, None]
+    other = by_others - locked * (
+        _counts(gEK, nEK, C4, n=4)[gEK] - _counts(gEPK, nEPK, C4, n=4)[gEPK]
+    )  # [touch, class], less what a common lock orders
+
+    # Elements a program loads while another program stores them (ordered by a lock or not: the
+    # value read can still depend on which store came first).
+    read_el = np.zeros(nE, dtype=bool)
+    np.logical_or.at(read_el, gE, (T.C == LOAD) & ((by_others[:, STORE] > 0) | (by_others[:, _LAST] > 0)))
+    read = read_el[gE]
+    T.read = read
+
+    def same(sel: np.ndarray) -> np.ndarray:
+        """Per touch: the selected stores of its element all have one known fingerprint."""
+        big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+        hmin = np.full(nE, big, dtype=np.int64)
+        np.minimum.at(hmin, gE, np.where(sel, T.H, big))
+        hmax = np.full(nE, small, dtype=np.int64)
+        np.maximum.at(hmax, gE, np.where(sel, T.H, small))
+        unknown = np.zeros(nE, dtype=bool)
+        np.logical_or.at(unknown, gE, sel & (T.H == 0))
+        agree = (hmin == hmax) & ~unknown
+        return np.asarray(agree[gE], dtype=bool)
+
+    same_final = same(last)  # every program leaves the same values
+    same_all = same(is_store)  # every store stores the same values
+    T.V, T.final = same_all, same_final
+
+    vs_load, vs_atomic, vs_last = other[:, LOAD] > 0, other[:, ATOMIC] > 0, other[:, _LAST] > 0
+    vs_store = vs_last | (other[:, STORE] > 0)
     racing = np.where(
         T.C == LOAD,
         vs_store | vs_atomic,
-        np.where(T.C == ATOMIC, vs_load | vs_store, vs_load | vs_atomic | (vs_store & ~same_values)),
+        np.where(
+            T.C == ATOMIC,
+            vs_load | vs_store,
+            vs_load | vs_atomic | np.where(read, vs_store & ~same_all, last & vs_last & ~same_final),
+        ),
     )
-    identical = is_store & ~racing & vs_store & same_values
+    identical = is_store & ~racing & vs_store & (same_all | (last & same_final & ~read))
     return racing, identical
 
 
@@ -226,7 +261,7 @@ def _partners(L: LaunchTrace, T: _Touches, i: int) -> list[int]:
         conflict = (
             (ci == STORE or cj == STORE or ci != cj)
             and not (ci == ATOMIC and cj == ATOMIC)
-            and not (ci == STORE and cj == STORE and T.V is not None and T.V[i])
+            and not (ci == STORE and cj == STORE and _stores_agree(T, i, j))
         )
         ordered = T.K[i] != NO_LOCK and T.K[i] == T.K[j]
         site = int(L.ex_site[T.R[j]])
@@ -234,6 +269,19 @@ def _partners(L: LaunchTrace, T: _Touches, i: int) -> list[int]:
             seen.add(site)
             out.append(j)
     return out
+
+
+def _stores_agree(T: _Touches, i: int, j: int) -> bool:
+    """Two plain stores of different programs whose order cannot change the result: every store of the
+    element stores the same values; or no program reads the element while another stores it, and one of
+    the two is overwritten by its own program, or every program leaves the same values."""
+    if T.V is None or T.last is None or T.read is None or T.final is None:
+        return False
+    if T.V[i]:
+        return True
+    if T.read[i]:
+        return False
+    return not (T.last[i] and T.last[j]) or bool(T.final[i])
 
 
 def _side(s: Site, prog: tuple[int, ...]) -> str:

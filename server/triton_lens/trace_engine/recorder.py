@@ -235,10 +235,15 @@ def _user_frame(depth: int):
     return None
 
 
-# How many frames above the hook the user's frame sits, per call path (keyed by the code object of
-# the first frame above the hook). sys._getframe(n) jumps there without building the frame objects
-# in between, which a walk through f_back would (most of a walk's cost on CPython 3.11).
-_depth_cache: dict = {}
+# How many frames above the hook the user's frame sits, per call path. sys._getframe(n) jumps there
+# without building the frame objects in between, which a walk through f_back would (most of a walk's
+# cost on CPython 3.11). One first frame above the hook (the key) starts several paths of different
+# lengths: a tl.load without a mask passes two more frames (create_load and its wrapper) than one with
+# a mask, exactly as many as a @jit helper's call adds (the interpreter's __call__ and the helper). So
+# a depth alone, checked only for "a user frame with a triton frame below it", can land on the
+# helper's caller; each path is kept as (depth, code of the frame just below the user's) and taken
+# only where that frame runs the same code (the builtin's wrapper, not the helper call's __call__).
+_depth_cache: dict[Any, tuple[tuple[int, Any], ...]] = {}
 
 
 def _call_position(f: FrameType | None) -> tuple[str, int, int, int, int]:
@@ -268,22 +273,25 @@ def _user_frame_fast(depth: int):
         head = sys._getframe(depth + 1)
     except ValueError:
         return None
-    extra = _depth_cache.get(head.f_code)
-    if extra is not None:
+    paths = _depth_cache.get(head.f_code, ())
+    for extra, below_code in paths:
         try:
-            user = sys._getframe(depth + 1 + extra)
             below = sys._getframe(depth + extra)
-            if not _skipped(user.f_code) and _skipped(below.f_code):
-                return user
+            if below.f_code is below_code:
+                user = below.f_back
+                if user is not None and not _skipped(user.f_code):
+                    return user
         except ValueError:
             pass
     f: FrameType | None = head
+    below_f: FrameType | None = None
     extra = 0
     while f is not None and _skipped(f.f_code):
+        below_f = f
         f = f.f_back
         extra += 1
-    if f is not None:
-        _depth_cache[head.f_code] = extra
+    if f is not None and below_f is not None and len(paths) < 8:
+        _depth_cache[head.f_code] = paths + ((extra, below_f.f_code),)
     return f
 
 

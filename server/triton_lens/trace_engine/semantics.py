@@ -12,6 +12,10 @@ the only release-specific code) patches the interpreter for the duration of a ru
   through the release's own dispatch, so the dtype rules are the compiler's.
 - parameters annotated with strings ("tl.constexpr", `from __future__ import annotations`) are
   constexprs; a grid may be a list.
+- a builtin bound to another name before the launch (`fast_exp = tl.math.exp` at module level, `from
+  triton.language import log2`) is a builtin, as the code generator resolves it: the interpreter wraps
+  only the attributes of the language modules, so the kernel's own name for it is resolved to the
+  wrapper at the same module attribute (or given the builder keyword) when it is used.
 - float -> fp8 (e4m3 / e5m2) conversions round to nearest even (fp8.py).
 - numpy 2.4+ refuses int() on a 1-element array, which triton <= 3.6 calls for `range(n)` and
   indexing: tensors convert through their single element instead.
@@ -41,6 +45,7 @@ _BUILTIN_KW = {"_semantic": _semantic_obj} if _semantic_obj is not None else {"_
 _AND = "_triton_lens_and"
 _OR = "_triton_lens_or"
 _NOT = "_triton_lens_not"
+_BUILTIN = "_triton_lens_builtin"
 
 
 # ---- and / or / not -------------------------------------------------------------------------------
@@ -80,7 +85,17 @@ def _not(value):
 
 
 class _BoolOpsToCalls(ast.NodeTransformer):
-    """`a and b` -> `_and(lambda: a, lambda: b)`, `not a` -> `_not(a)`, inside a kernel's body."""
+    """`a and b` -> `_and(lambda: a, lambda: b)`, `not a` -> `_not(a)`, inside a kernel's body; a global
+    name bound to a builtin (`aliases`, of the function being rewritten) -> `_builtin(name)`."""
+
+    aliases: frozenset[str] = frozenset()
+    fn_globals: dict[str, Any] | None = None  # the globals of the function being rewritten
+
+    def visit_Name(self, node: ast.Name):
+        if node.id in self.aliases and isinstance(node.ctx, ast.Load):
+            call = ast.Call(func=ast.Name(id=_BUILTIN, ctx=ast.Load()), args=[node], keywords=[])
+            return ast.copy_location(call, node)
+        return node
 
     def visit_BoolOp(self, node: ast.BoolOp):
         self.generic_visit(node)  # (the node itself, its children transformed)
@@ -100,6 +115,66 @@ class _BoolOpsToCalls(ast.NodeTransformer):
         return node
 
 
+# ---- builtins under another name -------------------------------------------------------------------
+def _is_builtin(value) -> bool:
+    try:
+        return bool(tl.core.is_builtin(value))
+    except Exception:  # an object whose __getattr__ raises something else (3.3's tl.tuple: ValueError)
+        return False
+
+
+def _builtin_aliases(g: dict[str, Any], tree: ast.AST) -> frozenset[str]:
+    """Global names the function reads whose value is a triton builtin (never one it binds itself)."""
+    bound = {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
+    read: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name):
+            (read if isinstance(n.ctx, ast.Load) else bound).add(n.id)
+    return frozenset(n for n in read - bound if n in g and _is_builtin(g[n]))
+
+
+def _language_attributes() -> dict[int, tuple[Any, str]]:
+    """id(builtin) -> (module, attribute) in the language modules the interpreter wraps for a launch."""
+    out: dict[int, tuple[Any, str]] = {}
+    for mod in (tl, tl.core, getattr(tl, "math", None)):
+        if mod is None:
+            continue
+        for name, value in vars(mod).items():
+            if _is_builtin(value):
+                out.setdefault(id(value), (mod, name))
+    return out
+
+
+def _builtin_resolver() -> Callable[[Any], Any]:
+    places = _language_attributes()  # taken before any launch of the run wraps them
+    plain: dict[int, Callable[..., Any]] = {}
+
+    def with_builder(fn):
+        def call(*args, **kwargs):
+            kwargs = {k: v for k, v in kwargs.items() if k not in _BUILTIN_KW}
+            return fn(*args, **kwargs, **_BUILTIN_KW)
+
+        return call
+
+    def _builtin(value):
+        """What a builtin read under the kernel's own name is at run time: the launch's wrapper at its
+        module attribute (the interpreter's own, range and static_assert included), else the builtin
+        given the builder keyword."""
+        if not _is_builtin(value):
+            return value  # rebound since the rewrite
+        place = places.get(id(value))
+        if place is not None:
+            current = getattr(*place, None)
+            if current is not None and current is not value:
+                return current
+        w = plain.get(id(value))
+        if w is None:
+            w = plain[id(value)] = with_builder(value)
+        return w
+
+    return _builtin
+
+
 class _Transformer:
     """Our transform first, then the release's own (assignments, chained comparisons)."""
 
@@ -108,7 +183,12 @@ class _Transformer:
         self.ours = _BoolOpsToCalls()
 
     def visit(self, tree):
-        return self.release.visit(self.ours.visit(tree))
+        ours = self.ours
+        ours.aliases = _builtin_aliases(ours.fn_globals or {}, tree)
+        try:
+            return self.release.visit(ours.visit(tree))
+        finally:
+            ours.aliases = frozenset()
 
     def __getattr__(self, name):
         return getattr(self.release, name)
@@ -264,6 +344,7 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
 
     # and / or / not: applied where the interpreter rewrites the kernel's AST.
     patch(rewriter, "ast_transformer", lambda orig: _Transformer(orig))
+    resolve_builtin = _builtin_resolver()
 
     def make_rewrite(orig):
         def rewrite_ast(self):
@@ -272,7 +353,15 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
                 g.setdefault(_AND, _and)
                 g.setdefault(_OR, _or)
                 g.setdefault(_NOT, _not)
-            return orig(self)
+                g[_BUILTIN] = resolve_builtin  # this run's (a later run takes its own places)
+            transformer = getattr(self, "ast_transformer", None)
+            if not isinstance(transformer, _Transformer):
+                return orig(self)
+            transformer.ours.fn_globals = g
+            try:
+                return orig(self)
+            finally:
+                transformer.ours.fn_globals = None
 
         return rewrite_ast
 

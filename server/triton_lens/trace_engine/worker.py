@@ -73,7 +73,8 @@ def _run_target(job: dict) -> None:
         if source is None:  # the bytes, as `python FILE` reads them: a coding cookie is honoured
             with open(path, "rb") as f:
                 source = f.read()
-        code = compile(source, path, "exec")
+        # dont_inherit: none of this module's __future__ flags (annotations) for the script.
+        code = compile(source, path, "exec", dont_inherit=True)
         # A fresh __main__ (this worker may itself be running as __main__ under -m).
         main = types.ModuleType("__main__")
         main.__file__ = path

@@ -84,6 +84,29 @@ def same_value_then_different(out_ptr, N: tl.constexpr):
     tl.store(out_ptr + N + i, i * tl.program_id(0))  # at: different_values
 
 
+@triton.jit
+def temporary_then_same_final(out_ptr, N: tl.constexpr):
+    i = tl.arange(0, N)
+    tl.store(out_ptr + i, tl.full((N,), 0, tl.int32))  # at: temporary_store
+    tl.store(out_ptr + i, tl.full((N,), 1, tl.int32))  # at: same_final_store
+
+
+@triton.jit
+def temporary_then_different_final(out_ptr, N: tl.constexpr):
+    i = tl.arange(0, N)
+    tl.store(out_ptr + i, tl.full((N,), 0, tl.int32))  # at: temporary_store_2
+    tl.store(out_ptr + i, i + tl.program_id(0))  # at: different_final_store
+
+
+@triton.jit
+def temporary_read_back(out_ptr, res_ptr, N: tl.constexpr):
+    i = tl.arange(0, N)
+    tl.store(out_ptr + i, tl.full((N,), 0, tl.int32))  # at: temporary_store_3
+    x = tl.load(out_ptr + i)  # at: read_between
+    tl.store(out_ptr + i, tl.full((N,), 1, tl.int32))  # at: same_final_store_3
+    tl.store(res_ptr + tl.program_id(0) * N + i, x)
+
+
 if __name__ == "__main__":
     acc = torch.zeros(1)
     out = torch.zeros(1)
@@ -93,3 +116,6 @@ if __name__ == "__main__":
         kernel[(4,)](torch.zeros(1), torch.zeros(1, dtype=torch.int32))
     different_locks[(4,)](torch.zeros(1), torch.zeros(2, dtype=torch.int32))
     same_value_then_different[(3,)](torch.zeros(32, dtype=torch.int32), N=16)
+    temporary_then_same_final[(4,)](torch.zeros(16, dtype=torch.int32), N=16)
+    temporary_then_different_final[(4,)](torch.zeros(16, dtype=torch.int32), N=16)
+    temporary_read_back[(4,)](torch.zeros(16, dtype=torch.int32), torch.zeros(64, dtype=torch.int32), N=16)
