@@ -44,6 +44,8 @@ class RunRequest:
     value_limit: int = 1 << 20
     # Processes a launch's programs are split over (trace_engine/parallel.py); 1: the interpreter's own loop.
     workers: int = 1
+    # After each launch, check its kernel at the other sizes it admits (trace_engine/size_probe.py).
+    size_check: bool = True
     # Keep a worker started ahead of time for the next run with the same interpreter and
     # environment (the language server reruns a file on every edit; a fresh worker spends about a
     # second importing torch and triton).
@@ -400,6 +402,7 @@ def _job(req: RunRequest, target: str, cwd: str, crash_file: str) -> dict:
         "device": req.device,
         "gpu": req.gpu,
         "workers": req.workers,
+        "size_check": req.size_check,
     }
 
 

@@ -317,7 +317,7 @@ def main(argv: list[str]) -> int:
         out.write_frame("launch", meta, arrays)
 
     def on_sizes(trace):
-        stream.write_frame(out, "sizes", {"launch": trace.index, "findings": trace.size_findings})
+        out.write_frame("sizes", {"launch": trace.index, "findings": trace.size_findings})
 
     def on_progress(kernel, launch, done, total):
         out.write_frame("progress", {"kernel": kernel, "launch": launch, "done": done, "total": total})
@@ -337,7 +337,7 @@ def main(argv: list[str]) -> int:
         "value_limit": int(job.get("value_limit", 1 << 20)),
         "memory": memory,
         "on_sizes": on_sizes,
-        "size_check_gpu": job.get("gpu") or "H100",
+        "size_check_gpu": (job.get("gpu") or "H100") if job.get("size_check", True) else None,
     }
     if workers > 1:  # a launch's programs split over forked children (trace_engine/parallel.py)
         from .parallel import ParallelRecorder

@@ -1,0 +1,68 @@
+"""What the size check (trace_engine/size_probe.py) adds to a run: each corpus file (or the files given)
+run twice side by side, with the check and without, and the ratio of the two wall times; plus how many
+launches the check found something in. Prints a table; --out appends it to a results file.
+
+    python bench/size_check.py [--repeat 1] [--out bench/results/size_check.txt] [FILES...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from triton_lens.analysis import analyze
+from triton_lens.trace_engine.runner import RunRequest, run
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _timed(path: Path, check: bool) -> tuple[float, object]:
+    t0 = time.perf_counter()
+    r = run(RunRequest(path=str(path), timeout_s=120, size_check=check))
+    return time.perf_counter() - t0, r
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("files", nargs="*")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    files = [Path(f) for f in a.files] or sorted((ROOT / "tests" / "corpus").glob("*.py"))
+    rows, ratios = [], []
+    for f in files:
+        if "hangs" in f.name:
+            continue
+        off = min(_timed(f, False)[0] for _ in range(a.repeat))
+        on_runs = [_timed(f, True) for _ in range(a.repeat)]
+        on = min(t for t, _ in on_runs)
+        r = on_runs[0][1]
+        kinds = sorted({x.kind for x in analyze(r).findings if x.kind in ("oob-sizes", "wrap")})
+        ratios.append(on / off)
+        rows.append(f"{f.name:32} {len(r.launches):4} {off:7.2f} {on:7.2f} {on / off:6.2f}  {','.join(kinds)}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    head = (
+        f"# size check, {time.strftime('%Y-%m-%d')}, {platform.node()}, {os.cpu_count()} cores, "
+        f"load {load:.1f}, python {sys.version.split()[0]}\n"
+        f"{'file':32} {'launches':>4} {'off s':>7} {'on s':>7} {'ratio':>6}  findings"
+    )
+    tail = (
+        f"median ratio {statistics.median(ratios):.2f}, max {max(ratios):.2f} over {len(ratios)} files"
+        if ratios
+        else "no files"
+    )
+    text = "\n".join([head, *rows, tail]) + "\n"
+    print(text)
+    if a.out:
+        with open(a.out, "a") as fh:
+            fh.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
