@@ -29,6 +29,8 @@ def test_real_kernels_run_clean_and_match_torch(script):
     bad = [
         (f.severity, f.kind, Path(f.file).name, f.line, f.message)
         for f in a.findings
-        if f.severity in ("warning", "error")
+        # at the script's sizes; what the size check finds at other sizes (oob-sizes, wrap) is triaged
+        # per library in docs/findings.md, not asserted away here
+        if f.severity in ("warning", "error") and f.kind not in ("oob-sizes", "wrap")
     ]
     assert not bad, bad

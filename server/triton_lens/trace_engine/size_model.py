@@ -111,8 +111,8 @@ def resize(old: int, new: int, ints: dict[str, int], tensors: dict[str, TensorSp
         elif v in stride_map:
             out_ints[name] = stride_map[v]
             moved.append(f"{name} (a stride)")
-    if not moved:
-        return None
+    if not moved or not any("." in m for m in moved):
+        return None  # a size is a tensor's extent: integer arguments moving alone are not one
     assumed = []
     arg_names = [m for m in moved if m in ints]
     of = [m.split(".")[0] for m in moved if "." in m]
