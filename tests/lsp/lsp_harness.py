@@ -42,6 +42,7 @@ class Session:
         self.refreshes = {"inlayHint": 0, "codeLens": 0}
         self.versions: dict[str, int] = {}
         self.published: list[tuple[str, int | None, list]] = []  # (uri, version, diagnostics)
+        self.configuration_pulls = 0  # workspace/configuration requests the server sent
         self._event = asyncio.Event()
 
     def _note(self) -> None:
@@ -93,6 +94,14 @@ class Session:
         self.client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
 
     # -- waiting ------------------------------------------------------------------------------
+    async def configure(self, settings: dict, timeout: float = 30) -> None:
+        """Change the tritonLens settings and wait until the server pulled them (runs it starts
+        from then on wait for the answer), instead of sleeping for a while that load can outlast."""
+        pulls = self.configuration_pulls
+        self.client.set_configuration(settings, section="tritonLens")
+        self.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+        await self.wait_for(lambda: self.configuration_pulls > pulls, timeout, "the server to pull the settings")
+
     async def wait_for(self, pred, timeout: float = RUN_TIMEOUT_S, what: str = "condition"):
         deadline = time.monotonic() + timeout
         while True:
@@ -201,6 +210,15 @@ def install(client: LanguageClient) -> Session:
 
     client.protocol.fm.features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = _publish
     del original
+
+    get_configuration = client.get_configuration  # pytest-lsp's workspace/configuration answer calls it
+
+    def _get_configuration(*args, **kwargs):
+        s.configuration_pulls += 1
+        s._note()
+        return get_configuration(*args, **kwargs)
+
+    client.get_configuration = _get_configuration  # type: ignore[method-assign]
     return s
 
 

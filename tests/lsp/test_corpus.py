@@ -4,7 +4,6 @@ left out (and named in the test log)."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 
 import pytest
@@ -161,10 +160,7 @@ def check(cf: CorpusFile, e: Expect, diags: list[lsp.Diagnostic], hints: list[ls
 
 
 async def _set_time_limit(session: Session, seconds: float) -> None:
-    session.client.set_configuration({"timeLimit": seconds}, section="tritonLens")
-    session.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
-    # the server pulls the configuration again; runs opened meanwhile wait for it
-    await asyncio.sleep(0.2)
+    await session.configure({"timeLimit": seconds})  # runs opened from then on wait for it
 
 
 @pytest.mark.parametrize("cf", APPLIES, ids=[cf.name for cf in APPLIES])

@@ -284,9 +284,7 @@ async def test_save_runs_at_once_and_a_slow_debounce_waits(session: Session, wor
     path.write_text(BUGGY)
     uri = session.open(path)
     await session.finished_run(uri, 1)
-    session.client.set_configuration({"debounceMs": 20000, "timeLimit": 60}, section="tritonLens")
-    session.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
-    await asyncio.sleep(0.3)
+    await session.configure({"debounceMs": 20000, "timeLimit": 60})
     try:
         v2 = session.edit(uri, 0, 0, 0, 0, "# edited\n")
         await asyncio.sleep(1.0)
@@ -305,9 +303,7 @@ async def test_save_runs_at_once_and_a_slow_debounce_waits(session: Session, wor
         await asyncio.sleep(0.5)
         assert len(session.started) == n_started
     finally:
-        session.client.set_configuration({"debounceMs": DEBOUNCE_MS, "timeLimit": 60}, section="tritonLens")
-        session.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
-        await asyncio.sleep(0.3)
+        await session.configure({"debounceMs": DEBOUNCE_MS, "timeLimit": 60})
     session.close(uri)
 
 

@@ -234,9 +234,7 @@ async def test_a_script_importing_a_workspace_kernel_runs(session: Session, work
 
 
 async def test_a_missing_interpreter_is_reported_not_fatal(session: Session, workspace):
-    session.client.set_configuration(dict(SETTINGS, python="/nonexistent/bin/python3"), section="tritonLens")
-    session.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
-    await asyncio.sleep(0.3)
+    await session.configure(dict(SETTINGS, python="/nonexistent/bin/python3"))
     try:
         uri, done, diags = await run_file(session, workspace / "nopython.py", script("pass"))
         assert done["status"] == "error"
@@ -244,7 +242,6 @@ async def test_a_missing_interpreter_is_reported_not_fatal(session: Session, wor
         assert d and "/nonexistent/bin/python3" in d[0].message and "tritonLens.python" in d[0].message
         session.close(uri)
     finally:
-        session.client.set_configuration(SETTINGS, section="tritonLens")
-        session.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+        await session.configure(SETTINGS)
     assert server_alive(session.client)
     assert sys.executable  # the settings are back; later modules start their own server

@@ -139,6 +139,17 @@ def main(argv: list[str] | None = None) -> int:
         cut = argv.index("--")
         argv, script_args = argv[:cut], argv[cut + 1 :]
     args = _parser().parse_args(argv)
+    if args.no_block:  # in-process (tests): the caller's streams stay as they are
+        return _view(args, script_args)
+    from .dropping_io import never_blocking_stdio
+
+    # Until Ctrl-C: a stdout or stderr that nobody reads (a full pipe) drops lines instead of
+    # blocking a write, which Ctrl-C could not end (dropping_io.py).
+    with never_blocking_stdio():
+        return _view(args, script_args)
+
+
+def _view(args: argparse.Namespace, script_args: list[str]) -> int:
     path = os.path.abspath(args.file)
     if not os.path.isfile(path):
         print(f"triton-lens: no such file: {args.file}", file=sys.stderr)

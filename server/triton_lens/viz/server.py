@@ -107,13 +107,18 @@ class ViewerServer:
 
     def wait(self) -> None:
         """Serve until stop() or Ctrl-C."""
+        interrupted = False
         try:
             while self._thread.is_alive():
                 self._thread.join(0.5)
         except KeyboardInterrupt:
-            print("\ntriton-lens: viewer stopped", file=sys.stderr)
+            interrupted = True
         finally:
             self.stop()
+        if interrupted:  # after stop(), and never blocking: a stderr nobody reads cannot keep it serving
+            from .dropping_io import say
+
+            say("\ntriton-lens: viewer stopped")
 
     def stop(self) -> None:
         if self._stopped:
