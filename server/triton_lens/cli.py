@@ -18,7 +18,7 @@ import sys
 import time
 
 from . import __version__
-from .cli_options import Parser, count, output_file, seconds
+from .cli_options import Parser, add_run_limits, count, output_file
 from .report import FORMATS
 
 
@@ -214,17 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="stream the scripts' own stdout and stderr while they run (stderr for json, sarif, github)",
     )
-    check.add_argument(
-        "--timeout", type=seconds("--timeout"), default=60.0, metavar="S", help="time limit in seconds (default 60)"
-    )
-    check.add_argument(
-        "--memory",
-        type=count("--memory", "MB", 4096),
-        default=8192,
-        metavar="MB",
-        help="memory limit in MB (default 8192)",
-    )
-    check.add_argument("--python", default=None, help="Python interpreter to run the script with (default: this one)")
+    add_run_limits(check)
     check.add_argument(
         "--cpu",
         action="store_true",
@@ -236,14 +226,6 @@ def main(argv: list[str] | None = None) -> int:
         type=_gpu_name,
         metavar="NAME",
         help="the GPU the CPU stand-in for CUDA reports to the script: H100 (default), A100, RTX4090",
-    )
-    check.add_argument(
-        "--workers",
-        type=count("--workers", "processes", 4, zero="the default"),
-        default=0,
-        metavar="N",
-        help="processes a launch's programs are split over (default 0: the machine's cores, at most "
-        "16, less one; 1: one process)",
     )
     sub.add_parser("lsp", help="serve the language server over stdio")
     sub.add_parser("view", help="run a script and open the access-map viewer in a browser", add_help=False)

@@ -66,3 +66,27 @@ def output_file(text: str) -> str:
             f"the folder {folder} does not exist: create it first (mkdir -p {folder}) or pass a file in an existing folder"
         )
     return text
+
+
+def add_run_limits(p: argparse.ArgumentParser) -> None:
+    """The options of a run that `check` and `view` share: its time and memory limits, its Python, and
+    how many processes a launch's programs are split over. One owner, so the two commands agree."""
+    p.add_argument(
+        "--timeout", type=seconds("--timeout"), default=60.0, metavar="S", help="time limit in seconds (default 60)"
+    )
+    p.add_argument(
+        "--memory",
+        type=count("--memory", "MB", 4096),
+        default=8192,
+        metavar="MB",
+        help="memory limit in MB (default 8192)",
+    )
+    p.add_argument("--python", default=None, help="Python interpreter to run the script with (default: this one)")
+    p.add_argument(
+        "--workers",
+        type=count("--workers", "processes", 4, zero="the default"),
+        default=0,
+        metavar="N",
+        help="processes a launch's programs are split over (default 0: the machine's cores, at most 16, "
+        "less one; 1: one process)",
+    )

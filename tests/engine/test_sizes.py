@@ -99,6 +99,36 @@ def test_a_widened_row_index_does_not_wrap(tmp_path):
     assert not [f for f in a.findings if f.severity in ("warning", "error")], [f.message for f in a.findings]
 
 
+def test_a_grid_function_follows_the_size_and_the_tail_is_found_once(tmp_path):
+    a = _run(
+        tmp_path,
+        """
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs)
+            tl.store(out_ptr + offs, x * 2, mask=offs < n)
+
+
+        n = 2048
+        x = torch.randn(n)
+        out = torch.empty(n)
+        grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)
+        for _ in range(2):  # the same launch twice: checked once, reported once
+            scale[grid](x, out, n, BLOCK=512)
+        assert torch.equal(out, 2 * x)
+        """,
+    )
+    found = [f for f in a.findings if f.kind == "oob-sizes"]
+    assert len(found) == 1 and found[0].arg == "x_ptr" and found[0].witness["size"] == "n = 2049", found
+    assert found[0].witness["grid"] == [5] and "program (4,)" in found[0].message
+
+
 def test_whole_rows_per_block_are_flat_memory_not_an_overrun(tmp_path):
     a = _run(
         tmp_path,

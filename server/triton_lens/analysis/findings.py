@@ -70,7 +70,7 @@ def oob_findings(groups: dict[Key, Group]) -> list[Finding]:
     """Active lanes outside the tensor. Bounded by the compact sets: offsets are merged as runs,
     never expanded per lane."""
     out = []
-    for (file, line, arg, kind), g in groups.items():
+    for (_, _, arg, kind), g in groups.items():
         lanes = 0
         progs: list[tuple[LaunchTrace, tuple[int, ...]]] = []
         # (launch, tensor, starts, ends): the first launch with out-of-bounds lanes
@@ -156,11 +156,7 @@ def oob_findings(groups: dict[Key, Group]) -> list[Finding]:
             Finding(
                 kind="oob",
                 severity="error",
-                file=file,
-                line=line,
-                col=s.col,
-                end_line=s.end_line,
-                end_col=s.end_col,
+                **s.range,
                 arg=arg,
                 access=kind,
                 lanes=lanes,
@@ -176,7 +172,7 @@ def oob_findings(groups: dict[Key, Group]) -> list[Finding]:
 
 def dead_findings(groups: dict[Key, Group]) -> list[Finding]:
     out = []
-    for (file, line, arg, kind), g in groups.items():
+    for (_, _, arg, kind), g in groups.items():
         lanes = sum(int(p.launch.ex_lanes[p.rows].sum(dtype=np.int64)) for p in g.parts)
         active = sum(int(p.launch.ex_active[p.rows].sum(dtype=np.int64)) for p in g.parts)
         if lanes == 0 or active:
@@ -187,11 +183,7 @@ def dead_findings(groups: dict[Key, Group]) -> list[Finding]:
             Finding(
                 kind="dead",
                 severity="warning",
-                file=file,
-                line=line,
-                col=s.col,
-                end_line=s.end_line,
-                end_col=s.end_col,
+                **s.range,
                 arg=arg,
                 access=kind,
                 lanes=lanes,

@@ -81,7 +81,7 @@ def unwritten_findings(launches: list[LaunchTrace]) -> list[Finding]:
             if n_garbage and not a["garbage_examples"]:
                 a["garbage_examples"] = _examples(garbage)
     out = []
-    for (file, line, arg, kind), a in acc.items():
+    for (_, _, arg, kind), a in acc.items():
         s = a["site"]
         over = f" (over {a['launches']} launches)" if a["launches"] > 1 else ""
         if a["garbage"]:
@@ -109,11 +109,7 @@ def unwritten_findings(launches: list[LaunchTrace]) -> list[Finding]:
             Finding(
                 kind="unwritten",
                 severity=sev,
-                file=file,
-                line=line,
-                col=s.col,
-                end_line=s.end_line,
-                end_col=s.end_col,
+                **s.range,
                 arg=arg,
                 access=kind,
                 elements=a["missing"],
@@ -155,7 +151,7 @@ def uninit_findings(launches: list[LaunchTrace]) -> list[Finding]:
                 if not a["examples"]:
                     a["examples"] = _examples(read)
     out = []
-    for (file, line, arg, kind), a in acc.items():
+    for (_, _, arg, kind), a in acc.items():
         s = a["site"]
         over = f" (over {plural(len(a['launches']), 'launch')})" if len(a["launches"]) > 1 else ""
         verb = "read" if kind == "load" else "updated"
@@ -170,11 +166,7 @@ def uninit_findings(launches: list[LaunchTrace]) -> list[Finding]:
             Finding(
                 kind="uninit",
                 severity="error",
-                file=file,
-                line=line,
-                col=s.col,
-                end_line=s.end_line,
-                end_col=s.end_col,
+                **s.range,
                 arg=arg,
                 access=kind,
                 elements=a["elements"],

@@ -43,11 +43,7 @@ def tf32_findings(launches: list[LaunchTrace]) -> list[Finding]:
             Finding(
                 kind="tf32",
                 severity="information",
-                file=s.file,
-                line=s.line,
-                col=s.col,
-                end_line=s.end_line,
-                end_col=s.end_col,
+                **s.range,
                 message=(
                     "on an NVIDIA GPU this tl.dot of float32 tiles runs in TF32 (Triton's default "
                     'input_precision="tf32" keeps 10 of 23 mantissa bits): its products there differ from '

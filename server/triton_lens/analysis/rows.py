@@ -19,7 +19,7 @@ _VERB = {"load": "read", "store": "write", "atomic": "update"}
 
 def overrun_findings(groups: dict[Key, Group]) -> list[Finding]:
     out = []
-    for (file, line, arg, kind), g in groups.items():
+    for (_, _, arg, kind), g in groups.items():
         lanes = 0
         progs: list[tuple[int, ...]] = []
         shape: tuple[int, ...] = ()
@@ -50,11 +50,7 @@ def overrun_findings(groups: dict[Key, Group]) -> list[Finding]:
             Finding(
                 kind="overrun",
                 severity="warning",
-                file=file,
-                line=line,
-                col=s.col,
-                end_line=s.end_line,
-                end_col=s.end_col,
+                **s.range,
                 arg=arg,
                 access=kind,
                 lanes=lanes,

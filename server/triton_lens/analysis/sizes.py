@@ -8,7 +8,7 @@ an access already out of bounds at the script's own sizes has its `oob` error, a
 
 from __future__ import annotations
 
-from ..model import Finding, LaunchTrace
+from ..model import Finding, LaunchTrace, Site
 
 
 def size_findings(launches: list[LaunchTrace], oob_at: set[tuple[str, int, str]]) -> list[Finding]:
@@ -19,16 +19,13 @@ def size_findings(launches: list[LaunchTrace], oob_at: set[tuple[str, int, str]]
             key = (s["file"], s["line"], w["arg"], w["kind"])
             if key in out or key[:3] in oob_at:
                 continue
+            site = Site.from_json(s)
             out[key] = Finding(
                 kind=w["kind"],
                 severity="warning",
-                file=s["file"],
-                line=s["line"],
-                col=s["col"],
-                end_line=s["end_line"],
-                end_col=s["end_col"],
+                **site.range,
                 arg=w["arg"],
-                access=s["kind"],
+                access=site.kind,
                 lanes=int(w["lanes"]),
                 programs=int(w["programs"]),
                 example_programs=[tuple(p) for p in w["example_programs"]],

@@ -113,6 +113,18 @@ class Site:
             d.get("unmasked", False),
         )
 
+    @property
+    def range(self) -> dict[str, Any]:
+        """The call's range as a Finding's fields (`Finding(..., **site.range)`): a finding at an access
+        points at the exact tl.load(...) / tl.store(...) call."""
+        return {
+            "file": self.file,
+            "line": self.line,
+            "col": self.col,
+            "end_line": self.end_line,
+            "end_col": self.end_col,
+        }
+
 
 @dataclass(frozen=True)
 class DotSite:

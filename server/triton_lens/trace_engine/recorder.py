@@ -353,7 +353,8 @@ class Recorder(compat.Hooks):
         file, line = (f.f_code.co_filename, f.f_lineno) if f is not None else ("", 0)
         self._stack.append(self._launch)
         self._launch = _Launch(self._count, fn, file, line)
-        self._launch.frame = f
+        if self._sizes is not None:  # the size check reads the launch statement's grid from it
+            self._launch.frame = f
         if self.memory is not None:
             self.memory.paused += 1  # the interpreter's own copies in and out are not the script's writes
         return self._launch
@@ -401,9 +402,8 @@ class Recorder(compat.Hooks):
             L = self._launch
             L.grid = (int(nx), int(ny), int(nz))
             L.running = True
-            if (
-                self.on_progress is not None and self._probe is None
-            ):  # the launch has begun: a run stopped now was inside it
+            # the launch has begun: a run stopped now was inside it (a size-check re-launch is not the run's)
+            if self.on_progress is not None and self._probe is None:
                 self.on_progress(L.kernel, L.index, 0, L.grid[0] * L.grid[1] * L.grid[2])
                 self._next_progress = time.monotonic() + 0.2
 
@@ -420,8 +420,8 @@ class Recorder(compat.Hooks):
             self._probe_trace = L.finish(error is None, 0)
             return
         trace = L.finish(error is None, self.value_limit)
-        L.trace = trace
-        self._last = L
+        if self._sizes is not None:  # for `launched`, which the launch's wrapper calls next
+            L.trace, self._last = trace, L
         if self.memory is not None:
             try:
                 self._mark_stores(L, trace)
@@ -438,23 +438,24 @@ class Recorder(compat.Hooks):
     def launched(self, executor, args, kwargs) -> None:
         """After a launch returned: check its kernel at the other sizes it admits, then send the findings
         (the launch itself was sent already, so its hints never wait for the check)."""
-        L = getattr(self, "_last", None)
-        self._last = None
-        if self._sizes is None or self._probe is not None or self._benchmarking or L is None or L.trace is None:
+        L, self._last = self._last, None
+        if L is None:
+            return
+        frame, trace = L.frame, L.trace
+        L.frame = L.trace = None  # the script's frame (and its locals) is not kept past its launch
+        if self._sizes is None or self._probe is not None or self._benchmarking or trace is None:
             return
         from .size_probe import read_launch
 
         try:
-            la = read_launch(executor, args, kwargs, L.frame)
-            found = self._sizes.check(la, L.trace) if la is not None else []
+            la = read_launch(executor, args, kwargs, frame)
+            found = self._sizes.check(la, trace) if la is not None else []
         except Exception:  # a check's failure is never the run's
             found = []
-        finally:
-            L.frame = None
         if found:
-            L.trace.size_findings = found
+            trace.size_findings = found
             if self.on_sizes is not None:
-                self.on_sizes(L.trace)
+                self.on_sizes(trace)
 
     def begin_probe(self, tensors: dict, deadline: float, overflows: list) -> None:
         self._probe = {"tensors": tensors, "deadline": deadline, "overflows": overflows}

@@ -38,6 +38,9 @@ def row_crossings(view: TensorView, flat: np.ndarray, mask: np.ndarray | None, s
     if width < 2 or width % length == 0:  # a block of whole rows walks memory, not one row
         return 0
     e = view.elements(flat.view(np.int64) - view.base).reshape(-1, width)
+    col = e[:, 0] % stride
+    if not bool((col % width).any()) and bool((col + width <= stride).all()):
+        return 0  # the usual tile, on the block grid and inside its row: the one check on the hot path
     active = np.ones(e.shape, dtype=bool) if mask is None else mask.reshape(-1, width)
     lines = active.any(axis=1) & (np.diff(e, axis=1) == 1).all(axis=1)
     if not lines.any():

@@ -24,6 +24,7 @@ values untouched, every patch removed after each re-launch.
 from __future__ import annotations
 
 import ast
+import inspect
 import linecache
 import os
 import time
@@ -147,7 +148,7 @@ def grid_function(executor, frame, by_id: dict[int, str]):
     """How the launch's grid follows a size: a function Resize -> grid, or None (held)."""
     grid = executor.grid
     if callable(grid):
-        fn = grid
+        fn = inspect.unwrap(grid)  # the user's function under the engine's list-grid wrapper
 
         def at_callable(r: Resize, la: LaunchArgs):
             meta = _meta_tensors(la, r)

@@ -11,7 +11,7 @@ import os
 import sys
 import time
 
-from ..cli_options import Parser, count, seconds
+from ..cli_options import Parser, add_run_limits
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,25 +33,7 @@ def _parser() -> argparse.ArgumentParser:
         help="also open a public https://….trycloudflare.com link (needs `cloudflared` on PATH)",
     )
     p.add_argument("--open", action="store_true", help="open the viewer in the default browser")
-    p.add_argument(
-        "--timeout", type=seconds("--timeout"), default=60.0, metavar="S", help="time limit of the run (default 60)"
-    )
-    p.add_argument(
-        "--memory",
-        type=count("--memory", "MB", 4096),
-        default=8192,
-        metavar="MB",
-        help="memory limit of the run (default 8192)",
-    )
-    p.add_argument("--python", default=None, help="Python interpreter to run the script with (default: this one)")
-    p.add_argument(
-        "--workers",
-        type=count("--workers", "processes", 4, zero="the default"),
-        default=0,
-        metavar="N",
-        help="processes a launch's programs are split over (default 0: the machine's cores, at most 16, "
-        "less one; 1: one process)",
-    )
+    add_run_limits(p)
     p.add_argument("--no-block", action="store_true", help=argparse.SUPPRESS)  # tests: return once serving
     return p
 
