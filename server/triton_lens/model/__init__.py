@@ -66,6 +66,11 @@ class TensorInfo:
         )
 
 
+def call_range(s: Any) -> dict[str, Any]:
+    """A Site's or DotSite's call range as a Finding's fields: file, line, col, end_line, end_col."""
+    return {"file": s.file, "line": s.line, "col": s.col, "end_line": s.end_line, "end_col": s.end_col}
+
+
 @dataclass(frozen=True)
 class Site:
     """One memory-access call in the source: a `tl.load`/`tl.store`/atomic through one tensor argument."""
@@ -139,6 +144,11 @@ class DotSite:
     b_dtype: str
     acc_dtype: str
     precision: str = ""  # input_precision as compiled: "tf32" (the default for fp32), "tf32x3", "ieee", ...
+
+    @property
+    def range(self) -> dict[str, Any]:
+        """The tl.dot call's range as a Finding's fields (see Site.range)."""
+        return call_range(self)
 
     def to_json(self) -> dict[str, Any]:
         return {
