@@ -15,6 +15,18 @@ HERE = Path(__file__).parent
 SCRIPTS = sorted(p for p in HERE.glob("*.py") if not p.name.startswith(("test_", "conftest")))
 
 
+# What the size check finds in these libraries, each judged by hand: conch's GeGLU kernel computes its row
+# offset `token_idx * in_stride` in int32 (tl.program_id and an int argument), which wraps from 22,369,622
+# tokens of a 96-wide projection (8 GiB in float32, which an H100 holds): both loads of the row read the
+# wrong memory there.
+AT_OTHER_SIZES = {
+    "conch_ops": {
+        ("gelu_tanh_and_mul.py", 61, "wrap", "in_ptr"),
+        ("gelu_tanh_and_mul.py", 62, "wrap", "in_ptr"),
+    },
+}
+
+
 def test_the_set_is_there():
     assert {p.stem for p in SCRIPTS} >= {"liger_norms", "liger_losses", "fla_ops", "conch_ops"}
 
@@ -29,8 +41,9 @@ def test_real_kernels_run_clean_and_match_torch(script):
     bad = [
         (f.severity, f.kind, Path(f.file).name, f.line, f.message)
         for f in a.findings
-        # at the script's sizes; what the size check finds at other sizes (oob-sizes, wrap) is triaged
-        # per library in docs/findings.md, not asserted away here
         if f.severity in ("warning", "error") and f.kind not in ("oob-sizes", "wrap")
     ]
     assert not bad, bad
+    # At other sizes: exactly the findings judged true (docs/findings.md), nothing else.
+    other = {(Path(f.file).name, f.line, f.kind, f.arg) for f in a.findings if f.kind in ("oob-sizes", "wrap")}
+    assert other == AT_OTHER_SIZES.get(script.stem, set()), sorted(other)

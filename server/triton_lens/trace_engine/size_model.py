@@ -90,10 +90,11 @@ def resize(old: int, new: int, ints: dict[str, int], tensors: dict[str, TensorSp
         elif len(spec.shape) >= 1 and spec.numel == old and old > 1:
             shape = (new,)
             moved.append(f"{name}.numel()")
-        elif len(spec.shape) == 1 and old > 1 and spec.shape[0] % old == 0 and 2 <= spec.shape[0] // old <= 16:
-            k = spec.shape[0] // old  # torch.empty(6 * n): a flat buffer of k blocks of the size
-            shape = (k * new,)
-            moved.append(f"{name}.numel() ({k} × the size)")
+        elif old > 1 and spec.shape and _multiple(spec.shape[-1], old):
+            # the last dimension k blocks of the size: torch.empty(6 * n), a [gate | up] projection of 2 * d
+            k = spec.shape[-1] // old
+            shape = spec.shape[:-1] + (k * new,)
+            moved.append(f"{name}.shape ({k} × the size)")
         else:
             out_tensors[name] = spec
             continue
@@ -127,6 +128,10 @@ def resize(old: int, new: int, ints: dict[str, int], tensors: dict[str, TensorSp
     return Resize(old, new, out_ints, out_tensors, moved, assumed)
 
 
+def _multiple(d: int, old: int) -> bool:
+    return d % old == 0 and 2 <= d // old <= 16
+
+
 def _names(xs: list[str]) -> str:
     return xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " and " + xs[-1]
 
@@ -150,15 +155,21 @@ def largest_fitting(
     return best
 
 
-def candidate_sizes(ints: dict[str, int], tensors: dict[str, TensorSpec], most: int = 6) -> list[int]:
+def candidate_sizes(
+    ints: dict[str, int], tensors: dict[str, TensorSpec], constants: set[int] | None = None, most: int = 6
+) -> list[int]:
     """The launch's sizes worth moving: integer arguments and tensor dimensions above 1, each once,
-    in the order the launch names them (arguments first)."""
+    in the order the launch names them (arguments first). Not a value equal to an integer constexpr
+    (`BLOCK = next_power_of_2(n)`, `HEAD_DIM: tl.constexpr`): at another value of it the constexpr
+    would be another one too, which is another kernel."""
     dims = {d for t in tensors.values() for d in t.shape} | {t.numel for t in tensors.values()}
     strides = {st for t in tensors.values() for st in t.strides}
     seen: list[int] = []
     for v in list(ints.values()) + [d for t in tensors.values() for d in t.shape]:
         if v in strides and v not in dims:
             continue  # a stride follows the sizes; it is not one
+        if constants and v in constants:
+            continue
         if 1 < v <= INT32_MAX and v not in seen:
             seen.append(v)
     return seen[:most]

@@ -307,7 +307,9 @@ class SizeCheck:
         found: dict[tuple, dict] = {}
         self._deadline = time.monotonic() + BUDGET_S
         try:
-            for v in candidate_sizes(la.ints, la.tensors):
+            constants = {v for k, v in la.kwargs.items() if k in la.constexprs and type(v) is int}
+            constants |= {a for n, a in zip(la.names, la.args) if n in la.constexprs and type(a) is int}
+            for v in candidate_sizes(la.ints, la.tensors, constants):
                 self._ragged(la, v, already, found)
                 self._wrap(la, v, already, found)
         except ProbeTimeout:
