@@ -175,11 +175,13 @@ def candidate_sizes(
     return seen[:most]
 
 
-def describe_size(r: Resize) -> str:
-    """'n = 4097' or 'x.shape = (4097,)': the first thing that moved, at its new value."""
+def describe_size(r: Resize, old: bool = False) -> str:
+    """'n = 4097' or 'x.shape = (4097,)': the first thing that moved, at its new value (old: as launched)."""
     for m in r.moved:
         if m in r.ints:
-            return f"{m} = {r.ints[m]}"
-    m = r.moved[0]
-    name = m.split(".")[0]
-    return f"{name}.shape = {tuple(r.tensors[name].shape)}"
+            return f"{m} = {r.old if old else r.ints[m]}"
+    name = r.moved[0].split(".")[0]
+    shape = tuple(r.tensors[name].shape)
+    if old:
+        shape = tuple(r.old if d == r.new else d for d in shape)
+    return f"{name}.shape = {shape}"

@@ -339,19 +339,26 @@ class SizeCheck:
         for pos, o in run.oob.items():
             if pos in already or (pos, "oob-sizes") in found:
                 continue
-            found[(pos, "oob-sizes")] = _finding("oob-sizes", pos, o, r, grid, la, None, self.gpu_name)
+            found[(pos, "oob-sizes")] = _finding("oob-sizes", o, r, grid, None, self.gpu_name)
 
     def _wrap(self, la: LaunchArgs, v: int, already: dict, found: dict) -> None:
         if la.grid_at is None:
             return  # the programs' ids do not grow with the size: nothing to overflow that the run did not
         step = resize(v, v + 1, la.ints, la.tensors)
-        if step is None or self._grid_at(la, step) == self._grid_at(la, resize(v, v, la.ints, la.tensors) or step):
+        if step is None or self._grid_at(la, step) in (None, la.grid):
             return  # the grid does not follow this size
         top = largest_fitting(v, la.ints, la.tensors, self.memory_bytes, INT32_MAX)
         if top is None or top.new <= v:
             return
 
+        seen: dict[int, tuple[ProbeRun, Resize, tuple[int, int, int]] | None] = {}
+
         def overflows(n: int) -> tuple[ProbeRun, Resize, tuple[int, int, int]] | None:
+            if n not in seen:
+                seen[n] = _overflow_run(n)
+            return seen[n]
+
+        def _overflow_run(n: int) -> tuple[ProbeRun, Resize, tuple[int, int, int]] | None:
             r = resize(v, n, la.ints, la.tensors)
             if r is None:
                 return None
@@ -379,7 +386,7 @@ class SizeCheck:
             if pos in already or (pos, "wrap") in found:
                 continue
             ov = run.overflows[o["overflow"]] if o["overflow"] >= 0 else run.overflows[0]
-            found[(pos, "wrap")] = _finding("wrap", pos, o, r, grid, la, ov, self.gpu_name)
+            found[(pos, "wrap")] = _finding("wrap", o, r, grid, ov, self.gpu_name)
 
 
 def _oob_sites(trace, overflow_at: dict[int, int] | None = None) -> dict[tuple, dict]:
@@ -415,7 +422,7 @@ def _gib(n: int) -> str:
     return f"{n / 2**30:.1f} GiB"
 
 
-def _finding(kind: str, pos, o: dict, r: Resize, grid, la: LaunchArgs, ov: Overflow | None, gpu: str) -> dict:
+def _finding(kind: str, o: dict, r: Resize, grid, ov: Overflow | None, gpu: str) -> dict:
     arg = o["arg"]
     spec = r.tensors.get(arg)
     shape = (
@@ -423,16 +430,17 @@ def _finding(kind: str, pos, o: dict, r: Resize, grid, la: LaunchArgs, ov: Overf
     )
     size = describe_size(r)
     prog = ", ".join(str(tuple(p)) if len(p) > 1 else f"({p[0]},)" for p in o["programs"][:3])
-    assumed = f" (assuming {'; '.join(r.assumed)})" if r.assumed else ""
     g = tuple(x for x in grid[: 3 if grid[2] > 1 else 2 if grid[1] > 1 else 1])
     site = o["site"]
     verb = {"load": "read", "store": "write", "atomic": "update"}.get(site["kind"], "access")
+    grid_text = f"a grid of {g}" if len(g) > 1 else f"{g[0]} programs"
+    why = f" (assuming {'; '.join(r.assumed)})" if r.assumed else ""
     if kind == "oob-sizes":
         message = (
-            f"{arg}: in bounds at the script's sizes, but at {size}{assumed} (grid {g}) {o['lanes']} active lanes of "
-            f"program {prog} would {verb} outside {arg}'s tensor ({shape}), at element offset {o['first']} — "
-            f"confirmed by running those programs at that size. The run's size was in bounds only by its "
-            f"value (a multiple of the block?): mask the {site['kind']} against the size (e.g. mask=offs < n)."
+            f"{arg}: in bounds at the script's {describe_size(r, old=True)}, but at {size} ({grid_text}) "
+            f"{o['lanes']} active lanes of program {prog} would {verb} outside {arg}'s tensor ({shape}), from "
+            f"element offset {o['first']} — confirmed by running those programs at that size{why}. The script's size "
+            f"was in bounds only because of its value: mask the {site['kind']} against the size (e.g. mask=offs < n)."
         )
     else:
         assert ov is not None
@@ -444,11 +452,11 @@ def _finding(kind: str, pos, o: dict, r: Resize, grid, la: LaunchArgs, ov: Overf
             at = f"with operands {ov.operands[0]} and {ov.operands[1]}"
         where = "" if ov.line == site["line"] else f" (line {ov.line})"
         message = (
-            f"{arg}: {what}{where} overflows int32 {at}, reached at {size}{assumed}, grid {g}: "
-            f"{arg}'s tensor is then {shape} ({_gib(spec.span_bytes if spec else 0)}, which an {gpu} holds). "
-            f"The compiled kernel wraps the product, so program {prog} would {verb} outside the tensor, at element "
-            f"offset {o['first']} — confirmed by running that program at that size with address-only memory. "
-            f"Widen before the arithmetic, e.g. `{_widen_hint(ov.text)}`."
+            f"{arg}: {what}{where} overflows int32 {at}: with {grid_text} and {arg} {shape} "
+            f"({_gib(spec.span_bytes if spec else 0)}, which an {gpu} holds), the compiled kernel wraps it and "
+            f"program {prog} would {verb} outside the tensor, at element offset {o['first']} — confirmed by running "
+            f"that program at that size on address-only memory{why}. Widen before the arithmetic: "
+            f"`{_widen_hint(ov.text)}`."
         )
     return {
         "kind": kind,
