@@ -1,6 +1,7 @@
 """What the size check (trace_engine/size_probe.py) adds to a run: each corpus file (or the files given)
-run twice side by side, with the check and without, and the ratio of the two wall times; plus how many
-launches the check found something in. Prints a table; --out appends it to a results file.
+run twice side by side, with the check and without, and the ratio of the two wall times (a run's worker
+start-up dominates them); and the check itself, timed per launch inside a recorder (median and max over
+every launch). Prints a table; --out appends it to a results file.
 
     python bench/size_check.py [--repeat 1] [--out bench/results/size_check.txt] [FILES...]
 """
@@ -8,9 +9,11 @@ launches the check found something in. Prints a table; --out appends it to a res
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,6 +30,37 @@ def _timed(path: Path, check: bool) -> tuple[float, object]:
     return time.perf_counter() - t0, r
 
 
+# Runs one script under a recorder with the size check on, timing each launch's check (SizeCheck.check).
+_TIMED = r"""
+import json, runpy, sys, time
+from triton_lens.trace_engine import size_probe
+from triton_lens.trace_engine.recorder import Recorder
+times, real = [], size_probe.SizeCheck.check
+def timed(self, la, trace):
+    t0 = time.perf_counter()
+    try:
+        return real(self, la, trace)
+    finally:
+        times.append(time.perf_counter() - t0)
+size_probe.SizeCheck.check = timed
+with Recorder(size_check_gpu="H100", value_limit=0):
+    try:
+        runpy.run_path(sys.argv[1], run_name="__main__")
+    except BaseException:
+        pass
+print(json.dumps(times))
+"""
+
+
+def _check_seconds(path: Path) -> list[float]:
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    out = subprocess.run(
+        [sys.executable, "-c", _TIMED, str(path)], capture_output=True, text=True, timeout=300, env=env, cwd=path.parent
+    )
+    lines = [x for x in out.stdout.splitlines() if x.startswith("[")]
+    return json.loads(lines[-1]) if lines else []
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("files", nargs="*")
@@ -34,7 +68,7 @@ def main() -> int:
     ap.add_argument("--out")
     a = ap.parse_args()
     files = [Path(f) for f in a.files] or sorted((ROOT / "tests" / "corpus").glob("*.py"))
-    rows, ratios = [], []
+    rows, ratios, per_launch = [], [], []
     for f in files:
         if "hangs" in f.name:
             continue
@@ -44,6 +78,7 @@ def main() -> int:
         r = on_runs[0][1]
         kinds = sorted({x.kind for x in analyze(r).findings if x.kind in ("oob-sizes", "wrap")})
         ratios.append(on / off)
+        per_launch.extend(_check_seconds(f))
         rows.append(f"{f.name:32} {len(r.launches):4} {off:7.2f} {on:7.2f} {on / off:6.2f}  {','.join(kinds)}")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     head = (
@@ -56,6 +91,11 @@ def main() -> int:
         if ratios
         else "no files"
     )
+    if per_launch:
+        tail += (
+            f"\nthe check per launch, in-process: median {statistics.median(per_launch) * 1e3:.1f} ms, "
+            f"max {max(per_launch) * 1e3:.1f} ms over {len(per_launch)} launches"
+        )
     text = "\n".join([head, *rows, tail]) + "\n"
     print(text)
     if a.out:
