@@ -33,12 +33,13 @@ def _atomic(ptr, offs, v, n):
 
 
 @triton.jit
-def unmasked_first(x_ptr, y_ptr, out_ptr, acc_ptr, n):
+def unmasked_first(x_ptr, y_ptr, out_ptr, acc_ptr, n, DESCRIPTORS: tl.constexpr):
     offs = tl.arange(0, 16)
     a = tl.load(x_ptr + offs)
     b = _masked_load(y_ptr, offs, n)
-    c = _descriptor_load(x_ptr, n)
-    _store(out_ptr, offs, a + b + c, n)
+    if DESCRIPTORS:  # tensor descriptors exist from triton 3.4
+        b += _descriptor_load(x_ptr, n)
+    _store(out_ptr, offs, a + b, n)
     _atomic(acc_ptr, offs, a, n)
 
 
@@ -52,10 +53,12 @@ def masked_first(x_ptr, y_ptr, out_ptr, acc_ptr, n):
 
 
 if __name__ == "__main__":
-    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8))
+    descriptors = hasattr(triton, "set_allocator")
+    if descriptors:
+        triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8))
     x = torch.arange(16, dtype=torch.float32)
     y = torch.ones(12)
     out = torch.empty(12)
     acc = torch.zeros(12)
-    unmasked_first[(1,)](x, y, out, acc, 12)
+    unmasked_first[(1,)](x, y, out, acc, 12, DESCRIPTORS=descriptors)
     masked_first[(1,)](x, y, out, acc, 12)
