@@ -73,7 +73,7 @@ lint: setup $(NODE_STAMP)
 
 # pytest: tests/engine, tests/lsp, tests/viz (the viz tests drive Chromium through tests/viz's playwright-core).
 test-python: setup viz-deps
-	$(VENV)/bin/python -m pytest -q -p no:cacheprovider
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=25
 
 viz-deps: tests/viz/node_modules/.done
 	@test -x /usr/bin/chromium || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
