@@ -8,7 +8,8 @@ import sys
 
 import numpy as np
 
-from triton_lens.analysis.hover import FULL, MOST, NONE, SOME, dim_ranges, format_ranges, param_location, text_map
+from triton_lens.analysis.hover import param_location
+from triton_lens.analysis.index_text import FULL, MOST, NONE, SOME, dim_ranges, format_ranges, text_map
 from triton_lens.lsp.hints import access_label, format_bytes
 from triton_lens.lsp.linemap import LineMap
 from triton_lens.lsp.runplan import plan
@@ -238,7 +239,7 @@ def test_module_files_are_small_and_the_server_holds_no_analysis():
 
 
 def test_touched_mask_agrees_with_sorting_the_indices():
-    from triton_lens.analysis.hover import format_mask, text_map_mask
+    from triton_lens.analysis.index_text import format_mask, text_map_mask
     from triton_lens.model.elements import ElementSetsBuilder
 
     sets = [

@@ -12,6 +12,7 @@ from .groups import Group, Key, group_executions
 from .performance import Performance, performance, sector_findings
 from .precision import tf32_findings
 from .stats import access_stats
+from .touched import Touched, touched
 
 
 @dataclass
@@ -22,6 +23,8 @@ class Analysis:
     performance: Performance = field(default_factory=lambda: Performance([], [], []))
     # The executions grouped by (file, line, arg, kind), kept for the hover's facts (not serialised).
     groups: dict[Key, Group] = field(default_factory=dict, repr=False, compare=False)
+    # The elements each access touched (touched.py), read by the table, the hint and the hover alike.
+    touched: dict[Key, Touched] = field(default_factory=dict, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         r = self.result
@@ -61,4 +64,12 @@ def analyze(result: RunResult) -> Analysis:
     )
     order = {"error": 0, "warning": 1, "information": 2}
     findings.sort(key=lambda f: (f.file, f.line, order.get(f.severity, 3), f.kind))
-    return Analysis(result=result, accesses=access_stats(groups), findings=findings, performance=perf, groups=groups)
+    reached = {key: u for key, g in groups.items() if (u := touched(g)) is not None}
+    return Analysis(
+        result=result,
+        accesses=access_stats(groups, reached),
+        findings=findings,
+        performance=perf,
+        groups=groups,
+        touched=reached,
+    )

@@ -1,4 +1,5 @@
-"""Per-line statistics of memory accesses, summed over launches."""
+"""Per-line statistics of memory accesses, summed over launches; the extent and distinct elements
+from touched.py (the one rule the table, hint, hover and viewer share)."""
 
 from __future__ import annotations
 
@@ -6,15 +7,14 @@ import numpy as np
 
 from ..model import AccessStats
 from .groups import Group, Key
-from .hover import format_mask
+from .touched import Touched
 
 
-def access_stats(groups: dict[Key, Group]) -> list[AccessStats]:
+def access_stats(groups: dict[Key, Group], touched: dict[Key, Touched]) -> list[AccessStats]:
     out = []
     for key, g in groups.items():
         file, line, arg, kind = key
-        launches = programs = lanes = active = unique = oob = nbytes = executions = 0
-        extent = ""
+        launches = programs = lanes = active = oob = nbytes = executions = 0
         for part in g.parts:
             L, rows = part.launch, part.rows
             if rows.size == 0:
@@ -29,12 +29,8 @@ def access_stats(groups: dict[Key, Group]) -> list[AccessStats]:
             oob += bad
             arg_index = L.sites[part.sites[0]].arg
             if arg_index >= 0:
-                t = L.tensors[arg_index]
-                touched = L.touched.cover(rows, t.numel)
-                unique += int(np.count_nonzero(touched))
-                nbytes += (act - bad) * t.itemsize
-                if not extent:
-                    extent = format_mask(t.name, t.shape, touched)
+                nbytes += (act - bad) * L.tensors[arg_index].itemsize
+        u = touched.get(key)
         s = g.first
         out.append(
             AccessStats(
@@ -50,11 +46,11 @@ def access_stats(groups: dict[Key, Group]) -> list[AccessStats]:
                 programs=programs,
                 lanes=lanes,
                 active=active,
-                unique=unique,
+                unique=u.unique if u is not None else 0,
                 oob=oob,
                 bytes=nbytes,
                 executions=executions,
-                extent=extent,
+                extent=u.extent(arg) if u is not None else "",
             )
         )
     out.sort(key=lambda a: (a.file, a.line, a.col, a.arg, a.kind))

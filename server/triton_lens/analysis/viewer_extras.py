@@ -18,7 +18,7 @@ import numpy as np
 from ..model import LaunchTrace, RunResult
 from .access_map import _launch
 from .groups import group_executions, program_label
-from .hover import format_ranges
+from .index_text import format_ranges
 from .performance import performance as _performance
 
 # Colour cells sent per tensor at most (44 KB of base64): three 1M-element tensors with their maps stay

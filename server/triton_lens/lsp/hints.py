@@ -14,7 +14,7 @@ def _pct(a: int, b: int) -> str:
 def access_label(s: AccessStats, fact: AccessFacts | None) -> str:
     """`x_ptr[0:1000] · 8 prog · 1000/1024 active · 3.9 KB`, then `×2 launches` and loop iterations.
     Out-of-bounds lanes come first: VS Code cuts hints at 43 characters by default."""
-    extent = (fact.extent if fact is not None and fact.extent else s.extent) or s.arg
+    extent = s.extent or s.arg
     parts = [extent, f"{s.programs} prog", f"{s.active}/{s.lanes} active", format_bytes(s.bytes)]
     if s.kind == "atomic":
         parts[0] = f"atomic {parts[0]}"

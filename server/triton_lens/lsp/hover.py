@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ..analysis.gpus import GPUS
-from ..analysis.hover import FULL, MOST, NONE, SOME, AccessFacts
+from ..analysis.hover import AccessFacts
+from ..analysis.index_text import FULL, MOST, NONE, SOME
 from ..analysis.performance import DotMetrics, LaunchMetrics, LineMetrics, explain_stride
 from ..analysis.text import format_bytes, format_seconds
 from ..model import AccessStats
@@ -80,8 +81,7 @@ def access_markdown(s: AccessStats, f: AccessFacts, perf: LineMetrics | None = N
         else ""
     )
     lines = [
-        f"- touched, all programs{launches}: `{f.extent or s.extent}` — {s.unique} unique element"
-        f"{'s' if s.unique != 1 else ''}{of}"
+        f"- touched, all programs{launches}: `{s.extent}` — {s.unique} unique element{'s' if s.unique != 1 else ''}{of}"
     ]
     if f.shapes_differ:
         lines[-1] += " (launches with another shape of this tensor are left out of the ranges)"

@@ -1,0 +1,47 @@
+"""One access launched several times has one extent and one count of distinct elements, the same in the
+CLI table, the inlay hint and the hover (they once disagreed: the table showed the first launch's
+`x_ptr[0:128]`, the hint the union `x_ptr[0:256]`)."""
+
+import io
+from pathlib import Path
+
+import pytest
+
+from triton_lens.analysis import analyze
+from triton_lens.analysis.hover import access_facts
+from triton_lens.lsp.hints import access_label
+from triton_lens.lsp.hover import access_markdown
+from triton_lens.report.text import write_table
+from triton_lens.trace_engine.runner import RunRequest, run
+
+CASES = Path(__file__).with_name("touched_cases.py")
+
+
+def _line(marker: str) -> int:
+    (n,) = [i for i, t in enumerate(CASES.read_text().splitlines(), 1) if t.rstrip().endswith(f"# {marker}")]
+    return n
+
+
+@pytest.fixture(scope="module")
+def analysis():
+    result = run(RunRequest(path=str(CASES)))
+    assert result.status == "ok", result.error
+    return analyze(result)
+
+
+@pytest.mark.parametrize(
+    ("marker", "extent", "unique"),
+    [("halves", "x_ptr[0:256]", 256), ("same half", "x_ptr[0:128]", 128)],
+)
+def test_table_hint_and_hover_agree_on_an_access_launched_twice(analysis, marker, extent, unique):
+    (s,) = [a for a in analysis.accesses if a.line == _line(marker) and a.kind == "load"]
+    assert (s.launches, s.extent, s.unique) == (2, extent, unique)
+
+    table = io.StringIO()
+    write_table(analysis, table)
+    rows = [r for r in table.getvalue().splitlines() if r.split()[:3] == [str(s.line), "load", "x_ptr"]]
+    assert len(rows) == 1 and rows[0].endswith(f"  {extent}") and f" {unique} " in rows[0], table.getvalue()
+
+    fact = access_facts(analysis)[(s.file, s.line, s.arg, s.kind)]
+    assert access_label(s, fact).startswith(f"{extent} · ")
+    assert f"`{extent}` — {unique} unique elements" in access_markdown(s, fact)
