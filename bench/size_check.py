@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from triton_lens.analysis import analyze
+from triton_lens.trace_engine import size_probe
 from triton_lens.trace_engine.runner import RunRequest, run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,10 +39,12 @@ from triton_lens.trace_engine.recorder import Recorder
 times, real = [], size_probe.SizeCheck.check
 def timed(self, la, trace):
     t0 = time.perf_counter()
+    n = len(self.spent)
     try:
         return real(self, la, trace)
     finally:
-        times.append(time.perf_counter() - t0)
+        if len(self.spent) > n:  # a check that ran (not one answered from the run's cache)
+            times.append((time.perf_counter() - t0, self.spent[-1]))
 size_probe.SizeCheck.check = timed
 with Recorder(size_check_gpu="H100", value_limit=0):
     try:
@@ -52,13 +55,13 @@ print(json.dumps(times))
 """
 
 
-def _check_seconds(path: Path) -> list[float]:
+def _check_costs(path: Path) -> list[tuple[float, int]]:
     env = dict(os.environ, TRITON_INTERPRET="1")
     out = subprocess.run(
         [sys.executable, "-c", _TIMED, str(path)], capture_output=True, text=True, timeout=300, env=env, cwd=path.parent
     )
     lines = [x for x in out.stdout.splitlines() if x.startswith("[")]
-    return json.loads(lines[-1]) if lines else []
+    return [tuple(x) for x in json.loads(lines[-1])] if lines else []
 
 
 def main() -> int:
@@ -78,7 +81,7 @@ def main() -> int:
         r = on_runs[0][1]
         kinds = sorted({x.kind for x in analyze(r).findings if x.kind in ("oob-sizes", "wrap")})
         ratios.append(on / off)
-        per_launch.extend(_check_seconds(f))
+        per_launch.extend(_check_costs(f))
         rows.append(f"{f.name:32} {len(r.launches):4} {off:7.2f} {on:7.2f} {on / off:6.2f}  {','.join(kinds)}")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     head = (
@@ -92,9 +95,12 @@ def main() -> int:
         else "no files"
     )
     if per_launch:
+        seconds = [t for t, _ in per_launch]
+        spent = [n for _, n in per_launch]
         tail += (
-            f"\nthe check per launch, in-process: median {statistics.median(per_launch) * 1e3:.1f} ms, "
-            f"max {max(per_launch) * 1e3:.1f} ms over {len(per_launch)} launches"
+            f"\nthe check per launch, in-process: median {statistics.median(seconds) * 1e3:.1f} ms, "
+            f"max {max(seconds) * 1e3:.1f} ms over {len(per_launch)} launches; accesses spent: median "
+            f"{statistics.median(spent):.0f}, max {max(spent)} of the budget's {size_probe.ACCESS_BUDGET}"
         )
     text = "\n".join([head, *rows, tail]) + "\n"
     print(text)

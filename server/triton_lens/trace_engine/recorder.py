@@ -457,8 +457,8 @@ class Recorder(compat.Hooks):
             if self.on_sizes is not None:
                 self.on_sizes(trace)
 
-    def begin_probe(self, tensors: dict, deadline: float, overflows: list) -> None:
-        self._probe = {"tensors": tensors, "deadline": deadline, "overflows": overflows}
+    def begin_probe(self, tensors: dict, budget: Any, overflows: list) -> None:
+        self._probe = {"tensors": tensors, "budget": budget, "overflows": overflows}
         self.probe_overflow_at = {}  # site -> the overflow last before its out-of-bounds lanes
         self._probe_trace = None
         if self.memory is not None:
@@ -660,11 +660,8 @@ class Recorder(compat.Hooks):
     def _probe_access(self, L: _Launch, tag, flat: np.ndarray, m, active: int, shape) -> np.ndarray:
         """An access of a size-check re-launch: its out-of-bounds lanes counted against the size's
         shape, then every lane masked off (address-only memory: nothing is read or written)."""
-        from .size_probe import ProbeTimeout
-
         assert self._probe is not None
-        if time.monotonic() > self._probe["deadline"]:
-            raise ProbeTimeout()
+        self._probe["budget"].spend()  # raises ProbeTimeout when the check has spent its budget
         L.ex_overrun.append(0)
         L.ex_vhash.append(0)
         _add_empty(L.touched)

@@ -37,11 +37,30 @@ import numpy as np
 from . import compat
 from .size_model import INT32_MAX, Resize, TensorSpec, candidate_sizes, describe_size, largest_fitting, resize, spec_of
 
-BUDGET_S = 2.0  # the size check of one launch gives up after this long (what it found stands)
+# The size check of one launch stops after this many recorded accesses of its re-launches (what it found
+# stands). Counted in accesses, not seconds, so that the same file gives the same findings on an idle
+# laptop and on a loaded CI runner; the corpus's costliest launch spends about a fifth of it
+# (bench/size_check.py). SAFETY_S only stops a check whose re-launches compute for long between accesses.
+ACCESS_BUDGET = 20_000
+SAFETY_S = 20.0
 
 
 class ProbeTimeout(BaseException):
     """Raised from the recorder's access hook when a re-launch runs past its budget."""
+
+
+class Budget:
+    """What one launch's size check may still spend: accesses, and a wall-clock guard."""
+
+    def __init__(self, accesses: int = ACCESS_BUDGET, seconds: float = SAFETY_S):
+        self.left = accesses
+        self.spent = 0
+        self.deadline = time.monotonic() + seconds
+
+    def spend(self) -> None:
+        self.spent += 1
+        if self.spent > self.left or (self.spent & 63 == 0 and time.monotonic() > self.deadline):
+            raise ProbeTimeout()
 
 
 @dataclass
@@ -242,7 +261,8 @@ class SizeCheck:
         self.memory_bytes = memory_bytes
         self.gpu_name = gpu_name
         self._done: dict[tuple, list[dict]] = {}  # per kernel configuration and sizes: its findings
-        self._deadline = 0.0
+        self._budget = Budget()
+        self.spent: list[int] = []  # accesses each check spent (bench/size_check.py reads it)
 
     # -- one re-launch ---------------------------------------------------------------------------
     def probe(self, la: LaunchArgs, r: Resize, grid: tuple[int, int, int], programs, watch_overflow: bool) -> ProbeRun:
@@ -271,7 +291,7 @@ class SizeCheck:
                 Overflow(op, text, file, line, col, end_col, (int(lhs.reshape(-1)[k]), int(rhs.reshape(-1)[k])))
             )
 
-        self.rec.begin_probe({n: r.tensors[n] for n in small}, self._deadline, run.overflows)
+        self.rec.begin_probe({n: r.tensors[n] for n in small}, self._budget, run.overflows)
         try:
             with np.errstate(all="ignore"):
                 if watch_overflow:
@@ -305,7 +325,7 @@ class SizeCheck:
             return self._done[key]
         already = _oob_sites(trace)
         found: dict[tuple, dict] = {}
-        self._deadline = time.monotonic() + BUDGET_S
+        self._budget = Budget()
         try:
             constants = {v for k, v in la.kwargs.items() if k in la.constexprs and type(v) is int}
             constants |= {a for n, a in zip(la.names, la.args) if n in la.constexprs and type(a) is int}
@@ -314,6 +334,7 @@ class SizeCheck:
                 self._wrap(la, v, already, found)
         except ProbeTimeout:
             pass
+        self.spent.append(self._budget.spent)
         out = list(found.values())
         self._done[key] = out
         return out
