@@ -151,3 +151,29 @@ def test_whole_rows_per_block_are_flat_memory_not_an_overrun(tmp_path):
         """,
     )
     assert not [f for f in a.findings if f.kind == "overrun"], [f.message for f in a.findings]
+
+
+def test_one_program_reading_a_matrix_as_flat_memory_is_not_an_overrun(tmp_path):
+    # Triton-Puzzles' first demo: one program, 8 lanes (5 active) over a 4x3 tensor read as flat memory.
+    # Its only line starts on row 0's block grid and runs into row 1, yet no program walks rows.
+    a = _run(
+        tmp_path,
+        """
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def demo(x_ptr, z_ptr):
+            r = tl.arange(0, 8)
+            tl.store(z_ptr + r, tl.load(x_ptr + r, r < 5), r < 5)
+
+
+        x = torch.arange(12, dtype=torch.float32).reshape(4, 3)
+        z = torch.zeros(4, 3)
+        demo[(1,)](x, z)
+        assert torch.equal(z.flatten()[:5], x.flatten()[:5])
+        """,
+    )
+    assert not [f for f in a.findings if f.kind in ("overrun", "oob")], [f.message for f in a.findings]

@@ -2,7 +2,9 @@
 
 The recorder counts, per execution, the active in-bounds lanes of a line that started inside a row and
 reached a later row (trace_engine/rows.py), or -1 for a line that did not start on its row's block grid.
-An access is row-wise when none of its executions is -1; its overrun is every execution with crossings.
+An access is row-wise when none of its executions is -1 and some execution starts in a row after the
+first (a single program reading a 4x3 tensor as 8 flat elements, Triton-Puzzles' first demo, has no row
+structure to overrun); its overrun is every execution with crossings.
 Lanes past the end of the tensor are out of bounds (`oob`), not overruns: they are not counted here.
 """
 
@@ -40,7 +42,7 @@ def overrun_findings(groups: dict[Key, Group]) -> list[Finding]:
             progs.extend(program_label(L, int(p)) for p in np.unique(L.ex_program[bad]))
             if not shape:
                 shape = L.tensors[L.sites[part.sites[0]].arg].shape
-        if flat or not lanes:
+        if flat or not lanes or not _starts_past_first_row(g):
             continue
         s = g.first
         dims = "×".join(str(d) for d in shape)
@@ -66,3 +68,17 @@ def overrun_findings(groups: dict[Key, Group]) -> list[Finding]:
             )
         )
     return out
+
+
+def _starts_past_first_row(g: Group) -> bool:
+    """Whether some execution of the access touches no element of the tensor's first row: the sign of a
+    kernel that walks rows. Early exit: a row-wise kernel's second program already shows it."""
+    for part in g.parts:
+        L = part.launch
+        t = L.tensors[L.sites[part.sites[0]].arg]
+        length = int(t.shape[-1]) if t.shape else 0
+        for i in part.rows.tolist():
+            e = L.touched.get(i)
+            if length and e.size and int(e.min()) >= length:
+                return True
+    return False
