@@ -106,7 +106,7 @@ class _Session:
         rec, launches = held
         rec.__exit__(None, None, None)
         del item.stash[_REC]
-        findings = self._findings(item, launches)
+        findings = self._findings(item, launches, rec.trials)
         report.user_properties.append((KEY, {"launches": len(launches), "findings": findings}))
         if not findings:
             return
@@ -123,13 +123,14 @@ class _Session:
             report.sections.append(("triton-lens", "\n".join(_fmt(f) for f in findings)))
 
     @staticmethod
-    def _findings(item, launches) -> list[dict]:
+    def _findings(item, launches, trials=()) -> list[dict]:
         if not launches:
             return []
         from .analysis import analyze
         from .model import OK, RunResult
 
-        result = RunResult(file=str(item.path), status=OK, launches=launches)
+        # trials: the launches of each config an autotuner tried, for the findings only some configs have
+        result = RunResult(file=str(item.path), status=OK, launches=launches, autotune_trials=list(trials))
         # "no-launch" and script failures are the CLI's; a test's own exception is pytest's.
         return [f.to_json() for f in analyze(result).findings if f.kind not in ("no-launch",)]
 

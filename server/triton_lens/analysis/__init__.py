@@ -7,6 +7,7 @@ from typing import Any
 
 from ..model import AccessStats, Finding, RunResult
 from .allocator import allocator_findings
+from .autotune import autotune_findings
 from .findings import all_findings
 from .groups import Group, Key, group_executions
 from .performance import Performance, performance, sector_findings
@@ -54,7 +55,7 @@ def analyze(result: RunResult) -> Analysis:
     groups = group_executions(result.launches)
     perf = performance(result, groups)
     findings = (
-        all_findings(result, groups)
+        autotune_findings(result, all_findings(result, groups))
         + sector_findings(perf)
         + tf32_findings(result.launches)
         + allocator_findings(result.launches)
