@@ -40,6 +40,8 @@ class Analysis:
                     "def_file": L.def_file,
                     "def_line": L.def_line,
                     "complete": L.complete,
+                    # an autotuned launch: the config kept (the one its accesses show) and every config tried
+                    **({"autotune": L.autotune} if L.autotune is not None else {}),
                 }
                 for L in r.launches
             ],

@@ -98,3 +98,27 @@ def autotune_findings(result: RunResult, findings: list[Finding]) -> list[Findin
                     )
                 )
     return out
+
+
+def kept_config(L: LaunchTrace) -> str | None:
+    """What the hints of an autotuned launch show: `BLOCK=64, the first of 3 configs tried`; None for a
+    launch no autotuner tuned."""
+    a = L.autotune
+    if a is None or a.get("trial") or not a.get("configs"):
+        return None
+    n = len(a["configs"])
+    return f"{a['config']}, the first of {n} configs tried" if n > 1 else str(a["config"])
+
+
+def autotune_notices(result: RunResult) -> list[str]:
+    """One line per autotuned launch, for the top of `check`'s text: which config its table shows."""
+    out = []
+    for L in result.launches:
+        kept = kept_config(L)
+        if kept is not None and L.autotune is not None:
+            tried = "; ".join(L.autotune["configs"])
+            out.append(
+                f"note: {L.kernel} autotuned at line {L.line}: the table and hints show {kept} ({tried}); "
+                "the findings cover every one."
+            )
+    return out
