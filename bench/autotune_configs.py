@@ -54,6 +54,7 @@ def main() -> int:
         f"{'an off ms':>9} {'an on ms':>9} {'kernel s kept':>13} {'kernel s trials':>15} {'findings off/on':>15}"
     )
     lines = [head]
+    print(head, flush=True)
     ratios = []
     for f in files:
         # alternate the two, so that a busy machine slows both alike; the fastest of each counts
@@ -78,8 +79,7 @@ def main() -> int:
         f"median ratio on/off {statistics.median(ratios):.2f}, max {max(ratios):.2f}; "
         f"{args.repeat} runs each (fastest counted), {os.cpu_count()} cores, {platform.python_version()}"
     )
-    print(head if len(lines) == 2 else "", end="")
-    print("\n".join(lines[-1:]))
+    print(lines[-1])
     if args.out:
         Path(args.out).write_text("\n".join(lines) + "\n")
     return 0

@@ -13,6 +13,7 @@ import functools
 import inspect
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -494,15 +495,8 @@ def _patch_autotuner(scope: PatchScope, hooks: Hooks) -> None:
         t = hooks.benchmark(kernel_call)
         return [t] * len(quantiles) if quantiles else t
 
-    def make_autotuner_init(orig):
-        def __init__(self, *args, **kwargs):
-            if kwargs.get("do_bench") is None:
-                kwargs["do_bench"] = _interpreter_bench
-            return orig(self, *args, **kwargs)
-
-        return __init__
-
-    scope.patch(_autotuner.Autotuner, "__init__", make_autotuner_init)
+    _interpreter_bench._triton_lens = True  # type: ignore[attr-defined]
+    scope.patch(_autotuner.Autotuner, "__init__", lambda orig: _init_with_bench(orig, _interpreter_bench))
 
     # Every config the autotuner tries (after its own pruning: early_config_prune, perf_model) is one a
     # GPU may pick, so each trial launch is recorded (hooks.trial), and the config kept is the one first in
@@ -526,6 +520,10 @@ def _patch_autotuner(scope: PatchScope, hooks: Hooks) -> None:
 
     def make_run(orig):
         def run(self, *args, **kwargs):
+            # An autotuner made outside this run's patches (a module the pytest plugin's session imported
+            # at collection, or in an earlier test) times with the bench of this run's hooks, so that its
+            # trial launches are this recorder's trials, not launches.
+            _bind_bench(self, _interpreter_bench)
             hooks.tuning()
             try:
                 return orig(self, *args, **kwargs)
@@ -536,6 +534,58 @@ def _patch_autotuner(scope: PatchScope, hooks: Hooks) -> None:
 
     scope.patch(_autotuner.Autotuner, "_bench", make_bench)
     scope.patch(_autotuner.Autotuner, "run", make_run)
+
+
+def _init_with_bench(orig, bench):
+    def __init__(self, *args, **kwargs):
+        if kwargs.get("do_bench") is None:
+            kwargs["do_bench"] = bench
+        return orig(self, *args, **kwargs)
+
+    return __init__
+
+
+def _bind_bench(autotuner, bench) -> None:
+    """Time with `bench` where the autotuner has no timing function of the user's: none, or one of ours."""
+    d = vars(autotuner)
+    key = "_do_bench" if "_do_bench" in d else "do_bench"  # 3.4+: a cached_property over _do_bench
+    cur = d.get(key)
+    if cur is None or getattr(cur, "_triton_lens", False):
+        setattr(autotuner, key, bench)
+        if key == "_do_bench":
+            d.pop("do_bench", None)  # the property's cached value
+
+
+def _time_once(kernel_call, quantiles=None, **_):
+    """An autotuner made outside a run (the pytest plugin's collection): until a run binds its own, one
+    call of each config timed here (3.2 and 3.3 ask the GPU driver for a benchmarker as they are made)."""
+    t0 = time.perf_counter()
+    kernel_call()
+    t = (time.perf_counter() - t0) * 1e3
+    return [t] * len(quantiles) if quantiles else t
+
+
+_time_once._triton_lens = True  # type: ignore[attr-defined]
+
+
+def autotuners_time_on_the_interpreter() -> Callable[[], None]:
+    """From now on, an autotuner made without a timing function gets one of the interpreter's, not the
+    GPU driver's (which fails with "0 active drivers" on a machine without one); returns the undo. For a
+    process that makes kernels before any run's patches: the pytest plugin's session."""
+    from triton.runtime import autotuner as _autotuner
+
+    cls = _autotuner.Autotuner
+    had = "__init__" in vars(cls)
+    orig = vars(cls).get("__init__")
+    cls.__init__ = _init_with_bench(cls.__init__, _time_once)  # type: ignore[method-assign]
+
+    def undo() -> None:
+        if had:
+            cls.__init__ = orig  # type: ignore[method-assign]
+        else:
+            del cls.__init__
+
+    return undo
 
 
 _CONFIG_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")

@@ -311,8 +311,10 @@ class Recorder(compat.Hooks):
         record_trials: bool = True,
     ):
         self.on_launch = on_launch
-        # An autotuner's trial launches (one per config it tries), kept for their findings: `trials`,
-        # and on_trial after each. record_trials=False runs them unrecorded (bench/autotune_configs.py).
+        # An autotuner's trial launches (one per config it tries), kept for their findings: handed to
+        # on_trial after each, or (without one) kept in `trials`; not both, so that the worker, which
+        # streams them, does not hold every trial of a long run. record_trials=False runs them
+        # unrecorded (the benchmark's baseline, bench/autotune_configs.py).
         self.on_trial = on_trial
         self.record_trials = record_trials
         self.trials: list[LaunchTrace] = []
@@ -442,9 +444,10 @@ class Recorder(compat.Hooks):
                 pass
         if self._benchmarking:  # a launch made only to try an autotune config: not one of the run's
             if L.autotune is not None and L.autotune.get("trial"):
-                self.trials.append(trace)
                 if self.on_trial is not None:
                     self.on_trial(trace)
+                else:
+                    self.trials.append(trace)
             return
         self._count += 1
         self.launches.append(trace)
