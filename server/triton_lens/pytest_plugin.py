@@ -24,7 +24,8 @@ import pytest
 
 KEY = "triton_lens"  # user_properties: (KEY, {"launches": n, "findings": [finding dicts]})
 _SEVERITIES = {"error": ("error",), "warning": ("error", "warning")}
-_REC = pytest.StashKey[tuple[Any, list[Any]]]()  # (Recorder, its launches) of the running test
+_UNDO = pytest.StashKey[Any]()  # puts Autotuner.__init__ back (compat.autotuners_time_on_the_interpreter)
+_REC = pytest.StashKey[tuple[Any, list[Any], list[Any]]]()  # (Recorder, its launches, its trials) of the test
 
 
 def pytest_addoption(parser):
@@ -63,7 +64,19 @@ def pytest_load_initial_conftests(early_config, parser, args):
 def pytest_configure(config):
     if config.getoption("triton_lens"):
         _enable_interpreter()
+        from .trace_engine import compat
+
+        # Kernel modules imported at collection make their autotuners before any test's recorder: without
+        # this, triton 3.2/3.3 ask the GPU driver for a benchmarker there and collection fails.
+        config.stash[_UNDO] = compat.autotuners_time_on_the_interpreter()
         config.pluginmanager.register(_Session(config), "triton_lens_session")
+
+
+def pytest_unconfigure(config):
+    undo = config.stash.get(_UNDO, None)
+    if undo is not None:
+        undo()
+        del config.stash[_UNDO]
 
 
 def _fmt(f: dict) -> str:
@@ -89,9 +102,10 @@ class _Session:
         from .trace_engine.recorder import Recorder
 
         launches: list = []
-        rec = Recorder(on_launch=launches.append, value_limit=0)  # values are for the viewer only
+        trials: list = []  # the launches of each config an autotuner tried, for their findings
+        rec = Recorder(on_launch=launches.append, value_limit=0, on_trial=trials.append)  # values: the viewer's
         rec.__enter__()
-        item.stash[_REC] = (rec, launches)
+        item.stash[_REC] = (rec, launches, trials)
         yield
 
     @pytest.hookimpl(hookwrapper=True)
@@ -103,10 +117,10 @@ class _Session:
         held = item.stash.get(_REC, None)
         if held is None:
             return
-        rec, launches = held
+        rec, launches, trials = held
         rec.__exit__(None, None, None)
         del item.stash[_REC]
-        findings = self._findings(item, launches)
+        findings = self._findings(item, launches, trials)
         report.user_properties.append((KEY, {"launches": len(launches), "findings": findings}))
         if not findings:
             return
@@ -123,13 +137,14 @@ class _Session:
             report.sections.append(("triton-lens", "\n".join(_fmt(f) for f in findings)))
 
     @staticmethod
-    def _findings(item, launches) -> list[dict]:
+    def _findings(item, launches, trials=()) -> list[dict]:
         if not launches:
             return []
         from .analysis import analyze
         from .model import OK, RunResult
 
-        result = RunResult(file=str(item.path), status=OK, launches=launches)
+        # trials: the launches of each config an autotuner tried, for the findings only some configs have
+        result = RunResult(file=str(item.path), status=OK, launches=launches, autotune_trials=list(trials))
         # "no-launch" and script failures are the CLI's; a test's own exception is pytest's.
         return [f.to_json() for f in analyze(result).findings if f.kind not in ("no-launch",)]
 

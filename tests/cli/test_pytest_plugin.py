@@ -117,3 +117,30 @@ def test_race():
     env = dict(os.environ, TRITON_INTERPRET="1")
     p = pytest_run(project, "test_scale.py::test_scale_clean", env=env)  # installed but not asked for: inert
     assert p.returncode == 0 and "Triton Lens" not in p.stdout
+
+
+def test_an_autotuned_kernel_fails_on_the_finding_of_one_config(project):
+    # The corpus's group-scale kernel, imported by a test: its scale load reads out of bounds with
+    # BLOCK=256 only, which the autotuner tries but does not keep; the test fails on it every run.
+    from markers import CORPUS
+
+    (project / "scales.py").write_text((CORPUS / "autotune_group_scales.py").read_text())
+    (project / "test_scales.py").write_text("""import torch, triton
+from scales import GROUP, dequant_kernel
+
+
+def test_dequant():
+    n = 5 * GROUP
+    w, s, out = torch.rand(n), torch.rand(n // GROUP), torch.empty(n)
+    dequant_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](w, s, out, n, GROUP=GROUP)
+    assert torch.equal(out, w * s.repeat_interleave(GROUP))
+""")
+    try:
+        p = pytest_run(project, "--triton-lens", "test_scales.py")
+    finally:
+        (project / "test_scales.py").unlink()
+        (project / "scales.py").unlink()
+    assert p.returncode == 1 and "FAILED test_scales.py::test_dequant" in p.stdout, p.stdout + p.stderr
+    assert "scales.py:23:9: error: s_ptr: 128 lanes of program (2,)" in p.stdout
+    assert "Autotune: only with BLOCK=256 (1 of 3 configs tried; the hints show BLOCK=64" in p.stdout
+    assert "1 test recorded, 1 kernel launch, 1 with findings" in p.stdout  # the trials are not launches

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..model import AccessStats, Finding, RunResult
 from .allocator import allocator_findings
+from .autotune import autotune_findings
 from .findings import all_findings
 from .groups import Group, Key, group_executions
 from .performance import Performance, performance, sector_findings
@@ -42,6 +43,8 @@ class Analysis:
                     "def_file": L.def_file,
                     "def_line": L.def_line,
                     "complete": L.complete,
+                    # an autotuned launch: the config kept (the one its accesses show) and every config tried
+                    **({"autotune": L.autotune} if L.autotune is not None else {}),
                 }
                 for L in r.launches
             ],
@@ -57,7 +60,7 @@ def analyze(result: RunResult) -> Analysis:
     groups = group_executions(result.launches)
     perf = performance(result, groups)
     findings = (
-        all_findings(result, groups)
+        autotune_findings(result, all_findings(result, groups))
         + sector_findings(perf)
         + tf32_findings(result.launches)
         + allocator_findings(result.launches)

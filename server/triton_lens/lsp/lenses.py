@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from lsprotocol import types as lsp
 
+from ..analysis.autotune import kept_config
 from ..analysis.text import plural
 from ..model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, TIMEOUT, RunResult
 from ..trace_engine.kernels import KernelOutline
@@ -22,6 +23,7 @@ class KernelSummary:
     launches: int
     programs: int
     seconds: float
+    autotuned: str | None = None  # the config its hints show (analysis/autotune.kept_config)
 
 
 def kernel_summaries(result: RunResult) -> dict[str, KernelSummary]:
@@ -35,6 +37,7 @@ def kernel_summaries(result: RunResult) -> dict[str, KernelSummary]:
         s.launches += 1
         s.programs += L.n_programs
         s.seconds += L.seconds
+        s.autotuned = s.autotuned or kept_config(L)
     return out
 
 
@@ -86,6 +89,8 @@ def summary_title(
         )
         if result is not None and result.status not in ("ok",):
             text += f" · script {result.status}"
+        if s.autotuned is not None:
+            text += f" · autotuned: hints show {s.autotuned}"
         if result is not None and result.cuda_standin is not None:
             text += f" · {STANDIN}"
     if stale:

@@ -270,6 +270,11 @@ class LaunchTrace:
     # the size check's confirmed findings at other sizes (trace_engine/size_probe.py: oob-sizes, wrap),
     # as JSON objects; analysis/sizes.py makes them Findings
     size_findings: list[dict[str, Any]] = field(default_factory=list)
+    # An autotuned launch: {"config": its config's label (`BLOCK=64, num_warps=8`), "rank": its place in
+    # the user's list of configs, "trial": True for a launch made only to try a config (kept for its
+    # findings, RunResult.autotune_trials), and on the launch kept, "configs": the labels of every config
+    # tried, in the order tried}. None for a launch no autotuner tuned.
+    autotune: dict[str, Any] | None = None
 
     @property
     def n_programs(self) -> int:
@@ -378,6 +383,9 @@ class RunResult:
     # The launch in progress when the run was stopped (a kernel that hung inside its launch):
     # {"kernel", "launch", "done", "total"} from its last progress report, else None.
     in_launch: dict[str, Any] | None = None
+    # The launches an autotuner made to try its configs (LaunchTrace.autotune["trial"]): each one's index
+    # is that of the launch it tuned (the one kept). Read for their findings only (analysis/autotune.py).
+    autotune_trials: list[LaunchTrace] = field(default_factory=list)
 
 
 @dataclass

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from typing import TextIO
 
+from ..analysis.autotune import autotune_notices
 from ..analysis.standin import standin_notice
 from ..analysis.text import format_bytes, plural
 from .paths import rel
@@ -85,6 +86,8 @@ def write_file(c, out: TextIO, show_output_tail: bool = True) -> None:
     """One file's findings, table and status line (and its output when the run failed)."""
     if c.result.cuda_standin is not None:
         print(standin_notice(c.result.cuda_standin), file=out)
+    for line in autotune_notices(c.result):
+        print(line, file=out)
     write_findings(c.analysis, out)
     write_table(c.analysis, out)
     if show_output_tail and c.result.status in FAILED:

@@ -13,6 +13,7 @@ import functools
 import inspect
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -138,6 +139,13 @@ class Hooks:
     def pop_context(self) -> None: ...
     def benchmark(self, kernel_call: Callable[[], Any]) -> float:
         raise NotImplementedError
+
+    # An autotuner's run (`tuning` begins it, `tuned` ends it) and, inside it, the launch made to try
+    # one config (`trial` before it, `trial` with None after it): label as `config_label` writes it,
+    # rank its place in the user's list of configs.
+    def tuning(self) -> None: ...
+    def tuned(self) -> None: ...
+    def trial(self, label: str | None, rank: int = 0) -> None: ...
 
     def dot(self, builder, a, b, a_dtype: str, b_dtype: str, acc_dtype: str, precision: str) -> None: ...
     def loaded(self, value) -> None: ...
@@ -487,15 +495,127 @@ def _patch_autotuner(scope: PatchScope, hooks: Hooks) -> None:
         t = hooks.benchmark(kernel_call)
         return [t] * len(quantiles) if quantiles else t
 
-    def make_autotuner_init(orig):
-        def __init__(self, *args, **kwargs):
-            if kwargs.get("do_bench") is None:
-                kwargs["do_bench"] = _interpreter_bench
-            return orig(self, *args, **kwargs)
+    _interpreter_bench._triton_lens = True  # type: ignore[attr-defined]
+    scope.patch(_autotuner.Autotuner, "__init__", lambda orig: _init_with_bench(orig, _interpreter_bench))
 
-        return __init__
+    # Every config the autotuner tries (after its own pruning: early_config_prune, perf_model) is one a
+    # GPU may pick, so each trial launch is recorded (hooks.trial), and the config kept is the one first in
+    # the user's list, not the fastest on the interpreter: its timing is noise, and a pick that changes
+    # from run to run would change the findings too. The library's own code still runs each trial
+    # (pre_hook, reset_to_zero, restore_value, post_hook) and then the kept config, so the script sees
+    # the result of a real config with its inputs restored between trials as on a GPU.
+    def make_bench(orig):
+        def _bench(self, *args, config, **meta):
+            rank = config_rank(self.configs, config)
+            hooks.trial(config_label(self.configs, config), rank)
+            try:
+                timings = orig(self, *args, config=config, **meta)
+            finally:
+                hooks.trial(None)
+            if isinstance(timings, (list, tuple)) and timings and timings[0] == float("inf"):
+                return timings  # a config the library itself rejected (out of resources)
+            return [float(rank)] * 3  # (median, 20%, 80%): the rank wins min() in every release
 
-    scope.patch(_autotuner.Autotuner, "__init__", make_autotuner_init)
+        return _bench
+
+    def make_run(orig):
+        def run(self, *args, **kwargs):
+            # An autotuner made outside this run's patches (a module the pytest plugin's session imported
+            # at collection, or in an earlier test) times with the bench of this run's hooks, so that its
+            # trial launches are this recorder's trials, not launches.
+            _bind_bench(self, _interpreter_bench)
+            hooks.tuning()
+            try:
+                return orig(self, *args, **kwargs)
+            finally:
+                hooks.tuned()
+
+        return run
+
+    scope.patch(_autotuner.Autotuner, "_bench", make_bench)
+    scope.patch(_autotuner.Autotuner, "run", make_run)
+
+
+def _init_with_bench(orig, bench):
+    def __init__(self, *args, **kwargs):
+        if kwargs.get("do_bench") is None:
+            kwargs["do_bench"] = bench
+        return orig(self, *args, **kwargs)
+
+    return __init__
+
+
+def _bind_bench(autotuner, bench) -> None:
+    """Time with `bench` where the autotuner has no timing function of the user's: none, or one of ours."""
+    d = vars(autotuner)
+    key = "_do_bench" if "_do_bench" in d else "do_bench"  # 3.4+: a cached_property over _do_bench
+    cur = d.get(key)
+    if cur is None or getattr(cur, "_triton_lens", False):
+        setattr(autotuner, key, bench)
+        if key == "_do_bench":
+            d.pop("do_bench", None)  # the property's cached value
+
+
+def _time_once(kernel_call, quantiles=None, **_):
+    """An autotuner made outside a run (the pytest plugin's collection): until a run binds its own, one
+    call of each config timed here (3.2 and 3.3 ask the GPU driver for a benchmarker as they are made)."""
+    t0 = time.perf_counter()
+    kernel_call()
+    t = (time.perf_counter() - t0) * 1e3
+    return [t] * len(quantiles) if quantiles else t
+
+
+_time_once._triton_lens = True  # type: ignore[attr-defined]
+
+
+def autotuners_time_on_the_interpreter() -> Callable[[], None]:
+    """From now on, an autotuner made without a timing function gets one of the interpreter's, not the
+    GPU driver's (which fails with "0 active drivers" on a machine without one); returns the undo. For a
+    process that makes kernels before any run's patches: the pytest plugin's session."""
+    from triton.runtime import autotuner as _autotuner
+
+    cls = _autotuner.Autotuner
+    had = "__init__" in vars(cls)
+    orig = vars(cls).get("__init__")
+    cls.__init__ = _init_with_bench(cls.__init__, _time_once)  # type: ignore[method-assign]
+
+    def undo() -> None:
+        if had:
+            cls.__init__ = orig  # type: ignore[method-assign]
+        else:
+            del cls.__init__
+
+    return undo
+
+
+_CONFIG_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def _config_items(config) -> list[tuple[str, Any]]:
+    items = list(getattr(config, "kwargs", {}).items())
+    return items + [(k, getattr(config, k)) for k in _CONFIG_OPTIONS if getattr(config, k, None) is not None]
+
+
+def config_label(configs: list, config) -> str:
+    """A config as the user wrote it, by what sets it apart in the autotuner's list: `BLOCK_M=128,
+    num_warps=8` (the options every config shares are left out; all of them when none differs)."""
+    items = _config_items(config)
+    lists = [dict(_config_items(c)) for c in configs]
+    differ = [(k, v) for k, v in items if any(d.get(k, object()) != v for d in lists)]
+    return ", ".join(f"{k}={v}" for k, v in (differ or items)) or "default config"
+
+
+def config_rank(configs: list, config) -> int:
+    """The config's place in the user's list: the same object, else an equal one (a pruning function
+    may hand back copies), else after every listed one."""
+    for i, c in enumerate(configs):
+        if c is config:
+            return i
+    items = _config_items(config)
+    for i, c in enumerate(configs):
+        if _config_items(c) == items:
+            return i
+    return len(configs)
 
 
 def _skip_unused_overflow_checks(scope: PatchScope) -> None:

@@ -106,6 +106,7 @@ class _Launch:
         self.flushed = False  # sent already, cut short at the time limit
         self.frame: FrameType | None = None  # the launch statement's frame (the size check reads its grid)
         self.trace: LaunchTrace | None = None  # what finish() made of it
+        self.autotune: dict[str, Any] | None = None  # an autotuner's trial, or the launch it kept
 
     def finish(self, complete: bool, value_limit: int) -> LaunchTrace:
         values = {}
@@ -144,6 +145,7 @@ class _Launch:
             dots=self._dot_trace(),
             values_before=self.values_before,
             scratch_site=self.scratch_site,
+            autotune=self.autotune,
         )
 
     def _dot_trace(self) -> DotTrace:
@@ -305,8 +307,19 @@ class Recorder(compat.Hooks):
         memory=None,
         on_sizes: Callable[[LaunchTrace], None] | None = None,
         size_check_gpu: str | None = None,
+        on_trial: Callable[[LaunchTrace], None] | None = None,
+        record_trials: bool = True,
     ):
         self.on_launch = on_launch
+        # An autotuner's trial launches (one per config it tries), kept for their findings: handed to
+        # on_trial after each, or (without one) kept in `trials`; not both, so that the worker, which
+        # streams them, does not hold every trial of a long run. record_trials=False runs them
+        # unrecorded (the benchmark's baseline, bench/autotune_configs.py).
+        self.on_trial = on_trial
+        self.record_trials = record_trials
+        self.trials: list[LaunchTrace] = []
+        self._tunings: list[dict[str, Any]] = []  # the autotuner runs in progress: their trials so far
+        self._trial: tuple[str, int] | None = None  # the config being tried now: (label, rank)
         # The size check (size_probe.py), after each launch, on the named GPU's memory; None: off.
         self.on_sizes = on_sizes
         self._sizes: Any = None
@@ -353,6 +366,7 @@ class Recorder(compat.Hooks):
         file, line = (f.f_code.co_filename, f.f_lineno) if f is not None else ("", 0)
         self._stack.append(self._launch)
         self._launch = _Launch(self._count, fn, file, line)
+        self._mark_autotune(self._launch)
         if self._sizes is not None:  # the size check reads the launch statement's grid from it
             self._launch.frame = f
         if self.memory is not None:
@@ -419,7 +433,8 @@ class Recorder(compat.Hooks):
         if self._probe is not None:  # a size-check re-launch: its trace is the check's, not the run's
             self._probe_trace = L.finish(error is None, 0)
             return
-        trace = L.finish(error is None, self.value_limit)
+        # a trial's values are the viewer's, and the viewer shows the launch kept
+        trace = L.finish(error is None, 0 if self._benchmarking else self.value_limit)
         if self._sizes is not None:  # for `launched`, which the launch's wrapper calls next
             L.trace, self._last = trace, L
         if self.memory is not None:
@@ -427,8 +442,13 @@ class Recorder(compat.Hooks):
                 self._mark_stores(L, trace)
             except Exception:  # a finding's input, never a reason to fail the launch
                 pass
-        if self._benchmarking:
-            return  # a launch made only to compare autotune configs
+        if self._benchmarking:  # a launch made only to try an autotune config: not one of the run's
+            if L.autotune is not None and L.autotune.get("trial"):
+                if self.on_trial is not None:
+                    self.on_trial(trace)
+                else:
+                    self.trials.append(trace)
+            return
         self._count += 1
         self.launches.append(trace)
         if self.on_launch is not None:
@@ -520,6 +540,35 @@ class Recorder(compat.Hooks):
             rows = np.flatnonzero(np.isin(trace.ex_site, sites))
             if rows.size:
                 self.memory.mark(v.tensor, trace.touched.cover(rows, v.numel))
+
+    # -- autotuning (compat._patch_autotuner) -------------------------------------------------
+    def tuning(self) -> None:
+        self._tunings.append({"trials": [], "kept": False})
+
+    def tuned(self) -> None:
+        if self._tunings:
+            self._tunings.pop()
+
+    def trial(self, label: str | None, rank: int = 0) -> None:
+        self._trial = None if label is None else (label, rank)
+
+    def _mark_autotune(self, L: _Launch) -> None:
+        """A trial launch carries its config; the first launch of the run after its trials (the config
+        the autotuner kept) carries every config tried, in the order tried."""
+        if not self._tunings or self._probe is not None:
+            return
+        t = self._tunings[-1]
+        if self._benchmarking:
+            if self._trial is not None and self.record_trials:
+                label, rank = self._trial
+                L.autotune = {"trial": True, "config": label, "rank": rank}
+                t["trials"].append((label, rank))
+            elif self._trial is not None:
+                t["trials"].append(self._trial)
+        elif t["trials"] and not t["kept"]:
+            t["kept"] = True
+            label, rank = min(t["trials"], key=lambda lr: lr[1])  # the autotuner's min(): lowest rank, first
+            L.autotune = {"trial": False, "config": label, "rank": rank, "configs": [lb for lb, _ in t["trials"]]}
 
     def benchmark(self, kernel_call) -> float:
         self._benchmarking += 1

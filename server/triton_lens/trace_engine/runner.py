@@ -46,6 +46,8 @@ class RunRequest:
     workers: int = 1
     # After each launch, check its kernel at the other sizes it admits (trace_engine/size_probe.py).
     size_check: bool = True
+    # Record each config an autotuner tries, for its findings (False: only the config kept; the benchmark's baseline).
+    autotune_trials: bool = True
     # Keep a worker started ahead of time for the next run with the same interpreter and
     # environment (the language server reruns a file on every edit; a fresh worker spends about a
     # second importing torch and triton).
@@ -403,6 +405,7 @@ def _job(req: RunRequest, target: str, cwd: str, crash_file: str) -> dict:
         "gpu": req.gpu,
         "workers": req.workers,
         "size_check": req.size_check,
+        "autotune_trials": req.autotune_trials,
     }
 
 
@@ -459,6 +462,9 @@ def _read_stream(
             kind, meta, arrays = frame
             if kind == "launch":
                 trace = stream.launch_from_frame(meta, arrays)
+                if trace.autotune is not None and trace.autotune.get("trial"):
+                    result.autotune_trials.append(trace)  # an autotune config tried: for its findings
+                    continue
                 result.launches.append(trace)
                 state["in_launch"] = None
                 if not trace.complete:

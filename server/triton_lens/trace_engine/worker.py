@@ -333,6 +333,8 @@ def main(argv: list[str]) -> int:
     workers = int(job.get("workers") or 1)
     recorder_options: dict[str, Any] = {
         "on_launch": on_launch,
+        "on_trial": on_launch,  # the same frame; the runner files it by its `autotune` mark
+        "record_trials": bool(job.get("autotune_trials", True)),
         "on_progress": on_progress,
         "value_limit": int(job.get("value_limit", 1 << 20)),
         "memory": memory,
