@@ -58,7 +58,7 @@ def notebook_path(uri: str, roots: list[str]) -> str | None:
         return os.path.abspath(p)
     if not roots:
         return None
-    name = uri.rsplit("/", 1)[-1].split("?")[0].split("#")[0] or "notebook"
+    name = uri.split("?")[0].split("#")[0].rsplit("/", 1)[-1].rsplit(":", 1)[-1] or "notebook"
     return os.path.join(roots[0], name)
 
 
