@@ -109,3 +109,13 @@ def test_a_notebook_that_is_not_json_is_a_tool_error_that_says_so(tmp_path):
     p = check("bad.ipynb", cwd=tmp_path)
     assert p.returncode == 2
     assert "bad.ipynb: not a notebook: its JSON does not parse" in p.stdout + p.stderr
+
+
+def test_a_syntax_error_names_its_cell_and_line(tmp_path):
+    nb = json.loads((DATA / "clean_cells.ipynb").read_text())
+    nb["cells"][4]["source"] = ["x = torch.arange(1000\n", "print(x)\n"]
+    (tmp_path / "syn.ipynb").write_text(json.dumps(nb))
+    p = check("syn.ipynb", "--json", cwd=tmp_path)
+    (f,) = json.loads(p.stdout)["findings"]
+    assert (f["kind"], f["cell"], f["line"]) == ("exception", 4, 1)
+    assert "(syn.ipynb, cell 4, line 1)" in f["message"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from .locations import cell_line, file_line, in_words
+from .locations import cell_line, file_line, in_words, message_text
 from .paths import uri_rel
 from .rules import rule_for
 
@@ -48,7 +48,7 @@ def lines(checked) -> list[str]:
             title = f"Triton Lens: {rule_for(f.kind).title}"
             out.append(
                 f"::{level} {_where(c, f.file, f.line, f.col, f.end_line, f.end_col)},title={_prop(title)}"
-                f"::{_data(in_words(c, f.file, f.line) + f.message)}"
+                f"::{_data(in_words(c, f.file, f.line) + message_text(c, f.message))}"
             )
             for r in f.related:
                 out.append(

@@ -79,6 +79,22 @@ def traceback_text(c, text: str) -> str:
     return re.sub(r'File "(?P<file>' + re.escape(path) + r')", line (?P<line>\d+)', one, text)
 
 
+def message_text(c, text: str) -> str:
+    """A message that names a notebook's script line as Python does (a SyntaxError's `(nb.ipynb, line
+    11)`), with its cell and line instead."""
+    nb = getattr(c.target, "notebook", None)
+    if nb is None or not text:
+        return text
+    path = os.path.abspath(c.target.path)
+
+    def one(m: re.Match) -> str:
+        cell, ln = cell_line(c, path, int(m["line"]))
+        return m[0] if cell is None else f"({m['name']}, cell {cell}, line {ln})"
+
+    name = re.escape(os.path.basename(path))
+    return re.sub(r"\((?P<name>" + name + r"), line (?P<line>\d+)\)", one, text)
+
+
 def relocate_json(c, obj: dict[str, Any]) -> dict[str, Any]:
     """The `--json` object of a notebook with its lines as cell and line: every object with `file`
     the notebook gets `cell`, and `line` / `end_line` inside that cell."""
@@ -105,6 +121,8 @@ def relocate_json(c, obj: dict[str, Any]) -> dict[str, Any]:
                 d["def_cell"], d["def_line"] = cell, ln
         if isinstance(d.get("detail"), str):
             d["detail"] = traceback_text(c, d["detail"])
+        if isinstance(d.get("message"), str):
+            d["message"] = message_text(c, d["message"])
         for k, v in d.items():
             if k != "file":
                 fix(v)

@@ -10,7 +10,7 @@ import os
 from typing import Any, TextIO
 
 from .. import __version__
-from .locations import cell_line, file_line, in_words
+from .locations import cell_line, file_line, in_words, message_text
 from .paths import rel
 from .rules import RULES, rule_for
 
@@ -72,7 +72,7 @@ def log(checked, problems: list[str]) -> dict:
                 "ruleId": f.kind,
                 "ruleIndex": kinds.index(f.kind),
                 "level": _LEVEL.get(f.severity, "note"),
-                "message": {"text": in_words(c, f.file, f.line) + f.message},
+                "message": {"text": in_words(c, f.file, f.line) + message_text(c, f.message)},
                 "locations": [_where(c, f.file, f.line, f.col, f.end_line, f.end_col)],
             }
             if f.related:

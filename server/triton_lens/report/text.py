@@ -9,7 +9,7 @@ from typing import TextIO
 
 from ..analysis.standin import standin_notice
 from ..analysis.text import format_bytes, plural
-from .locations import line_text, notebook_of, traceback_text
+from .locations import line_text, message_text, notebook_of, traceback_text
 from .paths import rel
 
 OUTPUT_LINES = 40  # of the script's stdout/stderr, shown when its run failed
@@ -24,7 +24,10 @@ def write_findings(c, out: TextIO) -> None:
     """`file:line:col:` like a compiler; in a notebook `nb.ipynb:cell 3:6:9:` (cell index from 0, line from 1)."""
     for f in c.analysis.findings:
         col = f.col + 1 if f.col >= 0 else 1
-        print(f"{rel(f.file)}:{line_text(c, f.file, f.line)}:{col}: {f.severity}: {f.message} [{f.kind}]", file=out)
+        print(
+            f"{rel(f.file)}:{line_text(c, f.file, f.line)}:{col}: {f.severity}: {message_text(c, f.message)} [{f.kind}]",
+            file=out,
+        )
         for r in f.related:
             rcol = r.col + 1 if r.col >= 0 else 1
             print(f"{rel(r.file)}:{line_text(c, r.file, r.line)}:{rcol}: note: {r.message}", file=out)
@@ -34,7 +37,7 @@ def write_findings(c, out: TextIO) -> None:
             and f.kind in ("exception", "crashed", "timeout")
             and not f.detail.rstrip().splitlines()[-1].startswith("SystemExit")
         ):
-            for line in traceback_text(c, f.detail).rstrip().splitlines()[-12:]:
+            for line in message_text(c, traceback_text(c, f.detail)).rstrip().splitlines()[-12:]:
                 print(f"    {line}", file=out)
 
 
