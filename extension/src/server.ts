@@ -30,6 +30,19 @@ export interface LaunchSpec {
 }
 
 /** Where the .vsix keeps the server's pure-Python libraries and the triton_lens package. */
+/**
+ * The documents the server serves: Python files, and the Python cells of Jupyter notebooks and of the
+ * interactive window. The server announces notebook sync for the same two notebook types, so a cell
+ * reaches it as part of its notebook (all code cells run as one script) and hints, hovers and
+ * diagnostics come back on the cell.
+ */
+export const DOCUMENT_SELECTOR = [
+  { scheme: 'file', language: 'python' },
+  { scheme: 'untitled', language: 'python' },
+  { notebook: 'jupyter-notebook', language: 'python' },
+  { notebook: 'interactive', language: 'python' },
+];
+
 export function serverPaths(extensionPath: string): { libs: string; server: string } {
   return { libs: path.join(extensionPath, 'bundled', 'libs'), server: path.join(extensionPath, 'server') };
 }
@@ -248,10 +261,7 @@ export class ServerManager implements vscode.Disposable, ServerEvents {
 
   clientOptions(): LanguageClientOptions {
     return {
-      documentSelector: [
-        { scheme: 'file', language: 'python' },
-        { scheme: 'untitled', language: 'python' },
-      ],
+      documentSelector: DOCUMENT_SELECTOR,
       outputChannel: this.log,
       traceOutputChannel: this.log,
       revealOutputChannelOn: 4 /* RevealOutputChannelOn.Never */,

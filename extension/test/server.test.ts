@@ -15,6 +15,7 @@ class FakeClient {
       initializationOptions: unknown;
       middleware: { provideInlayHints: (...args: unknown[]) => unknown };
       synchronize: unknown;
+      documentSelector: unknown;
     },
   ) {
     clients.push(this);
@@ -114,6 +115,17 @@ describe('ServerManager', () => {
     expect(c.options.synchronize).toEqual({ configurationSection: 'tritonLens' });
     expect(mgr.isRunning).toBe(true);
     expect(status.current()).toEqual({ kind: 'idle' });
+  });
+
+  it('serves Python files and the Python cells of notebooks and the interactive window', async () => {
+    const { mgr } = setup();
+    await mgr.start();
+    expect(clients[0].options.documentSelector).toEqual([
+      { scheme: 'file', language: 'python' },
+      { scheme: 'untitled', language: 'python' },
+      { notebook: 'jupyter-notebook', language: 'python' },
+      { notebook: 'interactive', language: 'python' },
+    ]);
   });
 
   it('relays runStarted/runFinished to the status bar and to listeners', async () => {

@@ -4,6 +4,7 @@ CLI table, the inlay hint and the hover (they once disagreed: the table showed t
 
 import io
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -38,7 +39,7 @@ def test_table_hint_and_hover_agree_on_an_access_launched_twice(analysis, marker
     assert (s.launches, s.extent, s.unique) == (2, extent, unique)
 
     table = io.StringIO()
-    write_table(analysis, table)
+    write_table(SimpleNamespace(analysis=analysis, target=SimpleNamespace(path=str(CASES))), table)  # a checked file
     rows = [r for r in table.getvalue().splitlines() if r.split()[:3] == [str(s.line), "load", "x_ptr"]]
     assert len(rows) == 1 and rows[0].endswith(f"  {extent}") and f" {unique} " in rows[0], table.getvalue()
 

@@ -54,6 +54,8 @@ def request_for(t: Target, opts: Options, env: dict | None = None) -> RunRequest
     command = list(t.plan.command) + list(opts.script_args) if t.plan.command else None
     return RunRequest(
         path=t.path,
+        # A notebook runs as the script of its code cells (the file itself is JSON).
+        source=t.notebook.script if t.notebook is not None else None,
         command=command,
         cwd=t.plan.cwd,
         timeout_s=opts.timeout_s,

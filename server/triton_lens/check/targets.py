@@ -1,7 +1,7 @@
 """The files `triton-lens check PATH...` runs, each with its run plan (trace_engine/plan.py).
 
 A file named on the command line is always run. A folder, or a glob, contributes the `.py` files
-that are worth a run: those with their own `# triton-lens: run` command (or a runCommands entry),
+and Jupyter notebooks (`.ipynb`: their code cells as one script, model/notebook.py) that are worth a run: those with their own `# triton-lens: run` command (or a runCommands entry),
 and those that define a `@triton.jit` kernel and launch it. Helper modules that only define kernels
 are left out: run alone they launch nothing.
 """
@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..model.notebook import NotebookError, NotebookScript, from_ipynb, is_notebook
 from ..trace_engine.plan import Plan, plan, worth_a_run
 
 # Folders never searched: tool caches, virtual environments, installed packages.
@@ -24,6 +25,7 @@ _SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "dist-packages", "
 class Target:
     path: str  # absolute
     plan: Plan
+    notebook: NotebookScript | None = None  # a notebook: the script its code cells make, and the line mapping
 
 
 @dataclass
@@ -47,11 +49,15 @@ def _skipped_dir(root: str, name: str) -> bool:
     return name.startswith(".") or name in _SKIP_DIRS or os.path.isfile(os.path.join(root, name, "pyvenv.cfg"))
 
 
+def _checkable(name: str) -> bool:
+    return name.endswith(".py") or is_notebook(name)
+
+
 def _walk(folder: str) -> list[str]:
     out = []
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not _skipped_dir(root, d))
-        out += [os.path.join(root, f) for f in sorted(files) if f.endswith(".py")]
+        out += [os.path.join(root, f) for f in sorted(files) if _checkable(f)]
     return out
 
 
@@ -80,10 +86,19 @@ def find_targets(
             if explicit:
                 problems.append(f"cannot read {path}")
             return
+        nb = None
+        if is_notebook(path):
+            try:
+                nb = from_ipynb(text)
+            except NotebookError as e:
+                if explicit:
+                    problems.append(f"{path}: {e}")
+                return
+            text = nb.script
         p = plan(path, text, run_commands, roots)
         if explicit or worth_a_run(p):
             seen.add(path)
-            files.append(Target(path, p))
+            files.append(Target(path, p, nb))
 
     for arg in paths:
         if os.path.isdir(arg):
@@ -99,7 +114,7 @@ def find_targets(
                 if os.path.isdir(h):
                     for f in _walk(h):
                         add(f, explicit=False)
-                elif h.endswith(".py"):
+                elif _checkable(h):
                     add(h, explicit=False)
         else:
             problems.append(f"no such file or folder: {arg}")

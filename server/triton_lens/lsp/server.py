@@ -10,6 +10,7 @@ current while the user types, and maps it to LSP. Feature registration only; the
 - viewer_requests.py   tritonLens/<method>: the viewer service (analysis/viewer_service.py) over LSP
 - outline.py           tritonLens/kernelOutline (the file's kernels for the extension)
 - plan_request.py      tritonLens/runPlan (the run plan of a file, for the debugger)
+- notebooks.py         a notebook runs as one Doc (the script of its code cells); its results moved to the cells
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pygls.capabilities import ServerCapabilitiesBuilder
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from . import outline, plan_request, viewer_requests
+from . import notebooks, outline, plan_request, viewer_requests
 from .documents import Doc
 from .edits import DocText
 from .linemap import LineMap
@@ -50,6 +51,7 @@ class TritonLensServer(LanguageServer):
             "triton-lens",
             __version__,
             text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+            notebook_document_sync=notebooks.SYNC_OPTIONS,
             protocol_cls=TritonLensProtocol,
         )
         self.settings = Settings()
@@ -57,6 +59,8 @@ class TritonLensServer(LanguageServer):
         self.trusted = True
         self.docs: dict[str, Doc] = {}
         self.buffers: dict[str, DocText] = {}  # our copy of each open text (see edits.py)
+        self.notebooks: dict[str, notebooks.Notebook] = {}  # by notebook URI; its Doc is docs[that URI]
+        self.cell_owner: dict[str, str] = {}  # cell document URI -> its notebook's URI
         self.config_pending = False
         self.waiting: set[str] = set()  # uris whose first run waits for the configuration
         self.scheduler = RunScheduler(self._run_started, self._run_finished, lambda d: self.docs.get(d.uri) is d)
@@ -183,11 +187,10 @@ class TritonLensServer(LanguageServer):
             return
         for change in params.content_changes:
             buf.apply(change)
-        doc.update(
-            version if version is not None else doc.version + 1,
-            buf.text,
-            make_plan(doc.path, buf.text, self.settings, self.roots()),
-        )
+        self._new_text(doc, version if version is not None else doc.version + 1, buf.text)
+
+    def _new_text(self, doc: Doc, version: int, text: str) -> None:
+        doc.update(version, text, make_plan(doc.path, text, self.settings, self.roots()))
         if doc.run is not None and doc.run.version != doc.version:
             doc.run.cancel.set()  # a new edit cancels the run in flight
         if not doc.plan.runnable and doc.plan.syntax is None:
@@ -206,6 +209,58 @@ class TritonLensServer(LanguageServer):
         if doc is not None:
             self.scheduler.cancel(doc)
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    # -- notebooks (notebooks.py): one Doc per notebook, whose text is the script of its code cells --
+
+    def notebook_opened(self, uri: str) -> None:
+        nb_doc = self.workspace.get_notebook_document(notebook_uri=uri)
+        path = notebooks.notebook_path(uri, self.roots())
+        if nb_doc is None or path is None:
+            return  # no folder to run an unsaved notebook in
+        nb = notebooks.Notebook(uri, notebooks.script_of(self.workspace, nb_doc))
+        self.notebooks[uri] = nb
+        self.cell_owner.update({str(c): uri for c in nb.script.cells})
+        text = nb.script.script
+        doc = Doc(
+            uri=uri,
+            path=path,
+            version=nb_doc.version,
+            text=text,
+            plan=make_plan(path, text, self.settings, self.roots()),
+        )
+        self.docs[uri] = doc
+        self.publish(doc)
+        self._maybe_run(doc, 0)
+
+    def notebook_changed(self, uri: str) -> None:
+        nb, doc = self.notebooks.get(uri), self.docs.get(uri)
+        nb_doc = self.workspace.get_notebook_document(notebook_uri=uri)
+        if nb is None or doc is None or nb_doc is None:
+            return
+        script = notebooks.script_of(self.workspace, nb_doc)
+        if script.script == nb.script.script and script.cells == nb.script.cells:
+            return  # outputs, metadata or a markdown cell changed: nothing that runs
+        for c in nb.script.cells:
+            self.cell_owner.pop(str(c), None)
+        nb.script = script
+        self.cell_owner.update({str(c): uri for c in script.cells})
+        self._new_text(doc, max(nb_doc.version, doc.version + 1), script.script)
+
+    def notebook_closed(self, uri: str) -> None:
+        nb = self.notebooks.pop(uri, None)
+        doc = self.docs.pop(uri, None)
+        if doc is not None:
+            self.scheduler.cancel(doc)
+        if nb is not None:
+            for c in nb.script.cells:
+                self.cell_owner.pop(str(c), None)
+            for cell in nb.published:
+                self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=cell, diagnostics=[]))
+
+    def notebook_of_cell(self, uri: str) -> tuple[notebooks.Notebook, Doc] | None:
+        nb_uri = self.cell_owner.get(uri)
+        nb, doc = self.notebooks.get(nb_uri or ""), self.docs.get(nb_uri or "")
+        return None if nb is None or doc is None else (nb, doc)
 
     def _maybe_run(self, doc: Doc, delay_s: float) -> None:
         if not self.trusted or not doc.plan.runnable:
@@ -243,6 +298,15 @@ class TritonLensServer(LanguageServer):
         if key == doc.published and not always:
             return
         doc.published = key
+        nb = self.notebooks.get(doc.uri)
+        if nb is not None:  # each cell gets its own (a cell's version is not the notebook's: none sent)
+            per_cell = notebooks.cell_diagnostics(nb, doc.uri, doc.path, diags)
+            for cell in nb.published - set(per_cell):  # cells deleted since
+                self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=cell, diagnostics=[]))
+            for cell, cell_diags in per_cell.items():
+                self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=cell, diagnostics=cell_diags))
+            nb.published = set(per_cell)
+            return
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=doc.uri, diagnostics=diags, version=doc.version)
         )
@@ -401,22 +465,55 @@ def create_server() -> TritonLensServer:
     def did_close(ls: TritonLensServer, params: lsp.DidCloseTextDocumentParams):
         ls.guarded(ls.closed, params.text_document.uri)
 
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_did_open(ls: TritonLensServer, params: lsp.DidOpenNotebookDocumentParams):
+        ls.guarded(ls.notebook_opened, params.notebook_document.uri)
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_did_change(ls: TritonLensServer, params: lsp.DidChangeNotebookDocumentParams):
+        ls.guarded(ls.notebook_changed, params.notebook_document.uri)
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def notebook_did_save(ls: TritonLensServer, params: lsp.DidSaveNotebookDocumentParams):
+        ls.guarded(ls.saved, params.notebook_document.uri)
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_did_close(ls: TritonLensServer, params: lsp.DidCloseNotebookDocumentParams):
+        ls.guarded(ls.notebook_closed, params.notebook_document.uri)
+
+    # A cell's requests are answered from its notebook's Doc, in the script's lines (notebooks.py).
     @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT, lsp.InlayHintOptions(resolve_provider=False))
     def inlay_hints(ls: TritonLensServer, params: lsp.InlayHintParams):
-        doc = ls.docs.get(params.text_document.uri)
-        if doc is None or not ls.settings.inlay_hints:
+        uri = params.text_document.uri
+        if not ls.settings.inlay_hints:
             return []
-        return doc.inlay_hints(params.range)
+        doc = ls.docs.get(uri)
+        if doc is not None:
+            return doc.inlay_hints(params.range)
+        hit = ls.notebook_of_cell(uri)
+        if hit is None:
+            return []
+        everywhere = lsp.Range(lsp.Position(0, 0), lsp.Position(hit[1].text.count("\n") + 1, 0))
+        return notebooks.cell_hints(hit[0], uri, hit[1].inlay_hints(everywhere), params.range)
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     def hover(ls: TritonLensServer, params: lsp.HoverParams):
-        doc = ls.docs.get(params.text_document.uri)
-        return doc.hover(params.position) if doc is not None else None
+        uri = params.text_document.uri
+        doc = ls.docs.get(uri)
+        if doc is not None:
+            return doc.hover(params.position)
+        hit = ls.notebook_of_cell(uri)
+        pos = notebooks.script_position(hit[0], uri, params.position) if hit is not None else None
+        return notebooks.cell_hover(hit[0], hit[1].hover(pos)) if hit is not None and pos is not None else None
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS, lsp.CodeLensOptions(resolve_provider=False))
     def code_lens(ls: TritonLensServer, params: lsp.CodeLensParams):
-        doc = ls.docs.get(params.text_document.uri)
-        return doc.code_lenses(trusted=ls.trusted) if doc is not None else []
+        uri = params.text_document.uri
+        doc = ls.docs.get(uri)
+        if doc is not None:
+            return doc.code_lenses(trusted=ls.trusted)
+        hit = ls.notebook_of_cell(uri)
+        return notebooks.cell_lenses(hit[0], uri, hit[1].code_lenses(trusted=ls.trusted)) if hit is not None else []
 
     @server.feature(lsp.SHUTDOWN)
     def shutdown(ls: TritonLensServer, params):

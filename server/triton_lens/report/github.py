@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from .locations import cell_line, file_line, in_words, message_text
 from .paths import uri_rel
 from .rules import rule_for
 
@@ -32,6 +33,13 @@ def _loc(file: str, line: int, col: int, end_line: int = 0, end_col: int = -1) -
     return ",".join(parts)
 
 
+def _where(c, file: str, line: int, col: int, end_line: int = 0, end_col: int = -1) -> str:
+    """In a notebook: the line of the .ipynb file that holds the cell's line (the diff GitHub shows)."""
+    if cell_line(c, file, line)[0] is None:
+        return _loc(file, line, col, end_line, end_col)
+    return _loc(file, file_line(c, file, line), -1)
+
+
 def lines(checked) -> list[str]:
     out = []
     for c in checked:
@@ -39,13 +47,13 @@ def lines(checked) -> list[str]:
             level = _LEVEL.get(f.severity, "notice")
             title = f"Triton Lens: {rule_for(f.kind).title}"
             out.append(
-                f"::{level} {_loc(f.file, f.line, f.col, f.end_line, f.end_col)},title={_prop(title)}"
-                f"::{_data(f.message)}"
+                f"::{level} {_where(c, f.file, f.line, f.col, f.end_line, f.end_col)},title={_prop(title)}"
+                f"::{_data(in_words(c, f.file, f.line) + message_text(c, f.message))}"
             )
             for r in f.related:
                 out.append(
-                    f"::notice {_loc(r.file, r.line, r.col, r.end_line, r.end_col)},"
-                    f"title={_prop('Triton Lens: related location')}::{_data(r.message)}"
+                    f"::notice {_where(c, r.file, r.line, r.col, r.end_line, r.end_col)},"
+                    f"title={_prop('Triton Lens: related location')}::{_data(in_words(c, r.file, r.line) + r.message)}"
                 )
         if c.tool_error and c.result.error is not None:
             out.append(

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
+from .locations import relocate_json
+
 OUTPUT_TAIL_CHARS = 8000
 
 
@@ -15,7 +17,7 @@ def file_object(c) -> dict:
     d["command"] = list(c.target.plan.command) if c.target.plan.command else None
     d["stdout"] = r.stdout[-OUTPUT_TAIL_CHARS:]
     d["stderr"] = r.stderr[-OUTPUT_TAIL_CHARS:]
-    return d
+    return relocate_json(c, d)  # a notebook's lines as cell and line
 
 
 def summary(checked, exit_code: int) -> dict:

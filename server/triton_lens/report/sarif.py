@@ -10,6 +10,7 @@ import os
 from typing import Any, TextIO
 
 from .. import __version__
+from .locations import cell_line, file_line, in_words, message_text
 from .paths import rel
 from .rules import RULES, rule_for
 
@@ -39,6 +40,16 @@ def _location(file: str, line: int, col: int, end_line: int, end_col: int) -> di
     return {"physicalLocation": {"artifactLocation": _artifact(file), "region": _region(line, col, end_line, end_col)}}
 
 
+def _where(c, file: str, line: int, col: int, end_line: int, end_col: int) -> dict:
+    """A location in a checked file; in a notebook, the line of the .ipynb file that holds the cell's
+    line (what code scanning shows in the repository), no column: the JSON string is indented."""
+    cell, _ = cell_line(c, file, line)
+    if cell is None:
+        return _location(file, line, col, end_line, end_col)
+    at = file_line(c, file, line)
+    return _location(file, at, -1, at, -1)
+
+
 def _rule(kind: str) -> dict:
     r = rule_for(kind)
     return {
@@ -61,12 +72,16 @@ def log(checked, problems: list[str]) -> dict:
                 "ruleId": f.kind,
                 "ruleIndex": kinds.index(f.kind),
                 "level": _LEVEL.get(f.severity, "note"),
-                "message": {"text": f.message},
-                "locations": [_location(f.file, f.line, f.col, f.end_line, f.end_col)],
+                "message": {"text": in_words(c, f.file, f.line) + message_text(c, f.message)},
+                "locations": [_where(c, f.file, f.line, f.col, f.end_line, f.end_col)],
             }
             if f.related:
                 res["relatedLocations"] = [
-                    dict(_location(r.file, r.line, r.col, r.end_line, r.end_col), id=i, message={"text": r.message})
+                    dict(
+                        _where(c, r.file, r.line, r.col, r.end_line, r.end_col),
+                        id=i,
+                        message={"text": in_words(c, r.file, r.line) + r.message},
+                    )
                     for i, r in enumerate(f.related)
                 ]
             props = {
@@ -82,6 +97,9 @@ def log(checked, problems: list[str]) -> dict:
             }
             if f.witness:
                 props["witness"] = f.witness
+            cell, cell_ln = cell_line(c, f.file, f.line)
+            if cell is not None:
+                props["cell"], props["cellLine"] = cell, cell_ln
             if props:
                 res["properties"] = props
             results.append(res)

@@ -10,6 +10,7 @@ from typing import TextIO
 from ..analysis.autotune import autotune_notices
 from ..analysis.standin import standin_notice
 from ..analysis.text import format_bytes, plural
+from .locations import line_text, message_text, notebook_of, traceback_text
 from .paths import rel
 
 OUTPUT_LINES = 40  # of the script's stdout/stderr, shown when its run failed
@@ -20,37 +21,46 @@ def counts(findings) -> tuple[int, int]:
     return (sum(f.severity == "error" for f in findings), sum(f.severity == "warning" for f in findings))
 
 
-def write_findings(analysis, out: TextIO) -> None:
-    for f in analysis.findings:
+def write_findings(c, out: TextIO) -> None:
+    """`file:line:col:` like a compiler; in a notebook `nb.ipynb:cell 3:6:9:` (cell index from 0, line from 1)."""
+    for f in c.analysis.findings:
         col = f.col + 1 if f.col >= 0 else 1
-        print(f"{rel(f.file)}:{f.line}:{col}: {f.severity}: {f.message} [{f.kind}]", file=out)
+        print(
+            f"{rel(f.file)}:{line_text(c, f.file, f.line)}:{col}: {f.severity}: {message_text(c, f.message)} [{f.kind}]",
+            file=out,
+        )
         for r in f.related:
             rcol = r.col + 1 if r.col >= 0 else 1
-            print(f"{rel(r.file)}:{r.line}:{rcol}: note: {r.message}", file=out)
+            print(f"{rel(r.file)}:{line_text(c, r.file, r.line)}:{rcol}: note: {r.message}", file=out)
         # The traceback of a SystemExit only shows where the runner called the command: its output says why.
         if (
             f.detail
             and f.kind in ("exception", "crashed", "timeout")
             and not f.detail.rstrip().splitlines()[-1].startswith("SystemExit")
         ):
-            for line in f.detail.rstrip().splitlines()[-12:]:
+            for line in message_text(c, traceback_text(c, f.detail)).rstrip().splitlines()[-12:]:
                 print(f"    {line}", file=out)
 
 
-def write_table(analysis, out: TextIO) -> None:
+def write_table(c, out: TextIO) -> None:
+    analysis = c.analysis
     if not analysis.accesses:
         return
     here = os.path.abspath(analysis.result.file)
+    wheres = [
+        line_text(c, a.file, a.line) if os.path.abspath(a.file) == here else f"{os.path.basename(a.file)}:{a.line}"
+        for a in analysis.accesses
+    ]
+    w = max(5, *map(len, wheres))  # a notebook's `cell 12:40` is wider than a line number
     print(file=out)
     print(
-        f"{'line':>5}  {'kind':<6} {'arg':<12} {'launches':>8} {'programs':>8} {'lanes':>10} "
+        f"{'line':>{w}}  {'kind':<6} {'arg':<12} {'launches':>8} {'programs':>8} {'lanes':>10} "
         f"{'active':>10} {'unique':>10} {'oob':>6} {'bytes':>9}  elements",
         file=out,
     )
-    for a in analysis.accesses:
-        where = f"{a.line}" if os.path.abspath(a.file) == here else f"{os.path.basename(a.file)}:{a.line}"
+    for where, a in zip(wheres, analysis.accesses):
         print(
-            f"{where:>5}  {a.kind:<6} {a.arg:<12} {a.launches:>8} {a.programs:>8} {a.lanes:>10} {a.active:>10} "
+            f"{where:>{w}}  {a.kind:<6} {a.arg:<12} {a.launches:>8} {a.programs:>8} {a.lanes:>10} {a.active:>10} "
             f"{a.unique:>10} {a.oob:>6} {format_bytes(a.bytes):>9}  {a.extent}",
             file=out,
         )
@@ -88,8 +98,11 @@ def write_file(c, out: TextIO, show_output_tail: bool = True) -> None:
         print(standin_notice(c.result.cuda_standin), file=out)
     for line in autotune_notices(c.result):
         print(line, file=out)
-    write_findings(c.analysis, out)
-    write_table(c.analysis, out)
+    nb = notebook_of(c, c.target.path)
+    if nb is not None and nb.skipped:
+        print(f"note: {nb.skipped_note(lambda cell: f'cell {cell}')}", file=out)
+    write_findings(c, out)
+    write_table(c, out)
     if show_output_tail and c.result.status in FAILED:
         write_output_tail(c.result, out)
     print(f"\n{status_line(c)}", file=out)

@@ -281,7 +281,7 @@ def main(argv: list[str]) -> int:
         pass
     import triton  # noqa: F401  (imported with TRITON_INTERPRET=1 already set)
 
-    from . import compat, cuda_standin, stream
+    from . import compat, cuda_standin, stream, viz_alias
     from .recorder import Recorder
 
     compat.enable_interpreter()
@@ -309,6 +309,7 @@ def main(argv: list[str]) -> int:
     _stack_on_os_exit(crash)
     if job.get("source") is not None:
         _BufferLoader(target, job["source"])
+    viz_alias.install()  # `import triton_viz` without Triton-Viz installed: Triton Lens's API
 
     out.write_frame("hello", {"triton_version": compat.TRITON_VERSION, "pid": os.getpid()})
 

@@ -32,4 +32,14 @@ def stop() -> None:
     _stop()
 
 
+def __getattr__(name: str):
+    # `triton_viz.interpreter.record_builder.reset()` of Triton-Viz 0.1 notebooks, without importing
+    # triton_viz.interpreter first (its package imported it).
+    if name == "interpreter":
+        from . import legacy_interpreter
+
+        return legacy_interpreter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [*TRITON_VIZ_NAMES, "TracedKernel"]

@@ -10,6 +10,7 @@ import os
 import socket
 import sys
 import threading
+import types
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -162,6 +163,32 @@ def _under_engine() -> bool:
     return _active == 0 and engine_hooks_installed()
 
 
+def _end_callers_wait() -> None:
+    """A notebook helper that serves the viewer until Ctrl-C (GPU MODE's Triton-Puzzles wraps
+    `launch(share=True)` in `while True: time.sleep(100)` / `except KeyboardInterrupt`) would sleep
+    until the run's time limit. The function that called launch() gets a KeyboardInterrupt at its
+    next time.sleep instead, as if Ctrl-C had been pressed at once; sleeps anywhere else are left
+    alone. A caller with no `except KeyboardInterrupt` ends there, as it would at Ctrl-C."""
+    import time
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the triton_lens package
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here + os.sep):
+        frame = frame.f_back
+    if frame is None:
+        return
+    caller, original = frame, time.sleep
+
+    def sleep(seconds) -> None:
+        if sys._getframe(1) is caller:
+            time.sleep = original
+            print("triton-lens: the wait for Ctrl-C after launch() ended at once", file=sys.stderr)
+            raise KeyboardInterrupt
+        original(seconds)
+
+    time.sleep = sleep  # type: ignore[assignment]
+
+
 def launch(share: bool = False, port: int | None = None, block: bool | None = None) -> str | None:
     """Serve the viewer for the launches recorded so far (and later ones), and print its address.
 
@@ -180,6 +207,7 @@ def launch(share: bool = False, port: int | None = None, block: bool | None = No
             "triton-lens: launch() skipped: this script runs under triton-lens, which shows the launches itself",
             file=sys.stderr,
         )
+        _end_callers_wait()
         return None
     if port is None:
         port = 8000 if share else 5001
