@@ -11,7 +11,7 @@ PIP_FLAGS := --disable-pip-version-check -q
 NODE_STAMP := node_modules/.install-stamp
 
 .SECONDEXPANSION:
-.PHONY: setup setup32 setup-releases test-releases test lint test-python test-engine32 test-node test-e2e test-package vsix demo bench bench-all viz-deps clean
+.PHONY: setup setup32 setup-releases test-releases test test-deps browser lint test-python test-engine32 test-node test-e2e test-package vsix demo bench bench-all viz-deps clean
 
 setup: $(VENV)/.done
 $(VENV)/.done: pyproject.toml
@@ -45,7 +45,9 @@ $(call release_venv,$(1))/.done: $(VENV)/.done pyproject.toml
 	$(PY) -m venv $(call release_venv,$(1))
 	echo "import site; site.addsitedir('$(CURDIR)/$(VENV)/$(SITE)')" > $(call release_venv,$(1))/$(SITE)/zz_triton_lens_base.pth
 	$(call release_venv,$(1))/bin/pip install $(PIP_FLAGS) --no-deps triton==$(1)
-	$(call release_venv,$(1))/bin/pip install $(PIP_FLAGS) --no-deps -e .
+	# One editable install at a time (make -j4 test-deps builds the venvs side by side; each writes
+	# server/triton_lens.egg-info).
+	flock .editable-install.lock $(call release_venv,$(1))/bin/pip install $(PIP_FLAGS) --no-deps -e .
 	touch $$@
 endef
 $(foreach r,$(OTHER_RELEASES),$(eval $(call release_rule,$(r))))
@@ -56,7 +58,13 @@ setup-releases: $(addsuffix /.done,$(RELEASE_VENVS))
 
 # Every test: engine (triton 3.9 and 3.2), language server, Triton-Viz API and viewer, webview page,
 # extension unit tests, and the extension in a real VS Code.
-test: lint test-python test-engine32 test-releases test-package test-webview test-node test-e2e
+# It first sets up all it needs at once (the venvs of every release and the npm packages: mostly downloads,
+# run side by side by `make -j4 test-deps`), then runs the stages one after another, so that no two
+# stages' tests share the cores (their time limits assume they do not).
+test:
+	$(MAKE) -j4 test-deps
+	$(MAKE) lint test-python test-engine32 test-releases test-package test-webview test-node test-e2e
+test-deps: setup setup32 setup-releases viz-deps webview-deps $(NODE_STAMP)
 
 # The quality gate, first: lint and format of the Python (ruff), its types (mypy, configured in
 # pyproject.toml: strict on model/ and analysis/), lint and format of the extension, the page and the
@@ -75,7 +83,9 @@ lint: setup $(NODE_STAMP)
 test-python: setup viz-deps
 	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=25
 
-viz-deps: tests/viz/node_modules/.done
+viz-deps: tests/viz/node_modules/.done browser
+# Debian's Chromium, for the viz, webview and e2e tests (one rule: two apt-gets at once fight for dpkg's lock).
+browser:
 	@test -x /usr/bin/chromium || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
 tests/viz/node_modules/.done: tests/viz/package.json tests/viz/package-lock.json
 	cd tests/viz && npm ci --no-audit --no-fund --loglevel=error
@@ -126,8 +136,7 @@ WEBVIEW_TESTS := tests/webview
 CHROMIUM ?= /usr/bin/chromium
 
 .PHONY: test-webview bench-webview webview-deps
-webview-deps: $(WEBVIEW_TESTS)/node_modules/.done
-	@test -x $(CHROMIUM) || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+webview-deps: $(WEBVIEW_TESTS)/node_modules/.done browser
 $(WEBVIEW_TESTS)/node_modules/.done: $(WEBVIEW_TESTS)/package.json $(WEBVIEW_TESTS)/package-lock.json
 	cd $(WEBVIEW_TESTS) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
