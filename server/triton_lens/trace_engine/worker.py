@@ -60,8 +60,36 @@ class _BufferLoader:
         sys.meta_path.insert(0, Finder)
         sys.dont_write_bytecode = True
 
+    def serve_to_pytest(self) -> None:
+        """pytest puts its assertion-rewriting hook first on sys.meta_path once it starts, so a test
+        file (or conftest.py) would be read from disk and the buffer never run. Its hook compiles
+        our path from the buffer instead, with the asserts rewritten as pytest rewrites them, and
+        never from the bytecode it cached for the file on disk."""
+        import ast
 
-def _run_target(job: dict) -> None:
+        try:
+            from _pytest.assertion import rewrite
+        except ImportError:  # a pytest without the hook: the Finder above serves the buffer
+            return
+        original = rewrite.AssertionRewritingHook.exec_module
+        outer = self
+
+        def exec_module(hook, module):
+            spec = module.__spec__
+            if spec is None or not spec.origin or os.path.abspath(spec.origin) != outer.path:
+                return original(hook, module)
+            from pathlib import Path
+
+            hook._rewritten_names[module.__name__] = Path(spec.origin)
+            data = outer.source.encode()
+            tree = ast.parse(data, filename=spec.origin)
+            rewrite.rewrite_asserts(tree, data, spec.origin, hook.config)
+            exec(compile(tree, spec.origin, "exec", dont_inherit=True), module.__dict__)
+
+        rewrite.AssertionRewritingHook.exec_module = exec_module  # type: ignore[method-assign]
+
+
+def _run_target(job: dict, buffer: _BufferLoader | None = None) -> None:
     import runpy
 
     path = os.path.abspath(job["path"])
@@ -94,6 +122,8 @@ def _run_target(job: dict) -> None:
         args = argv[2:] if argv[0] == "-m" else argv[1:]
         sys.argv = ["pytest"] + args
         sys.path.insert(0, os.getcwd())
+        if buffer is not None:
+            buffer.serve_to_pytest()
         exit_code = int(pytest.main(args))
         if exit_code not in (0, 5):
             raise SystemExit(exit_code)
@@ -307,8 +337,7 @@ def main(argv: list[str]) -> int:
         os.chdir(job["cwd"])
 
     _stack_on_os_exit(crash)
-    if job.get("source") is not None:
-        _BufferLoader(target, job["source"])
+    buffer = _BufferLoader(target, job["source"]) if job.get("source") is not None else None
 
     out.write_frame("hello", {"triton_version": compat.TRITON_VERSION, "pid": os.getpid()})
 
@@ -350,7 +379,7 @@ def main(argv: list[str]) -> int:
         signal.signal(signal.SIGUSR2, lambda *_: rec.request_flush())
         _seed_random_generators(int(job.get("seed", 0)))
         try:
-            _run_target(job)
+            _run_target(job, buffer)
         except SystemExit as e:
             if e.code not in (None, 0):
                 out.write_frame("error", _error_meta(e, target))
