@@ -1,8 +1,11 @@
-"""A run through a `pytest` run comment runs the editor's buffer, as a plain script run does."""
+"""A run through a `pytest` run comment runs the editor's buffer, as a plain script run does, and
+writes nothing into the user's tree (no .pytest_cache, no __pycache__): the user asked for findings,
+not for files, and pytest's own cache (--lf/--ff) is the user's."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from triton_lens.trace_engine.runner import RunRequest, run
 
@@ -28,6 +31,10 @@ def test_scale():
 
 # The user's environment, as a shell has it: CI sets PYTHONDONTWRITEBYTECODE, which would hide the writes.
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def _tree(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
 
 
 def test_a_pytest_run_comment_runs_the_unsaved_buffer_not_the_file_on_disk(tmp_path):
@@ -67,3 +74,38 @@ def test_a_buffer_run_ignores_bytecode_pytest_cached_from_the_file_on_disk(tmp_p
         RunRequest(path=str(path), source=buffer, command=["pytest", "-q", "test_scale.py"], cwd=str(tmp_path), env=ENV)
     )
     assert r.status == "ok", (r.error, r.stdout[-2000:])
+
+
+def test_a_pytest_run_writes_nothing_into_the_users_tree(tmp_path):
+    (tmp_path / "test_scale.py").write_text("FACTOR = 2\n" + TEST_FILE)
+    (tmp_path / "helper.py").write_text("VALUE = 1\n")
+    (tmp_path / "test_scale.py").write_text("import helper\n" + (tmp_path / "test_scale.py").read_text())
+    before = _tree(tmp_path)
+    r = run(
+        RunRequest(
+            path=str(tmp_path / "test_scale.py"), command=["pytest", "-q", "test_scale.py"], cwd=str(tmp_path), env=ENV
+        )
+    )
+    assert r.status == "ok", (r.error, r.stdout[-2000:])
+    assert _tree(tmp_path) == before  # no .pytest_cache/, no __pycache__/
+    # From the buffer too (the editor's background run on every edit).
+    r = run(
+        RunRequest(
+            path=str(tmp_path / "test_scale.py"),
+            source=(tmp_path / "test_scale.py").read_text(),
+            command=["pytest", "-q", "--lf", "test_scale.py"],  # the user's own cache options still parse
+            cwd=str(tmp_path),
+            env=ENV,
+        )
+    )
+    assert r.status == "ok", (r.error, r.stdout[-2000:])
+    assert _tree(tmp_path) == before
+
+
+def test_a_script_run_writes_no_bytecode_into_the_users_tree(tmp_path):
+    (tmp_path / "helper.py").write_text("VALUE = 1\n")
+    (tmp_path / "k.py").write_text("import helper\nprint(helper.VALUE)\n")
+    before = _tree(tmp_path)
+    r = run(RunRequest(path=str(tmp_path / "k.py"), env=ENV))
+    assert r.error is None or r.status == "no-launch", r.error
+    assert _tree(tmp_path) == before

@@ -10,6 +10,7 @@ import errno
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -119,8 +120,6 @@ class _Worker:
     """
 
     def __init__(self, python: str, env: dict[str, str]):
-        import shutil
-
         exe = shutil.which(python)
         if exe is None:  # the supervisor would only find out after it forked
             raise FileNotFoundError(errno.ENOENT, "no such file or executable", python)
@@ -194,8 +193,6 @@ class _Worker:
         self.remove_home()
 
     def remove_home(self) -> None:
-        import shutil
-
         shutil.rmtree(self.home, ignore_errors=True)
 
 
@@ -553,10 +550,7 @@ def _take_crash_dump(tmp: str, crash_file: str) -> str:
         os.unlink(crash_file)
     except OSError:
         pass
-    try:
-        os.rmdir(tmp)
-    except OSError:
-        pass
+    shutil.rmtree(tmp, ignore_errors=True)  # with what the run kept there (pytest's cache)
     return dump
 
 

@@ -124,6 +124,11 @@ def _run_target(job: dict, buffer: _BufferLoader | None = None) -> None:
         sys.path.insert(0, os.getcwd())
         if buffer is not None:
             buffer.serve_to_pytest()
+        # pytest's cache (.pytest_cache: --lf, --ff, --sw) goes to the run's private folder, removed
+        # after it: a run the user did not ask for writes nothing into their tree, and their own
+        # --lf keeps their last failures. Their cache options still parse (the plugin stays on).
+        if "no:cacheprovider" not in args:
+            args = ["-o", "cache_dir=" + os.path.join(os.path.dirname(job["crash_file"]), "pytest-cache")] + args
         exit_code = int(pytest.main(args))
         if exit_code not in (0, 5):
             raise SystemExit(exit_code)
@@ -337,6 +342,9 @@ def main(argv: list[str]) -> int:
         os.chdir(job["cwd"])
 
     _stack_on_os_exit(crash)
+    # No __pycache__ in the user's tree (a run in the editor happens on every edit; git, too, writes
+    # nothing into a work tree unasked). Only this process: the script's own subprocesses are its own.
+    sys.dont_write_bytecode = True
     buffer = _BufferLoader(target, job["source"]) if job.get("source") is not None else None
 
     out.write_frame("hello", {"triton_version": compat.TRITON_VERSION, "pid": os.getpid()})
