@@ -344,10 +344,11 @@ def run(
     reader.join(timeout=5.0)
     result.stdout, result.stderr = out_tail.text(), err_tail.text()
     note = _take_stream_note(tmp)
+    killed = _take_kill_note(tmp)
     dump = _take_crash_dump(tmp, crash_file)
 
     result.seconds = time.perf_counter() - t0
-    error = _outcome(result, req, target, stopped, state, proc.returncode, dump, note)
+    error = _outcome(result, req, target, stopped, state, proc.returncode, dump, note, killed)
     if error is not None:
         _failed(result, error)
     if result.status == OK and not result.launches:
@@ -396,6 +397,8 @@ def _job(req: RunRequest, target: str, cwd: str, crash_file: str) -> dict:
         "timeout_s": req.timeout_s,  # the worker's own ask for the stack at the limit (worker._at_time_limit)
         # where the worker leaves an error it could not send: the script closed its stream
         "stream_note": os.path.join(os.path.dirname(crash_file), "stream-lost.json"),
+        # where it notes the script's own os.kill/os.killpg of the run (worker._note_kills_of_the_run)
+        "kill_note": os.path.join(os.path.dirname(crash_file), "killed.json"),
         "value_limit": req.value_limit,
         "device": req.device,
         "gpu": req.gpu,
@@ -540,6 +543,17 @@ def _take_stream_note(tmp: str) -> dict | None:
     return note if isinstance(note, dict) and isinstance(note.get("message"), str) else None
 
 
+def _take_kill_note(tmp: str) -> dict | None:
+    """The script's own kill of the run, if it made one (worker._note_kills_of_the_run)."""
+    path = os.path.join(tmp, "killed.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            note = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return note if isinstance(note, dict) and isinstance(note.get("signal"), str) else None
+
+
 def _take_crash_dump(tmp: str, crash_file: str) -> str:
     """The faulthandler dump the worker left (empty if none); the run's temporary folder removed."""
     try:
@@ -565,6 +579,7 @@ def _outcome(
     rc: int | None,
     dump: str,
     note: dict | None = None,
+    killed: dict | None = None,
 ) -> ScriptError | None:
     """The run's error: why it was stopped, what the script raised, or how the worker ended early."""
     if stopped == "cancelled":
@@ -591,12 +606,35 @@ def _outcome(
             target if isinstance(line, int) else None,
             line if isinstance(line, int) else None,
         )
+    if killed is not None and (rc != 0 or not state["done"]):
+        # Before "done" or after it (its last statement): the run did not end as the script ended.
+        return _killed_error(result, target, killed)
     if state["error"] is not None:
         e = state["error"]
         return ScriptError(EXCEPTION, e["type"], e["message"], e["file"], e["line"], e["traceback"])
     if not state["done"]:
         return _early_end_error(result, req, target, rc, dump)
     return None
+
+
+def _killed_error(result: RunResult, target: str, killed: dict) -> ScriptError:
+    """The script's own os.kill/os.killpg ended the run: say so, at its line (not the memory limit)."""
+    line = killed.get("line") if isinstance(killed.get("line"), int) else None
+    whom = {
+        "supervisor": "Triton Lens's supervisor (its parent process), and itself with it,",
+        "group": "its whole process group, itself included,",
+    }.get(str(killed.get("whom")), "itself")
+    at = f" at line {line}" if line is not None else ""
+    return ScriptError(
+        CRASHED,
+        str(killed["signal"]),
+        f"the script killed {whom} with {killed['signal']}{at}: nothing after that ran or was recorded. "
+        "To stop early, raise an exception or call sys.exit(); to end processes the script started, "
+        "signal them by their own pid",
+        target if line is not None else None,
+        line,
+        result.stderr[-8000:],
+    )
 
 
 def _timeout_error(result: RunResult, req: RunRequest, target: str, state: dict, dump: str) -> ScriptError:

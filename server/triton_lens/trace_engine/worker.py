@@ -238,6 +238,47 @@ def _at_time_limit(job: dict, rec, crash) -> None:
     faulthandler.dump_traceback_later(limit + 1.0, repeat=False, file=crash, exit=False)
 
 
+def _note_kills_of_the_run(job: dict, target: str) -> None:
+    """os.kill / os.killpg aimed at the run itself (the supervisor, the worker's process group, the
+    worker) with a signal that ends it: leave the line and the call in a note first, so the runner
+    blames the script's own call, not the memory limit or the system. (A kill from a subprocess of
+    the script, or through ctypes, is still only a signal to the runner.)"""
+    path = job.get("kill_note")
+    if not path:
+        return
+    deadly = {signal.SIGKILL, signal.SIGTERM}
+    me, supervisor, group = os.getpid(), os.getppid(), os.getpgid(0)
+
+    def note(whom: str, sig: int) -> None:
+        if sig not in deadly:
+            return
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump({"whom": whom, "signal": signal.Signals(sig).name, "line": _script_line(target)}, f)
+        except (OSError, ValueError):
+            pass
+
+    real_kill, real_killpg = os.kill, os.killpg
+
+    def kill(pid, sig, /):
+        if pid == supervisor:
+            note("supervisor", sig)
+        elif pid in (0, -group):
+            note("group", sig)
+        elif pid == me:
+            note("worker", sig)
+        return real_kill(pid, sig)
+
+    def killpg(pgid, sig, /):
+        if pgid in (0, group):
+            note("group", sig)
+        return real_killpg(pgid, sig)
+
+    for fake, real in ((kill, real_kill), (killpg, real_killpg)):
+        fake.__name__, fake.__qualname__, fake.__doc__ = real.__name__, real.__qualname__, real.__doc__
+    os.kill, os.killpg = kill, killpg  # type: ignore[assignment]
+
+
 def _exit_with_parent() -> None:
     """A worker whose runner died (a language server killed outright) ends too."""
     import threading
@@ -361,6 +402,7 @@ def main(argv: list[str]) -> int:
         os.chdir(job["cwd"])
 
     _stack_on_os_exit(crash)
+    _note_kills_of_the_run(job, target)
     # No __pycache__ in the user's tree (a run in the editor happens on every edit; git, too, writes
     # nothing into a work tree unasked). Only this process: the script's own subprocesses are its own.
     sys.dont_write_bytecode = True
