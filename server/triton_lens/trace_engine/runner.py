@@ -6,6 +6,7 @@ every launch that finished before is kept and the failure becomes part of the re
 from __future__ import annotations
 
 import atexit
+import bisect
 import errno
 import json
 import os
@@ -314,6 +315,9 @@ def run(
         source, error = _read_script(target)
         if error is not None:
             return _failed(result, error)
+    nul = _nul_byte(source, target)
+    if nul is not None:  # Python refuses the whole file, at no line: say which
+        return _failed(result, nul)
     result.kernels = find_kernels(source, target)
 
     cwd = req.cwd or os.path.dirname(target)
@@ -374,6 +378,26 @@ def _read_script(target: str) -> tuple[str, ScriptError | None]:
     if problem is not None:
         return "", ScriptError(ERROR, "EncodingError", problem[1], target, problem[0])
     return source, None
+
+
+def _nul_byte(source: str, target: str) -> ScriptError | None:
+    """Python does not run a file with a NUL byte ("source code string cannot contain null bytes",
+    no line): the error at the first one's line, as the editor counts lines."""
+    at = source.find("\x00")
+    if at < 0:
+        return None
+    from ..model.lines import line_starts
+
+    starts = line_starts(source)
+    line = bisect.bisect_right(starts, at)
+    return ScriptError(
+        EXCEPTION,
+        "SyntaxError",
+        f"line {line} has a NUL byte (\\x00) at column {at - starts[line - 1] + 1}, and Python runs no file "
+        "that holds one: delete it (it often comes with pasted or binary text)",
+        target,
+        line,
+    )
 
 
 def _missing_folder(cwd: str) -> ScriptError:
