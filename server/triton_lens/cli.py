@@ -167,6 +167,18 @@ def cmd_view(args, rest) -> int:
     return int(view_main(rest) or 0)
 
 
+def _dash_names_as_paths(argv: list[str], parser) -> list[str]:
+    """A script named `-x.py` is that file, not an unknown option -x (argparse refused it, and `--`
+    already starts the script's own arguments): a word that starts with "-", is no option of
+    `check` and names an existing .py file is passed on as ./-x.py, the spelling `rm` recommends.
+    An option's value is never such a word (argparse would refuse the option without its value)."""
+    options = set(parser._option_string_actions)
+    return [
+        "./" + a if a.startswith("-") and a not in options and a.endswith(".py") and os.path.isfile(a) else a
+        for a in argv
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = Parser(prog="triton-lens", description="See what every tl.load and tl.store of a Triton kernel did.")
@@ -236,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
     if "--" in argv:  # everything after -- goes to the script's own sys.argv
         cut = argv.index("--")
         argv, script_args = argv[:cut], argv[cut + 1 :]
+    if argv and argv[0] == "check":
+        argv = ["check"] + _dash_names_as_paths(argv[1:], check)
     args = parser.parse_args(argv)
     args.script_args = script_args
     if args.triton_version:

@@ -70,3 +70,12 @@ def test_good_values_still_run(script, tmp_path):
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
     assert (script.parent / "ran").exists() and "k.py: ok" in (tmp_path / "out" / "report.txt").read_text()
+
+
+@pytest.mark.parametrize("name", ["-x.py", "-o.py", "--json.py"])
+def test_a_script_whose_name_starts_with_a_dash_is_that_file(tmp_path, name):
+    shutil.copy(CORPUS / "oob_missing_mask.py", tmp_path / name)
+    p = cli("check", name, cwd=tmp_path)
+    assert p.returncode == 1, (p.returncode, p.stderr)  # its findings, not a usage error
+    assert f"{name}:" in p.stdout and "[oob]" in p.stdout, p.stdout
+    assert sorted(x.name for x in tmp_path.iterdir()) == [name]  # -o.py wrote no report to ".py"

@@ -3,6 +3,7 @@ an output file that is an input), and FILE changes only when the report is compl
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -98,3 +99,34 @@ def test_an_interrupted_run_leaves_the_output_file_as_it_was(project):
     assert cli.returncode == 2
     assert out.read_text() == "the previous report\n"
     assert sorted(f.name for f in project.iterdir()) == ["kernels", "report.txt"]
+
+
+def test_sarif_uris_are_valid_uris_for_any_file_name(tmp_path):
+    # Spaces, "%", ":" (a relative "a:b.py" reads as scheme "a"), "#", "?" and non-ASCII: percent-encoded,
+    # as RFC 3986 (and code scanning) wants; decoding gives the path back.
+    inside, outside = tmp_path / "work", tmp_path / "else where"
+    inside.mkdir()
+    outside.mkdir()
+    names = [inside / "a b%20:c#d?é.py", outside / "k 100%.py"]
+    for p in names:
+        shutil.copy(CORPUS / "oob_missing_mask.py", p)
+    p = check(*map(str, names), "--format", "sarif", cwd=inside)
+    assert p.returncode == 1, p.stderr
+    log = json.loads(p.stdout)
+    from urllib.parse import unquote, urlsplit
+
+    base = log["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"]
+    got = set()
+    for r in log["runs"][0]["results"]:
+        loc = r["locations"][0]["physicalLocation"]["artifactLocation"]
+        uri = loc["uri"]
+        assert uri.isascii(), uri
+        assert not any(c in uri for c in ' #?"<>'), uri
+        parts = urlsplit(uri)
+        if loc.get("uriBaseId") == "%SRCROOT%":
+            assert parts.scheme == "" and ":" not in uri.split("/")[0], uri
+            got.add(unquote(urlsplit(base).path) + unquote(uri))
+        else:
+            assert parts.scheme == "file", uri
+            got.add(unquote(parts.path))
+    assert got == {str(n) for n in names}

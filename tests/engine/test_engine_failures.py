@@ -113,7 +113,8 @@ def test_a_store_through_an_integer_pointer_outside_every_tensor_is_oob_and_neve
     assert r.status == "ok", r.error  # not SIGSEGV: the lanes were kept off memory
     (f,) = [f for f in a.findings if f.kind == "oob"]
     assert f.line == 14 and f.lanes == 64 and f.access == "store" and f.severity == "error"
-    assert "outside every tensor argument" in f.message and "int_to_ptr" in f.message and "0x" in f.message
+    # Made from x_ptr (x_ptr.to(int64) + delta), the pointer is still x_ptr's: past its end, by element.
+    assert f.arg == "x_ptr" and "past the end of x_ptr's tensor" in f.message and "4398046511104" in f.message
     # A pointer table into a tensor the script holds is what grouped GEMM does: it works as on a GPU.
     assert "target written: True" in r.stdout
 
@@ -167,3 +168,13 @@ def test_check_piped_into_head_exits_quietly():
     err = p.stderr.read().decode()
     p.wait(timeout=300)
     assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def test_a_store_through_an_integer_made_from_an_argument_pointer_is_checked_against_that_argument():
+    # x_ptr.to(int64) + delta, back to a pointer, landing in a tensor the script holds but did not
+    # pass (a canary beside x): the argument's store past its end, reported and kept off memory.
+    r, a = _run("int_to_ptr_stores.py", argv=["neighbour"])
+    assert r.status == "ok", r.error
+    (f,) = [f for f in a.findings if f.kind == "oob"]
+    assert f.line == 14 and f.lanes == 64 and f.access == "store" and f.arg == "x_ptr", f
+    assert "neighbour untouched: True" in r.stdout and "target written: True" in r.stdout, r.stdout

@@ -61,3 +61,18 @@ def test_undecodable_bytes_are_a_clear_error_and_check_exits_2_with_json(tmp_pat
         [sys.executable, "-m", "triton_lens", "check", str(path)], capture_output=True, text=True, timeout=300
     )
     assert p.returncode == 2 and "Traceback" not in p.stderr and "Save the file as UTF-8" in p.stderr
+
+
+@pytest.mark.parametrize("from_buffer", [True, False])
+def test_a_nul_byte_is_reported_at_its_line(tmp_path, from_buffer):
+    # Python refuses the whole file ("source code string cannot contain null bytes") with no line.
+    text = (CORPUS / "vector_add.py").read_text()
+    lines = text.split("\n")
+    lines[4] = lines[4] + "  # pasted \x00 here"
+    bad = "\n".join(lines)
+    path = tmp_path / "nul.py"
+    path.write_text(text if from_buffer else bad, encoding="utf-8", newline="")
+    r = run(RunRequest(path=str(path), source=bad if from_buffer else None))
+    assert r.status == "exception" and r.error.type == "SyntaxError", r.error
+    assert r.error.line == 5 and r.error.file == str(path), r.error
+    assert "NUL" in r.error.message and "column" in r.error.message

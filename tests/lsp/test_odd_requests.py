@@ -116,3 +116,29 @@ async def test_a_change_with_an_older_version_is_ignored_and_said_so(session: Se
     got = await answer(session, "tritonLens/kernels", {"uri": uri})
     assert got.docVersion == 5
     session.close(uri)
+
+
+async def test_typing_word_by_word_below_a_form_feed_runs_the_typed_text(session: Session, tmp_path):
+    # A form feed alone on its line (Emacs' page break) and one inside a line, above and below the
+    # kernel; then a name typed one keystroke at a time below them: the run must see the whole word.
+    plain = CORPUS_FILE("oob_missing_mask.py").read_text()
+    text = "\x0c\nPAGE = 1  # \x0c page\n" + plain.replace("\n\n\n", "\n\x0c\n\n", 1) + "\x0c\nDONE = 1\n"
+    path = tmp_path / "pages.py"
+    path.write_text(text, newline="")
+    uri = session.open(path, text)
+    await session.finished_run(uri, 1)
+    lines = text.split("\n")
+    last = len(lines) - 2  # 0-based "DONE = 1"
+    v = 1
+    for i, ch in enumerate("renamed = DONE + PAGE\n"):
+        v = session.edit(uri, last + 1, i, last + 1, i, ch)
+    await session.finished_run(uri, v)
+    assert not [d for d in session.diagnostics(uri) if d.code in ("exception", "crashed")], session.diagnostics(uri)
+    # A word replaced on the line after a lone form feed: for pygls' copy that line is "\n", and its
+    # codec clamped the edit's end to column 0 in the params our copy got (PAGE_SIZEPAGE = 1).
+    v = session.edit(uri, 1, 0, 1, len("PAGE"), "PAGE_SIZE")
+    v = session.edit(uri, last + 1, len("renamed = DONE + "), last + 1, len("renamed = DONE + PAGE"), "PAGE_SIZE")
+    await session.finished_run(uri, v)
+    errors = [d for d in session.diagnostics(uri) if d.code in ("exception", "crashed")]
+    assert [d.message for d in errors] == [], errors
+    session.close(uri)

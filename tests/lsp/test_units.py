@@ -131,6 +131,16 @@ def test_settings_merge_defaults_and_bad_values():
     assert from_initialization_options({"timeLimit": 3})[0].time_limit_s == 3
 
 
+def test_a_number_json_reads_as_infinity_or_nan_never_stops_the_server():
+    # JSON's 1e400 is float("inf") in Python; int() of it raised inside initialize.
+    inf, nan = float("inf"), float("nan")
+    keys = ("timeLimit", "memoryLimitMb", "debounceMs", "workers")
+    for bad in (inf, -inf, nan, "1e400", "-1e400", "nan", "inf"):
+        s, trusted = from_initialization_options({"trusted": True, "settings": dict.fromkeys(keys, bad)})
+        assert trusted and s == Settings(), bad  # each bad value keeps the default
+        assert Settings().merged(dict.fromkeys(keys, bad)) == Settings(), bad
+
+
 def test_globs():
     assert glob_to_regex("*.py").fullmatch("a/b/c.py")
     assert glob_to_regex("kernels/*.py").fullmatch("kernels/x.py")

@@ -126,3 +126,28 @@ def test_share_true_warns_that_anyone_with_the_link_sees_the_data(viz, port, fak
 def test_a_launch_that_is_no_integer_is_a_400(served, body):
     status, _, text = request(served, "POST", "/api/accessMap", body, JSON)
     assert status == 400 and b"launch must be an integer" in text, (status, text)
+
+
+@pytest.mark.parametrize("path", ["/api/kernels", "/api/reveal"])
+def test_a_deeply_nested_body_is_a_json_400_not_a_500_page(served, path):
+    body = b"[" * 100_000 + b"]" * 100_000
+    status, headers, text = request(served, "POST", path, body, JSON)
+    assert status == 400 and headers["content-type"].startswith("application/json"), (status, text[:200])
+    assert "JSON" in json.loads(text)["error"]["message"]
+
+
+def test_a_body_larger_than_any_request_is_refused_before_it_is_read(served):
+    # 200 MB announced; the server answers 413 in JSON without reading (or holding) it.
+    c = http.client.HTTPConnection("127.0.0.1", served, timeout=30)
+    try:
+        c.putrequest("POST", "/api/kernels")
+        c.putheader("Content-Type", "application/json")
+        c.putheader("Content-Length", str(200 << 20))
+        c.endheaders()
+        c.send(b"{" + b" " * (1 << 20))
+        r = c.getresponse()
+        status, ctype, text = r.status, r.getheader("Content-Type"), r.read()
+    finally:
+        c.close()
+    assert status == 413 and ctype.startswith("application/json"), (status, text[:200])
+    assert "MB" in json.loads(text)["error"]["message"]

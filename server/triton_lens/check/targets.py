@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import glob as _glob
 import os
+import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,12 +39,75 @@ class Targets:
     inputs: list[str] = field(default_factory=list)
 
 
-def _read(path: str) -> str | None:
+MAX_SCRIPT_BYTES = 32 << 20  # no kernel script is this large; /dev/zero behind a *.py link is endless
+
+
+def _read(path: str) -> tuple[str | None, str]:
+    """(the text, "") or (None, why not). Only a regular file, and at most MAX_SCRIPT_BYTES of it:
+    a FIFO named *.py would block the check forever, a link to /dev/zero fill memory. O_NONBLOCK:
+    opening a FIFO with no writer returns at once (fstat then says what it is)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except OSError:
-        return None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        return None, f"cannot read {path}: {e.strerror}"
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None, f"cannot read {path}: not a regular file (a FIFO, device or socket); name the script itself"
+        if st.st_size > MAX_SCRIPT_BYTES:
+            return (
+                None,
+                f"cannot read {path}: {st.st_size >> 20} MB is larger than a script can be ({MAX_SCRIPT_BYTES >> 20} MB)",
+            )
+        try:
+            os.set_blocking(fd, True)
+            raw = f.read(MAX_SCRIPT_BYTES + 1)
+        except OSError as e:
+            return None, f"cannot read {path}: {e.strerror}"
+    if len(raw) > MAX_SCRIPT_BYTES:
+        return None, f"cannot read {path}: larger than a script can be ({MAX_SCRIPT_BYTES >> 20} MB)"
+    return raw.decode("utf-8", errors="replace"), ""
+
+
+def _glob_part(part: str) -> str:
+    """One path part of a shell glob as a regex: `*` and `?` stay within the part, `[...]` is a class."""
+    out, i = [], 0
+    while i < len(part):
+        c = part[i]
+        j = part.find("]", i + 2) if c == "[" else -1
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif j > 0:
+            body = part[i + 1 : j]
+            neg = body[:1] in ("!", "^")
+            out.append("[" + ("^" if neg else "") + re.escape(body[1:] if neg else body) + "]")
+            i = j
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def _recursive_glob(pattern: str) -> list[str]:
+    """glob.glob(pattern, recursive=True) without following symbolic links to folders under `**`
+    (glob follows them, and never ends on a tree with a link loop), as pathlib's `**` does."""
+    parts = pattern.replace(os.sep, "/").split("/")
+    k = next(i for i, p in enumerate(parts) if _glob.has_magic(p))
+    base = "/".join(parts[:k]) or ("/" if pattern.startswith("/") else ".")
+    rx = "".join("(?:[^/]+/)*" if p == "**" else _glob_part(p) + "/" for p in parts[k:])
+    # A last `**` matches everything below; otherwise the last part is the name itself (no "/").
+    regex = re.compile(rx + "[^/]+" if parts[-1] == "**" else rx[:-1])
+    hits = []
+    for root, dirs, files in os.walk(base):  # followlinks=False: a link to a folder is not entered
+        dirs.sort()
+        for name in dirs + sorted(files):
+            full = os.path.join(root, name)
+            rel = os.path.relpath(full, base).replace(os.sep, "/")
+            if regex.fullmatch(rel):
+                hits.append(full if base != "." else os.path.relpath(full))
+    return sorted(hits)
 
 
 def _skipped_dir(root: str, name: str) -> bool:
@@ -81,10 +146,10 @@ def find_targets(
         inputs.append(path)
         if path in seen:
             return
-        text = _read(path)
+        text, why = _read(path)
         if text is None:
-            if explicit:
-                problems.append(f"cannot read {path}")
+            if explicit:  # a file a folder or glob found is skipped, as one that cannot be read
+                problems.append(why)
             return
         nb = None
         if is_notebook(path):
@@ -104,10 +169,10 @@ def find_targets(
         if os.path.isdir(arg):
             for f in _walk(arg):
                 add(f, explicit=False)
-        elif os.path.isfile(arg):
+        elif os.path.isfile(arg) or os.path.exists(arg):  # a FIFO or a device too: add() says what it is
             add(arg, explicit=not filter_named_files)
         elif _glob.has_magic(arg):
-            hits = sorted(_glob.glob(arg, recursive=True))
+            hits = _recursive_glob(arg) if "**" in arg else sorted(_glob.glob(arg))
             if not hits:
                 problems.append(f"no file matches {arg}")
             for h in hits:

@@ -3,6 +3,7 @@ initializationOptions (flat, or under "settings" / "tritonLens"), with sensible 
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from dataclasses import dataclass, field, replace
@@ -90,15 +91,17 @@ def _plain(v: Any) -> Any:
 
 
 def _number(v: Any) -> float | None:
+    """A finite number, or None: JSON's 1e400 reads as infinity, and neither it nor NaN is a limit
+    (int() of either raises; NaN compares false to every bound)."""
     if isinstance(v, bool):
         return None
-    if isinstance(v, (int, float)):
-        return v
     if isinstance(v, str):
         try:
-            return float(v)
+            v = float(v)
         except ValueError:
             return None
+    if isinstance(v, (int, float)) and math.isfinite(v):
+        return v
     return None
 
 

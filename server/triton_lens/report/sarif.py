@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 from typing import Any, TextIO
+from urllib.parse import quote
 
 from .. import __version__
 from .locations import cell_line, file_line, in_words, message_text
@@ -19,10 +20,13 @@ _LEVEL = {"error": "error", "warning": "warning", "information": "note"}
 
 
 def _artifact(path: str) -> dict:
+    """A URI, percent-encoded as RFC 3986 wants (a raw space, "%", "#" or non-ASCII name is no URI,
+    and a relative "a:b.py" would read as scheme "a"): quote() encodes all but letters, digits, "/"
+    and "_.-~"."""
     r = rel(path)
     if os.path.isabs(r):
-        return {"uri": "file://" + r.replace(os.sep, "/")}
-    return {"uri": r.replace(os.sep, "/"), "uriBaseId": "%SRCROOT%"}
+        return {"uri": "file://" + quote(r.replace(os.sep, "/"))}
+    return {"uri": quote(r.replace(os.sep, "/")), "uriBaseId": "%SRCROOT%"}
 
 
 def _region(line: int, col: int, end_line: int, end_col: int) -> dict:
@@ -130,7 +134,7 @@ def log(checked, problems: list[str]) -> dict:
                     }
                 },
                 "originalUriBaseIds": {
-                    "%SRCROOT%": {"uri": "file://" + os.getcwd().replace(os.sep, "/").rstrip("/") + "/"}
+                    "%SRCROOT%": {"uri": "file://" + quote(os.getcwd().replace(os.sep, "/").rstrip("/")) + "/"}
                 },
                 "invocations": [invocation],
                 "results": results,

@@ -332,6 +332,44 @@ def _patch_provenance(scope: PatchScope, hooks: Hooks) -> None:
         if hasattr(InterpreterBuilder, name):
             scope.patch(InterpreterBuilder, name, make_propagating)
 
+    # A pointer turned into an integer and back (p.to(tl.int64) + delta, then .to(pointer)) is still
+    # its argument's pointer, checked against its bounds: by address alone, a stray store landing in
+    # a tensor the script holds (a canary beside x) went ahead unreported. The integer carries its own
+    # tag (_tl_ptrint: integer arguments carry _tl_arg too, and mixing those would make an ordinary
+    # pointer MIXED). A loaded integer (a table of pointers, grouped GEMM) has none: by address.
+    def make_int_provenance(orig, name):
+        def wrapper(self, *args, **kwargs):
+            out = orig(self, *args, **kwargs)
+            if out is None:
+                return out
+            if name == "create_ptr_to_int":
+                tag = _tag_of(args[0]) if args else None
+            else:
+                tags = {getattr(a, "_tl_ptrint", None) for a in args[:2]} - {None}
+                tag = tags.pop() if len(tags) == 1 else None
+                if (
+                    name == "create_sub"
+                    and tag is not None
+                    and all(getattr(a, "_tl_ptrint", None) == tag for a in args[:2])
+                ):
+                    tag = None  # p - q of one argument: an offset, not a pointer
+            if tag is None or tag == MIXED:
+                return out
+            try:
+                if name == "create_int_to_ptr":
+                    out._tl_arg = tag
+                else:
+                    out._tl_ptrint = tag
+            except AttributeError:
+                pass
+            return out
+
+        return wrapper
+
+    for name in ("create_ptr_to_int", "create_int_cast", "create_add", "create_sub", "create_int_to_ptr"):
+        if hasattr(InterpreterBuilder, name):
+            scope.patch(InterpreterBuilder, name, functools.partial(make_int_provenance, name=name))
+
     def make_context(orig, pos, kind, op):
         def wrapper(self, *args, **kwargs):
             hooks.push_context(kind, op, args[pos] if len(args) > pos else None)

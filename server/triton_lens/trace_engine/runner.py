@@ -6,10 +6,12 @@ every launch that finished before is kept and the failure becomes part of the re
 from __future__ import annotations
 
 import atexit
+import bisect
 import errno
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -121,8 +123,6 @@ class _Worker:
     """
 
     def __init__(self, python: str, env: dict[str, str]):
-        import shutil
-
         exe = shutil.which(python)
         if exe is None:  # the supervisor would only find out after it forked
             raise FileNotFoundError(errno.ENOENT, "no such file or executable", python)
@@ -196,8 +196,6 @@ class _Worker:
         self.remove_home()
 
     def remove_home(self) -> None:
-        import shutil
-
         shutil.rmtree(self.home, ignore_errors=True)
 
 
@@ -319,6 +317,9 @@ def run(
         source, error = _read_script(target)
         if error is not None:
             return _failed(result, error)
+    nul = _nul_byte(source, target)
+    if nul is not None:  # Python refuses the whole file, at no line: say which
+        return _failed(result, nul)
     result.kernels = find_kernels(source, target)
 
     cwd = req.cwd or os.path.dirname(target)
@@ -349,10 +350,11 @@ def run(
     reader.join(timeout=5.0)
     result.stdout, result.stderr = out_tail.text(), err_tail.text()
     note = _take_stream_note(tmp)
+    killed = _take_kill_note(tmp)
     dump = _take_crash_dump(tmp, crash_file)
 
     result.seconds = time.perf_counter() - t0
-    error = _outcome(result, req, target, stopped, state, proc.returncode, dump, note)
+    error = _outcome(result, req, target, stopped, state, proc.returncode, dump, note, killed)
     if error is not None:
         _failed(result, error)
     if result.status == OK and not result.launches:
@@ -380,6 +382,26 @@ def _read_script(target: str) -> tuple[str, ScriptError | None]:
     return source, None
 
 
+def _nul_byte(source: str, target: str) -> ScriptError | None:
+    """Python does not run a file with a NUL byte ("source code string cannot contain null bytes",
+    no line): the error at the first one's line, as the editor counts lines."""
+    at = source.find("\x00")
+    if at < 0:
+        return None
+    from ..model.lines import line_starts
+
+    starts = line_starts(source)
+    line = bisect.bisect_right(starts, at)
+    return ScriptError(
+        EXCEPTION,
+        "SyntaxError",
+        f"line {line} has a NUL byte (\\x00) at column {at - starts[line - 1] + 1}, and Python runs no file "
+        "that holds one: delete it (it often comes with pasted or binary text)",
+        target,
+        line,
+    )
+
+
 def _missing_folder(cwd: str) -> ScriptError:
     return ScriptError(
         ERROR,
@@ -398,8 +420,11 @@ def _job(req: RunRequest, target: str, cwd: str, crash_file: str) -> dict:
         "argv": req.argv,
         "cwd": cwd,
         "crash_file": crash_file,
+        "timeout_s": req.timeout_s,  # the worker's own ask for the stack at the limit (worker._at_time_limit)
         # where the worker leaves an error it could not send: the script closed its stream
         "stream_note": os.path.join(os.path.dirname(crash_file), "stream-lost.json"),
+        # where it notes the script's own os.kill/os.killpg of the run (worker._note_kills_of_the_run)
+        "kill_note": os.path.join(os.path.dirname(crash_file), "killed.json"),
         "value_limit": req.value_limit,
         "device": req.device,
         "gpu": req.gpu,
@@ -548,6 +573,17 @@ def _take_stream_note(tmp: str) -> dict | None:
     return note if isinstance(note, dict) and isinstance(note.get("message"), str) else None
 
 
+def _take_kill_note(tmp: str) -> dict | None:
+    """The script's own kill of the run, if it made one (worker._note_kills_of_the_run)."""
+    path = os.path.join(tmp, "killed.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            note = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return note if isinstance(note, dict) and isinstance(note.get("signal"), str) else None
+
+
 def _take_crash_dump(tmp: str, crash_file: str) -> str:
     """The faulthandler dump the worker left (empty if none); the run's temporary folder removed."""
     try:
@@ -559,10 +595,7 @@ def _take_crash_dump(tmp: str, crash_file: str) -> str:
         os.unlink(crash_file)
     except OSError:
         pass
-    try:
-        os.rmdir(tmp)
-    except OSError:
-        pass
+    shutil.rmtree(tmp, ignore_errors=True)  # with what the run kept there (pytest's cache)
     return dump
 
 
@@ -576,6 +609,7 @@ def _outcome(
     rc: int | None,
     dump: str,
     note: dict | None = None,
+    killed: dict | None = None,
 ) -> ScriptError | None:
     """The run's error: why it was stopped, what the script raised, or how the worker ended early."""
     if stopped == "cancelled":
@@ -602,12 +636,35 @@ def _outcome(
             target if isinstance(line, int) else None,
             line if isinstance(line, int) else None,
         )
+    if killed is not None and (rc != 0 or not state["done"]):
+        # Before "done" or after it (its last statement): the run did not end as the script ended.
+        return _killed_error(result, target, killed)
     if state["error"] is not None:
         e = state["error"]
         return ScriptError(EXCEPTION, e["type"], e["message"], e["file"], e["line"], e["traceback"])
     if not state["done"]:
         return _early_end_error(result, req, target, rc, dump)
     return None
+
+
+def _killed_error(result: RunResult, target: str, killed: dict) -> ScriptError:
+    """The script's own os.kill/os.killpg ended the run: say so, at its line (not the memory limit)."""
+    line = killed.get("line") if isinstance(killed.get("line"), int) else None
+    whom = {
+        "supervisor": "Triton Lens's supervisor (its parent process), and itself with it,",
+        "group": "its whole process group, itself included,",
+    }.get(str(killed.get("whom")), "itself")
+    at = f" at line {line}" if line is not None else ""
+    return ScriptError(
+        CRASHED,
+        str(killed["signal"]),
+        f"the script killed {whom} with {killed['signal']}{at}: nothing after that ran or was recorded. "
+        "To stop early, raise an exception or call sys.exit(); to end processes the script started, "
+        "signal them by their own pid",
+        target if line is not None else None,
+        line,
+        result.stderr[-8000:],
+    )
 
 
 def _timeout_error(result: RunResult, req: RunRequest, target: str, state: dict, dump: str) -> ScriptError:

@@ -60,8 +60,36 @@ class _BufferLoader:
         sys.meta_path.insert(0, Finder)
         sys.dont_write_bytecode = True
 
+    def serve_to_pytest(self) -> None:
+        """pytest puts its assertion-rewriting hook first on sys.meta_path once it starts, so a test
+        file (or conftest.py) would be read from disk and the buffer never run. Its hook compiles
+        our path from the buffer instead, with the asserts rewritten as pytest rewrites them, and
+        never from the bytecode it cached for the file on disk."""
+        import ast
 
-def _run_target(job: dict) -> None:
+        try:
+            from _pytest.assertion import rewrite
+        except ImportError:  # a pytest without the hook: the Finder above serves the buffer
+            return
+        original = rewrite.AssertionRewritingHook.exec_module
+        outer = self
+
+        def exec_module(hook, module):
+            spec = module.__spec__
+            if spec is None or not spec.origin or os.path.abspath(spec.origin) != outer.path:
+                return original(hook, module)
+            from pathlib import Path
+
+            hook._rewritten_names[module.__name__] = Path(spec.origin)
+            data = outer.source.encode()
+            tree = ast.parse(data, filename=spec.origin)
+            rewrite.rewrite_asserts(tree, data, spec.origin, hook.config)
+            exec(compile(tree, spec.origin, "exec", dont_inherit=True), module.__dict__)
+
+        rewrite.AssertionRewritingHook.exec_module = exec_module  # type: ignore[method-assign]
+
+
+def _run_target(job: dict, buffer: _BufferLoader | None = None) -> None:
     import runpy
 
     path = os.path.abspath(job["path"])
@@ -94,6 +122,13 @@ def _run_target(job: dict) -> None:
         args = argv[2:] if argv[0] == "-m" else argv[1:]
         sys.argv = ["pytest"] + args
         sys.path.insert(0, os.getcwd())
+        if buffer is not None:
+            buffer.serve_to_pytest()
+        # pytest's cache (.pytest_cache: --lf, --ff, --sw) goes to the run's private folder, removed
+        # after it: a run the user did not ask for writes nothing into their tree, and their own
+        # --lf keeps their last failures. Their cache options still parse (the plugin stays on).
+        if "no:cacheprovider" not in args:
+            args = ["-o", "cache_dir=" + os.path.join(os.path.dirname(job["crash_file"]), "pytest-cache")] + args
         exit_code = int(pytest.main(args))
         if exit_code not in (0, 5):
             raise SystemExit(exit_code)
@@ -182,6 +217,66 @@ def _stack_on_os_exit(crash) -> None:
         real(status)
 
     os._exit = _exit
+
+
+def _at_time_limit(job: dict, rec, crash) -> None:
+    """At the time limit, the launch in flight and the script's stack without the script's signal
+    dispositions: a script may ignore or replace SIGUSR1/SIGUSR2 (the runner's asks), even every
+    signal. A thread asks the recorder for the launch in flight, and faulthandler's watchdog (a C
+    thread: it needs neither a signal nor the GIL) dumps the stacks, a little after the runner's own
+    asks (its clock starts when it reads our hello, after ours), so a script that honours them is
+    not dumped twice unless the machine is slow."""
+    import math
+    import threading
+
+    limit = job.get("timeout_s")
+    if not isinstance(limit, (int, float)) or not math.isfinite(limit) or limit <= 0:
+        return
+    timer = threading.Timer(limit + 0.3, rec.request_flush)
+    timer.daemon = True
+    timer.start()
+    faulthandler.dump_traceback_later(limit + 1.0, repeat=False, file=crash, exit=False)
+
+
+def _note_kills_of_the_run(job: dict, target: str) -> None:
+    """os.kill / os.killpg aimed at the run itself (the supervisor, the worker's process group, the
+    worker) with a signal that ends it: leave the line and the call in a note first, so the runner
+    blames the script's own call, not the memory limit or the system. (A kill from a subprocess of
+    the script, or through ctypes, is still only a signal to the runner.)"""
+    path = job.get("kill_note")
+    if not path:
+        return
+    deadly = {signal.SIGKILL, signal.SIGTERM}
+    me, supervisor, group = os.getpid(), os.getppid(), os.getpgid(0)
+
+    def note(whom: str, sig: int) -> None:
+        if sig not in deadly:
+            return
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump({"whom": whom, "signal": signal.Signals(sig).name, "line": _script_line(target)}, f)
+        except (OSError, ValueError):
+            pass
+
+    real_kill, real_killpg = os.kill, os.killpg
+
+    def kill(pid, sig, /):
+        if pid == supervisor:
+            note("supervisor", sig)
+        elif pid in (0, -group):
+            note("group", sig)
+        elif pid == me:
+            note("worker", sig)
+        return real_kill(pid, sig)
+
+    def killpg(pgid, sig, /):
+        if pgid in (0, group):
+            note("group", sig)
+        return real_killpg(pgid, sig)
+
+    for fake, real in ((kill, real_kill), (killpg, real_killpg)):
+        fake.__name__, fake.__qualname__, fake.__doc__ = real.__name__, real.__qualname__, real.__doc__
+    os.kill, os.killpg = kill, killpg  # type: ignore[assignment]
 
 
 def _exit_with_parent() -> None:
@@ -307,8 +402,11 @@ def main(argv: list[str]) -> int:
         os.chdir(job["cwd"])
 
     _stack_on_os_exit(crash)
-    if job.get("source") is not None:
-        _BufferLoader(target, job["source"])
+    _note_kills_of_the_run(job, target)
+    # No __pycache__ in the user's tree (a run in the editor happens on every edit; git, too, writes
+    # nothing into a work tree unasked). Only this process: the script's own subprocesses are its own.
+    sys.dont_write_bytecode = True
+    buffer = _BufferLoader(target, job["source"]) if job.get("source") is not None else None
     viz_alias.install()  # `import triton_viz` without Triton-Viz installed: Triton Lens's API
 
     out.write_frame("hello", {"triton_version": compat.TRITON_VERSION, "pid": os.getpid()})
@@ -351,9 +449,10 @@ def main(argv: list[str]) -> int:
     with recorder as rec, standin or contextlib.nullcontext():
         # The runner's last word before it stops the worker at the time limit: send the launch in flight.
         signal.signal(signal.SIGUSR2, lambda *_: rec.request_flush())
+        _at_time_limit(job, rec, crash)
         _seed_random_generators(int(job.get("seed", 0)))
         try:
-            _run_target(job)
+            _run_target(job, buffer)
         except SystemExit as e:
             if e.code not in (None, 0):
                 out.write_frame("error", _error_meta(e, target))

@@ -32,6 +32,7 @@ from ..analysis.viewer_service import ViewerRequestError, ViewerService, dumps, 
 from .webview import require_webview
 
 _STATIC = Path(__file__).resolve().parent / "static"
+MAX_BODY_BYTES = 1 << 20  # the page's requests are a few hundred bytes
 _COMPRESSIBLE = ("application/json", "text/html", "text/css", "text/javascript", "application/javascript", "text/plain")
 
 
@@ -94,8 +95,25 @@ def create_app(
             body = dumps(body)
         return Response(body, status=status, mimetype="application/json")
 
+    # No request of the page is more than a few hundred bytes: a larger body is refused before it is
+    # read (a 200 MB one was read and held whole), as a JSON 413 (werkzeug's own is an HTML page).
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
+
+    def body():
+        """The request's JSON body (None when empty). One that does not parse, nested too deep
+        included (json raises RecursionError, which Flask turned into a 500 page), is a 400."""
+        raw = request.get_data(cache=True)
+        if not raw.strip():
+            return None
+        try:
+            return json.loads(raw)
+        except (ValueError, RecursionError):
+            raise ViewerRequestError(
+                "the request body is not valid JSON (or nested too deep): send one JSON object"
+            ) from None
+
     def params() -> dict:  # of the host page's clicks (the service checks its requests' own)
-        p = request.get_json(silent=True)  # the body only: a query string is no way to send a request
+        p = body()  # the body only: a query string is no way to send a request
         if p is None:
             p = {}
         if not isinstance(p, dict):
@@ -148,8 +166,8 @@ def create_app(
         if method not in VIEWER_METHODS:
             return json_response({"error": {"message": f"no such request: {request.path}"}}, 404)
         gz = "gzip" in request.headers.get("Accept-Encoding", "")
-        body = request.get_json(silent=True)  # the body only: a query string is no way to send a request
-        r = json_response(data.request_json(method, {} if body is None else body, compressed=gz))
+        p = body()  # the body only: a query string is no way to send a request
+        r = json_response(data.request_json(method, {} if p is None else p, compressed=gz))
         if gz:  # cached answers keep their compressed bytes: compressed once, served many times
             r.headers["Content-Encoding"] = "gzip"
             r.headers["Vary"] = "Accept-Encoding"
@@ -198,6 +216,8 @@ def create_app(
         refused = _refusal(request, app.config["public_hosts"])
         if refused is not None:
             return json_response({"error": {"message": refused[1]}}, refused[0])
+        if (request.content_length or 0) > MAX_BODY_BYTES:
+            return _too_large(None)
 
     @app.after_request
     def _compress(r):
@@ -224,6 +244,15 @@ def create_app(
         r.set_data(gzip.compress(body, 6, mtime=0))
         r.headers["Content-Encoding"] = "gzip"
         r.headers["Vary"] = "Accept-Encoding"
+        return r
+
+    @app.errorhandler(413)
+    def _too_large(e):
+        r = json_response(
+            {"error": {"message": f"the request body is larger than the viewer takes ({MAX_BODY_BYTES >> 20} MB)"}},
+            413,
+        )
+        r.headers["Connection"] = "close"  # the rest of the body is never read
         return r
 
     @app.errorhandler(404)
