@@ -218,6 +218,9 @@ def install(hooks: Hooks, skip_dead_work: bool = True) -> PatchScope:
     return scope
 
 
+_LAUNCH_LOCK = threading.RLock()  # re-entrant: a launch's hooks may launch (the size probe's relaunch)
+
+
 def _patch_launches(scope: PatchScope, hooks: Hooks) -> None:
     """A launch's begin and end (GridExecutor.__call__) and its arguments (_init_args_hst)."""
 
@@ -228,15 +231,19 @@ def _patch_launches(scope: PatchScope, hooks: Hooks) -> None:
                 # later releases drop what the kernel does not take, as we do here.
                 spec = inspect.getfullargspec(self.fn)
                 kwargs = {k: v for k, v in kwargs.items() if k in spec.args or k in spec.kwonlyargs or k == "warmup"}
-            token = hooks.launch_begin(self, self.fn)
-            try:
-                out = orig(self, *args, **kwargs)
-            except BaseException as e:
-                hooks.launch_end(token, e)
-                raise
-            hooks.launch_end(token, None)
-            hooks.launched(self, args, kwargs)
-            return out
+            # One launch at a time: the interpreter patches triton.language for the launch's length and
+            # the recorder keeps one launch's state, so launches from the script's threads take turns
+            # (on a GPU they queue on the device as well).
+            with _LAUNCH_LOCK:
+                token = hooks.launch_begin(self, self.fn)
+                try:
+                    out = orig(self, *args, **kwargs)
+                except BaseException as e:
+                    hooks.launch_end(token, e)
+                    raise
+                hooks.launch_end(token, None)
+                hooks.launched(self, args, kwargs)
+                return out
 
         return __call__
 
