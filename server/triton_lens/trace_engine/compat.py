@@ -109,12 +109,31 @@ def _with_mask(mask, new: np.ndarray):
     return TensorHandle(new, mask.dtype)
 
 
-def enable_interpreter() -> None:
-    """Make @triton.jit pick the interpreter for kernels decorated from now on."""
+def enable_interpreter() -> Callable[[], None]:
+    """Make @triton.jit pick the interpreter for kernels decorated from now on. Returns what puts the
+    setting back as it was (the pytest plugin, at the session's end; a worker's run just ends)."""
+    env = os.environ.get("TRITON_INTERPRET")
     os.environ["TRITON_INTERPRET"] = "1"
     knobs = getattr(triton, "knobs", None)
-    if knobs is not None:  # 3.4+ reads the knob, not the environment, after import
+    missing = object()
+    # 3.4+ reads the knob, not the environment, after import; its value set from Python is the
+    # runtime knobs' own attribute (absent: the knob follows the environment again).
+    knob = knobs.runtime.__dict__.get("interpret", missing) if knobs is not None else missing
+    if knobs is not None:
         knobs.runtime.interpret = True
+
+    def restore() -> None:
+        if knobs is not None:
+            if knob is missing:
+                knobs.runtime.__dict__.pop("interpret", None)
+            else:
+                knobs.runtime.__dict__["interpret"] = knob
+        if env is None:
+            os.environ.pop("TRITON_INTERPRET", None)
+        else:
+            os.environ["TRITON_INTERPRET"] = env
+
+    return restore
 
 
 class Hooks:

@@ -44,10 +44,12 @@ class CudaStandIn:
         self.reason = reason
         self.gpu = profile(gpu)
         self.used: dict[str, None] = {}
+        self.uses = 0  # how many times the script asked (the pytest plugin: did this test use it)
         self.timed: list[dict] = []
         self._undo: list[Callable[[], None]] = []
 
     def _use(self, what: str) -> None:
+        self.uses += 1
         self.used.setdefault(what, None)
 
     def _timed(self, file: str, line: int, ms: float, what: str) -> None:
