@@ -158,6 +158,12 @@ def test_library_op_bodies_see_cuda_tensors_and_a_cuda_only_op_runs(standin):
     # Real CPU tensors to an op for CUDA only fail as on a GPU machine, saying so.
     with pytest.raises(NotImplementedError, match=r"tl_units::thrice is implemented for CUDA only.*CPU tensors"):
         torch.ops.tl_units.thrice(torch.arange(4.0))
+    # After the stand-in its kernels stay registered, and no longer bring its mode back: a tensor made
+    # during it is a CPU tensor again.
+    standin.__exit__(None, None, None)
+    seen.clear()
+    twice(x)
+    assert seen == [torch.device("cpu")] and len(_get_current_function_mode_stack()) == 0
     lib._destroy()
 
 

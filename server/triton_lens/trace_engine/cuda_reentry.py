@@ -58,10 +58,12 @@ def _mark_tensors(values) -> None:
 
 def install(mode: TorchFunctionMode) -> Callable[[], None]:
     p = _Patches()
+    active = [True]
 
     def within(fn: Callable, *args, **kwargs):
-        """fn(*args, **kwargs) with the stand-in's mode in place (pushed again only where it is not)."""
-        if mode in _get_current_function_mode_stack():
+        """fn(*args, **kwargs) with the stand-in's mode in place (pushed again only where it is not).
+        After the stand-in ended (the op kernels registered during it stay registered) just fn."""
+        if not active[0] or mode in _get_current_function_mode_stack():
             return fn(*args, **kwargs)
         with mode:
             return fn(*args, **kwargs)
@@ -69,7 +71,12 @@ def install(mode: TorchFunctionMode) -> Callable[[], None]:
     _autograd_function(p, within)
     _library(p, within)
     _threads(p, within)
-    return p.undo
+
+    def undo() -> None:
+        active[0] = False
+        p.undo()
+
+    return undo
 
 
 # -- torch.autograd.Function -----------------------------------------------------------------------
