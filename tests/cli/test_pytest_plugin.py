@@ -252,3 +252,12 @@ def test_the_stand_in_reports_gpu_named_and_the_cpu_flag(cuda_suite):
     # An A100 is capability 8.0: the Hopper test is skipped as on an A100, by the suite's own skipif.
     assert p.returncode == 0 and "2 passed, 1 skipped" in p.stdout, p.stdout + p.stderr
     assert "NVIDIA A100-SXM4-80GB" in p.stdout and "2 tests ran on it" in p.stdout
+
+
+def test_the_stand_in_under_xdist_counts_the_workers_tests(cuda_suite):
+    e = dict(os.environ)
+    e.pop("TRITON_INTERPRET", None)
+    p = pytest_run(cuda_suite, "--triton-lens", "-n", "2", "test_cuda_mul.py", env=e)
+    assert p.returncode == 0 and "created: 2/2 workers" in p.stdout and "3 passed" in p.stdout, p.stdout + p.stderr
+    summary = p.stdout[p.stdout.index("Triton Lens =") :]
+    assert "3 tests recorded, 7 kernel launches" in summary and "3 tests ran on it" in summary

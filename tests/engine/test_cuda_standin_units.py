@@ -140,6 +140,34 @@ def test_an_autograd_functions_backward_gets_cuda_gradients_and_saved_tensors(st
     assert not h.is_cuda
 
 
+class _WithHostStats(torch.autograd.Function):
+    """Returns a CUDA result and a host copy of a statistic, and saves a host tensor (lengths)."""
+
+    seen: list = []
+
+    @staticmethod
+    def forward(ctx, x):
+        lengths = torch.tensor([x.numel()])
+        ctx.save_for_backward(x, lengths)
+        return x * 2, x.sum().cpu()
+
+    @staticmethod
+    def backward(ctx, g, g_stat):
+        x, lengths = ctx.saved_tensors
+        _WithHostStats.seen.append((g.device.type, g_stat.device.type, x.device.type, lengths.device.type))
+        return g * 2 + g_stat.to(g.device)
+
+
+def test_a_backwards_host_tensors_stay_on_the_host(standin):
+    _WithHostStats.seen.clear()
+    x = torch.ones(3, device="cuda", requires_grad=True)
+    y, stat = _WithHostStats.apply(x)
+    assert y.is_cuda and not stat.is_cuda
+    (y.sum() + stat).backward()
+    assert _WithHostStats.seen == [("cuda", "cpu", "cuda", "cpu")]
+    assert x.grad.is_cuda and x.grad.tolist() == [3.0, 3.0, 3.0]
+
+
 def test_library_op_bodies_see_cuda_tensors_and_a_cuda_only_op_runs(standin):
     seen = []
 

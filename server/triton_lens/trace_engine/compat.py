@@ -231,6 +231,7 @@ def install(hooks: Hooks, skip_dead_work: bool = True) -> PatchScope:
             _skip_unused_overflow_checks(scope)
             # @jit helper calls re-scanning triton.language to patch what the launch patched.
             _device_calls.install(scope.patch)
+        _serialize_launches(scope)  # last: the outermost wrapper
     except BaseException:
         scope.restore()
         raise
@@ -238,6 +239,21 @@ def install(hooks: Hooks, skip_dead_work: bool = True) -> PatchScope:
 
 
 _LAUNCH_LOCK = threading.RLock()  # re-entrant: a launch's hooks may launch (the size probe's relaunch)
+
+
+def _serialize_launches(scope: PatchScope) -> None:
+    """One launch at a time: the interpreter patches triton.language for a launch's length, and the
+    recorder and device_calls keep one launch's state, so launches from the script's threads take
+    turns (on a GPU they queue on the device as well). Around every other wrapper of the launch."""
+
+    def make_call(orig):
+        def __call__(self, *args, **kwargs):
+            with _LAUNCH_LOCK:
+                return orig(self, *args, **kwargs)
+
+        return __call__
+
+    scope.patch(GridExecutor, "__call__", make_call)
 
 
 def _patch_launches(scope: PatchScope, hooks: Hooks) -> None:
@@ -250,19 +266,15 @@ def _patch_launches(scope: PatchScope, hooks: Hooks) -> None:
                 # later releases drop what the kernel does not take, as we do here.
                 spec = inspect.getfullargspec(self.fn)
                 kwargs = {k: v for k, v in kwargs.items() if k in spec.args or k in spec.kwonlyargs or k == "warmup"}
-            # One launch at a time: the interpreter patches triton.language for the launch's length and
-            # the recorder keeps one launch's state, so launches from the script's threads take turns
-            # (on a GPU they queue on the device as well).
-            with _LAUNCH_LOCK:
-                token = hooks.launch_begin(self, self.fn)
-                try:
-                    out = orig(self, *args, **kwargs)
-                except BaseException as e:
-                    hooks.launch_end(token, e)
-                    raise
-                hooks.launch_end(token, None)
-                hooks.launched(self, args, kwargs)
-                return out
+            token = hooks.launch_begin(self, self.fn)
+            try:
+                out = orig(self, *args, **kwargs)
+            except BaseException as e:
+                hooks.launch_end(token, e)
+                raise
+            hooks.launch_end(token, None)
+            hooks.launched(self, args, kwargs)
+            return out
 
         return __call__
 

@@ -23,7 +23,9 @@ from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
 
 from .cuda_tensors import any_marked, is_marked, mark
 
-_FLAG = "_tl_standin_cuda"  # on a custom Function's backward node: its forward ran on CUDA tensors
+# On a custom Function's backward node whose forward had CUDA inputs: (which outputs were CUDA ones,
+# the storages of its CUDA inputs and outputs).
+_FLAG = "_tl_standin_cuda"
 
 
 class _Patches:
@@ -46,14 +48,6 @@ class _Patches:
                 delattr(owner, name)
             else:
                 setattr(owner, name, old)
-
-
-def _mark_tensors(values) -> None:
-    for v in values:
-        if isinstance(v, torch.Tensor):
-            mark(v)
-        elif isinstance(v, (list, tuple)):
-            _mark_tensors(v)
 
 
 def install(mode: TorchFunctionMode) -> Callable[[], None]:
@@ -80,6 +74,10 @@ def install(mode: TorchFunctionMode) -> Callable[[], None]:
 
 
 # -- torch.autograd.Function -----------------------------------------------------------------------
+def _storage(t: torch.Tensor) -> int:
+    return t.untyped_storage().data_ptr()
+
+
 def _autograd_function(p: _Patches, within: Callable) -> None:
     from torch.autograd.function import BackwardCFunction, Function
 
@@ -87,16 +85,22 @@ def _autograd_function(p: _Patches, within: Callable) -> None:
 
     def forward_apply(cls, *args, **kwargs):
         out = apply(cls, *args, **kwargs)
-        if any_marked(args) or (kwargs and any_marked(kwargs.values())):
-            # On a GPU the backward of a Function run on CUDA tensors gets CUDA gradients: say so on
-            # its node, which the engine hands to backward as ctx.
-            outs = out if isinstance(out, (tuple, list)) else (out,)
-            for t in outs:
-                if isinstance(t, torch.Tensor):
-                    if not is_marked(t):
-                        mark(t)  # an input returned as is comes back as a new view made in C++
-                    if isinstance(t.grad_fn, BackwardCFunction):
-                        setattr(t.grad_fn, _FLAG, True)
+        inputs = [a for a in list(args) + list(kwargs.values()) if is_marked(a)]
+        if not inputs:
+            return out
+        cuda = {_storage(t) for t in inputs}
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        for t in outs:
+            # An input returned as is comes back as a new view made in C++: on the input's device.
+            if isinstance(t, torch.Tensor) and not is_marked(t) and _storage(t) in cuda:
+                mark(t)
+        cuda |= {_storage(t) for t in outs if is_marked(t)}
+        # On a GPU the backward of a Function run on CUDA tensors gets CUDA gradients for its CUDA
+        # outputs and unpacks CUDA saved tensors: say which, on its node (the ctx backward gets).
+        which = tuple(is_marked(t) for t in outs)
+        for t in outs:
+            if isinstance(t, torch.Tensor) and isinstance(t.grad_fn, BackwardCFunction):
+                setattr(t.grad_fn, _FLAG, (which, cuda))
         return out
 
     p.set(Function, "apply", classmethod(forward_apply))
@@ -107,8 +111,13 @@ def _autograd_function(p: _Patches, within: Callable) -> None:
             return
 
         def backward_apply(self, *args):
-            if getattr(self, _FLAG, False):
-                _mark_tensors(args)  # gradients autograd made in C++ from the outputs' consumers
+            flag = getattr(self, _FLAG, None)
+            if flag is not None:
+                # Gradients autograd made in C++, one per forward output: on that output's device.
+                grads = args[0] if len(args) == 1 and isinstance(args[0], list) else args
+                for g, cuda in zip(grads, flag[0]):
+                    if cuda and isinstance(g, torch.Tensor):
+                        mark(g)
             return within(original, self, *args)
 
         p.set(BackwardCFunction, name, backward_apply)
@@ -120,9 +129,13 @@ def _autograd_function(p: _Patches, within: Callable) -> None:
 
     def saved_tensors(self):
         out = saved.__get__(self)
-        if getattr(self, _FLAG, False):
-            # A saved output is unpacked as a new tensor (autograd keeps it without its grad_fn).
-            _mark_tensors(out)
+        flag = getattr(self, _FLAG, None)
+        if flag is not None:
+            # A saved output is unpacked as a new tensor (autograd keeps it without its grad_fn), on the
+            # storage of a CUDA tensor of the forward.
+            for t in out:
+                if isinstance(t, torch.Tensor) and not is_marked(t) and _storage(t) in flag[1]:
+                    mark(t)
         return out
 
     p.set(BackwardCFunction, "saved_tensors", property(saved_tensors))
