@@ -4,7 +4,10 @@ tensors under the stand-in (trace_engine/cuda_standin.py), measured side by side
 - host ops: a script's torch work between launches (small elementwise ops, views, reductions), where
   every call passes through the stand-in's TorchFunctionMode;
 - a traced launch: a vector add of 98432 elements under the recorder (the interpreter's own torch
-  calls pass through the mode too).
+  calls pass through the mode too);
+- autograd.Function forward + backward: the stand-in's wrappers of Function.apply and of the backward
+  node (cuda_reentry.py: the mode pushed again, gradients and saved outputs marked);
+- threads: start + join of a thread making a tensor (Thread.start's wrapper pushes the mode in it).
 
     python bench/cuda_standin_overhead.py [--rounds 5] [--out bench/results/cuda_standin_overhead_DATE.txt]
 """
@@ -56,6 +59,35 @@ def launch(device: str) -> None:
         add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, B=1024)
 
 
+class _Double(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = x * 2
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * 2 + y * 0
+
+
+def autograd_function(device: str, n_calls: int = 200) -> None:
+    x = torch.randn(256, device=device, requires_grad=True)
+    for _ in range(n_calls):
+        _Double.apply(x).sum().backward()
+    assert x.grad.is_cuda == (device == "cuda")
+
+
+def threads(device: str, n_threads: int = 50) -> None:
+    import threading
+
+    for _ in range(n_threads):
+        t = threading.Thread(target=lambda: torch.ones(4, device=device) * 2)
+        t.start()
+        t.join()
+
+
 def timed(fn, device: str, standin: bool) -> float:
     t0 = time.perf_counter()
     if standin:
@@ -76,7 +108,13 @@ def main() -> int:
         f"{platform.node()}, {os.cpu_count()} CPUs, torch {torch.__version__}, triton {triton.__version__})",
         "# median of interleaved rounds; ratio = stand-in / plain",
     ]
-    for name, fn in (("host ops (3000 torch calls)", host_ops), ("traced launch (98432 elements)", launch)):
+    cases = (
+        ("host ops (3000 torch calls)", host_ops),
+        ("traced launch (98432 elements)", launch),
+        ("autograd.Function fwd+bwd (200)", autograd_function),
+        ("threads started (50)", threads),
+    )
+    for name, fn in cases:
         timed(fn, "cpu", False), timed(fn, "cuda", True)  # warm up both
         plain, stand = [], []
         for _ in range(args.rounds):

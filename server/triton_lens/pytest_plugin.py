@@ -11,21 +11,28 @@ pytest-xdist carries from its workers), a test that passed but has findings at t
 fails with their messages, and a table at the end lists the tests with findings.
 
 The interpreter is switched on before any conftest.py or test module is imported, so every
-@triton.jit kernel of the session is an interpreted one. Without --triton-lens nothing is imported
-and nothing changes.
+@triton.jit kernel of the session is an interpreted one. On a machine without a usable GPU (or with
+--triton-lens-cpu) the CUDA stand-in is put in place at the same moment (trace_engine/cuda_standin.py):
+a suite written for CUDA runs as it is (`torch.cuda.is_available()` and `get_device_capability()` at
+collection answer for the stood-in GPU, so `skipif(not torch.cuda.is_available())` tests run, and
+`device="cuda"` tensors are CPU tensors); the summary says so. Both are undone at the session's end
+(pytest_unconfigure): TRITON_INTERPRET, triton's knob and every hook are as they were before.
+Without --triton-lens nothing is imported and nothing changes.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-KEY = "triton_lens"  # user_properties: (KEY, {"launches": n, "findings": [finding dicts]})
+KEY = "triton_lens"  # user_properties: (KEY, {"launches": n, "findings": [finding dicts], "cuda_standin": ...})
 _SEVERITIES = {"error": ("error",), "warning": ("error", "warning")}
-_UNDO = pytest.StashKey[Any]()  # puts Autotuner.__init__ back (compat.autotuners_time_on_the_interpreter)
 _REC = pytest.StashKey[tuple[Any, list[Any], list[Any]]]()  # (Recorder, its launches, its trials) of the test
+_STARTED = pytest.StashKey["_Started"]()
+_USES = pytest.StashKey[int]()  # the stand-in's use count when the test's setup began
 
 
 def pytest_addoption(parser):
@@ -46,37 +53,85 @@ def pytest_addoption(parser):
         help="the lowest finding severity that fails a test: error (out-of-bounds, default) or "
         "warning (also races and dead masks)",
     )
+    group.addoption(
+        "--triton-lens-cpu",
+        action="store_true",
+        default=False,
+        dest="triton_lens_cpu",
+        help="CPU tensors stand in for CUDA ones even where there is a GPU (as `triton-lens check --cpu`)",
+    )
+    group.addoption(
+        "--triton-lens-gpu",
+        default=None,
+        dest="triton_lens_gpu",
+        metavar="NAME",
+        help="the GPU the CUDA stand-in reports (H100 by default; as `triton-lens check --gpu`)",
+    )
 
 
-def _enable_interpreter() -> None:
-    os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported, for releases that read it then
-    from .trace_engine import compat
+class _Started:
+    """What the session switched on, and how to switch it off again."""
 
-    compat.enable_interpreter()
+    def __init__(self, options) -> None:
+        self._undo: list[Callable[[], None]] = []
+        saved = {k: os.environ.get(k) for k in ("TRITON_INTERPRET", "TRITON_LENS_WORKER")}
+        self._undo.append(lambda: _restore_env(saved))
+        os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported, for releases that read it then
+        # What a script does to skip itself in Triton Lens's runs (NeedsRealGPU's advice) holds here too.
+        os.environ["TRITON_LENS_WORKER"] = "1"
+        from .trace_engine import compat, cuda_standin
+
+        self._undo.append(compat.enable_interpreter())
+        # Kernel modules imported at collection make their autotuners before any test's recorder: without
+        # this, triton 3.2/3.3 ask the GPU driver for a benchmarker there and collection fails.
+        self._undo.append(compat.autotuners_time_on_the_interpreter())
+        self.standin = None
+        reason = cuda_standin.wanted("cpu" if getattr(options, "triton_lens_cpu", False) else "auto")
+        if reason is not None:
+            standin = cuda_standin.CudaStandIn(reason, getattr(options, "triton_lens_gpu", None))
+            standin.__enter__()
+            self.standin = standin
+            self._undo.append(lambda: standin.__exit__(None, None, None))
+
+    def stop(self) -> None:
+        while self._undo:
+            self._undo.pop()()
 
 
-@pytest.hookimpl(tryfirst=True)
+def _restore_env(saved: dict[str, str | None]) -> None:
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+def _start(config, options) -> None:
+    if config.stash.get(_STARTED, None) is None:
+        config.stash[_STARTED] = _Started(options)
+        config.add_cleanup(lambda: _stop(config))  # at the session's end (pytest_unconfigure's time)
+
+
+def _stop(config) -> None:
+    started = config.stash.get(_STARTED, None)
+    if started is not None:
+        del config.stash[_STARTED]
+        started.stop()
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_load_initial_conftests(early_config, parser, args):
     if getattr(early_config.known_args_namespace, "triton_lens", False):
-        _enable_interpreter()  # before the first conftest.py defines a kernel
+        _start(early_config, early_config.known_args_namespace)  # before the first conftest.py defines a kernel
+    outcome = yield
+    if outcome.excinfo is not None:
+        _stop(early_config)  # a conftest that fails to import ends the session before any cleanup runs
 
 
 def pytest_configure(config):
     if config.getoption("triton_lens"):
-        _enable_interpreter()
-        from .trace_engine import compat
-
-        # Kernel modules imported at collection make their autotuners before any test's recorder: without
-        # this, triton 3.2/3.3 ask the GPU driver for a benchmarker there and collection fails.
-        config.stash[_UNDO] = compat.autotuners_time_on_the_interpreter()
+        _start(config, config.option)
         config.pluginmanager.register(_Session(config), "triton_lens_session")
-
-
-def pytest_unconfigure(config):
-    undo = config.stash.get(_UNDO, None)
-    if undo is not None:
-        undo()
-        del config.stash[_UNDO]
 
 
 def _fmt(f: dict) -> str:
@@ -91,7 +146,10 @@ class _Session:
     workers' reports, user_properties included)."""
 
     def __init__(self, config):
+        self.config = config
         self.fail_on = _SEVERITIES[config.getoption("triton_lens_fail")]
+        self.standin: dict | None = None  # the stand-in's report, from the last test that used it
+        self.standin_tests = 0  # tests that used it
         self.rows: list[tuple[str, int, list[dict]]] = []  # (nodeid, launches, findings)
         self.launches = 0
         self.tests = 0
@@ -101,6 +159,9 @@ class _Session:
     def pytest_runtest_setup(self, item):
         from .trace_engine.recorder import Recorder
 
+        standin = self._standin()
+        if standin is not None:
+            item.stash[_USES] = standin.uses
         launches: list = []
         trials: list = []  # the launches of each config an autotuner tried, for their findings
         rec = Recorder(on_launch=launches.append, value_limit=0, on_trial=trials.append)  # values: the viewer's
@@ -121,7 +182,11 @@ class _Session:
         rec.__exit__(None, None, None)
         del item.stash[_REC]
         findings = self._findings(item, launches, trials)
-        report.user_properties.append((KEY, {"launches": len(launches), "findings": findings}))
+        value: dict[str, Any] = {"launches": len(launches), "findings": findings}
+        standin = self._standin()
+        if standin is not None and standin.uses > item.stash.get(_USES, standin.uses):
+            value["cuda_standin"] = standin.report()  # this test asked CUDA for something: it ran on the stand-in
+        report.user_properties.append((KEY, value))
         if not findings:
             return
         failing = [f for f in findings if f["severity"] in self.fail_on]
@@ -135,6 +200,10 @@ class _Session:
             findings = [f for f in findings if f not in failing]  # the rest, below the failure
         if findings:
             report.sections.append(("triton-lens", "\n".join(_fmt(f) for f in findings)))
+
+    def _standin(self):
+        started = self.config.stash.get(_STARTED, None)
+        return started.standin if started is not None else None
 
     @staticmethod
     def _findings(item, launches, trials=()) -> list[dict]:
@@ -154,6 +223,9 @@ class _Session:
             if key == KEY:
                 self.tests += 1
                 self.launches += value["launches"]
+                if value.get("cuda_standin"):
+                    self.standin = value["cuda_standin"]
+                    self.standin_tests += 1
                 if value["findings"]:
                     self.rows.append((report.nodeid, value["launches"], value["findings"]))
 
@@ -165,6 +237,16 @@ class _Session:
             f"launch{'es' if self.launches != 1 else ''}, {len(self.rows)} with findings "
             f"(failing at: {'/'.join(self.fail_on)})"
         )
+        if self.standin is not None:
+            from .analysis.standin import standin_notice
+            from .model import CudaStandIn
+
+            tr.write_line(standin_notice(CudaStandIn.from_json(self.standin)))
+            tr.write_line(
+                f"  {self.standin_tests} test{'s' if self.standin_tests != 1 else ''} ran on it; "
+                f"torch.cuda.is_available() answered True for the stood-in GPU, so tests skipped without "
+                f"CUDA ran too."
+            )
         if not self.rows:
             return
         width = max(len(n) for n, _, _ in self.rows)

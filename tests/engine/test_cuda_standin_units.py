@@ -3,10 +3,13 @@ place, copies where a device move copies, and everything put back after."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 import torch
 import triton
 import triton.testing
+from torch.autograd.function import BackwardCFunction
 from torch.overrides import _get_current_function_mode_stack
 
 from triton_lens.trace_engine.cuda_standin import ASKED, CudaStandIn, NeedsRealGPU, explain_message
@@ -101,6 +104,117 @@ def test_what_cannot_be_stood_in_raises_naming_it(standin):
         torch.cuda.set_device(1)
 
 
+class _Scale(torch.autograd.Function):
+    """Saves its input and its output; its backward asks the device of what it gets, as libraries do."""
+
+    seen: list = []
+
+    @staticmethod
+    def forward(ctx, x):
+        y = x * 3
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        props = torch.cuda.get_device_properties(g.device)  # "Expected a cuda device, but got: cpu" before
+        _Scale.seen.append((g.device, x.device, y.device, props.name))
+        return g * 3
+
+
+def test_an_autograd_functions_backward_gets_cuda_gradients_and_saved_tensors(standin):
+    _Scale.seen.clear()
+    x = torch.randn(5, device="cuda", requires_grad=True)
+    w = torch.randn(5, device="cuda")
+    (_Scale.apply(x) * w).sum().backward()  # the gradient backward gets is made by autograd's mul, in C++
+    cuda = torch.device("cuda", 0)
+    assert _Scale.seen == [(cuda, cuda, cuda, standin.gpu.name)]
+    assert x.grad.is_cuda and x.grad.device == cuda
+    torch.testing.assert_close(x.grad, w * 3)
+    # A Function on CPU tensors keeps CPU gradients.
+    _Scale.seen.clear()
+    h = torch.randn(5, requires_grad=True)
+    with pytest.raises(ValueError, match="Expected a cuda device"):
+        _Scale.apply(h).sum().backward()
+    assert not h.is_cuda
+
+
+class _WithHostStats(torch.autograd.Function):
+    """Returns a CUDA result and a host copy of a statistic, and saves a host tensor (lengths)."""
+
+    seen: list = []
+
+    @staticmethod
+    def forward(ctx, x):
+        lengths = torch.tensor([x.numel()])
+        ctx.save_for_backward(x, lengths)
+        return x * 2, x.sum().cpu()
+
+    @staticmethod
+    def backward(ctx, g, g_stat):
+        x, lengths = ctx.saved_tensors
+        _WithHostStats.seen.append((g.device.type, g_stat.device.type, x.device.type, lengths.device.type))
+        return g * 2 + g_stat.to(g.device)
+
+
+def test_a_backwards_host_tensors_stay_on_the_host(standin):
+    _WithHostStats.seen.clear()
+    x = torch.ones(3, device="cuda", requires_grad=True)
+    y, stat = _WithHostStats.apply(x)
+    assert y.is_cuda and not stat.is_cuda
+    (y.sum() + stat).backward()
+    assert _WithHostStats.seen == [("cuda", "cpu", "cuda", "cpu")]
+    assert x.grad.is_cuda and x.grad.tolist() == [3.0, 3.0, 3.0]
+
+
+def test_library_op_bodies_see_cuda_tensors_and_a_cuda_only_op_runs(standin):
+    seen = []
+
+    @torch.library.custom_op("tl_units::twice", mutates_args=(), device_types="cuda")
+    def twice(x: torch.Tensor) -> torch.Tensor:
+        seen.append(x.device)  # device(type='cpu') before: the body ran outside the stand-in
+        return x * 2
+
+    lib = torch.library.Library("tl_units", "FRAGMENT")
+    lib.define("thrice(Tensor x) -> Tensor")
+    lib.impl("thrice", lambda x: (seen.append(x.device), x * 3)[1], "CUDA")
+    x = torch.arange(4.0, device="cuda")
+    y, z = twice(x), torch.ops.tl_units.thrice(x)
+    assert seen == [torch.device("cuda", 0)] * 2
+    assert y.is_cuda and z.is_cuda and y.tolist() == [0, 2, 4, 6] and z.tolist() == [0, 3, 6, 9]
+    # Real CPU tensors to an op for CUDA only fail as on a GPU machine, saying so.
+    with pytest.raises(NotImplementedError, match=r"tl_units::thrice is implemented for CUDA only.*CPU tensors"):
+        torch.ops.tl_units.thrice(torch.arange(4.0))
+    # After the stand-in its kernels stay registered, and no longer bring its mode back: a tensor made
+    # during it is a CPU tensor again.
+    standin.__exit__(None, None, None)
+    seen.clear()
+    twice(x)
+    assert seen == [torch.device("cpu")] and len(_get_current_function_mode_stack()) == 0
+    lib._destroy()
+
+
+def test_threads_the_script_starts_see_cuda_tensors(standin):
+    import threading
+
+    out = []
+    t = threading.Thread(target=lambda: out.append(torch.ones(2, device="cuda") * 2))
+    t.start()
+    t.join()
+    (y,) = out
+    assert y.is_cuda and y.tolist() == [2.0, 2.0]
+
+
+def test_pinned_memory_non_blocking_copies_and_the_raw_stream(standin):
+    host = torch.arange(3.0, pin_memory=True)  # a CPU build has no pinned allocator: host memory
+    assert not host.is_cuda
+    d = host.to("cuda", non_blocking=True)
+    assert d.is_cuda and d.data_ptr() != host.data_ptr() and d.tolist() == [0.0, 1.0, 2.0]
+    assert host.cuda(non_blocking=True).is_cuda
+    assert torch._C._cuda_getCurrentRawStream(0) == 0 and torch._C._cuda_getDevice() == 0
+
+
 def test_a_script_that_never_asks_for_cuda_reports_nothing(standin):
     torch.manual_seed(0)  # seeds torch.cuda too, inside torch
     torch.randn(3).sum()
@@ -115,6 +229,11 @@ def test_everything_is_put_back_after_the_run():
         triton.testing.do_bench,
         dict(vars(triton.runtime.driver)),
         len(_get_current_function_mode_stack()),
+        torch.autograd.Function.__dict__["apply"],
+        dict(vars(BackwardCFunction)),
+        torch.library.Library.impl,
+        threading.Thread.start,
+        hasattr(torch._C, "_cuda_getCurrentRawStream"),
     )
     with CudaStandIn(ASKED):
         x = torch.ones(2, device="cuda")
@@ -125,6 +244,11 @@ def test_everything_is_put_back_after_the_run():
         triton.testing.do_bench,
         dict(vars(triton.runtime.driver)),
         len(_get_current_function_mode_stack()),
+        torch.autograd.Function.__dict__["apply"],
+        dict(vars(BackwardCFunction)),
+        torch.library.Library.impl,
+        threading.Thread.start,
+        hasattr(torch._C, "_cuda_getCurrentRawStream"),
     )
     assert after == before
     assert not torch.cuda.is_available() and x.device.type == "cpu"
@@ -157,6 +281,18 @@ def test_everything_is_put_back_after_the_run():
 def test_errors_from_missing_cuda_are_explained(type_name, message, needed):
     text = explain_message(type_name, message)
     assert text is not None and text.startswith(needed) and "needs a real GPU" in text
+
+
+def test_a_library_op_without_a_cpu_kernel_is_blamed_on_its_compiled_kernel_not_on_cublas():
+    text = explain_message(
+        "NotImplementedError", "Could not run 'mamba_ssm::selective_scan_fwd' with arguments from the 'CPU' backend."
+    )
+    assert text is not None and text.startswith("mamba_ssm::selective_scan_fwd needs a real GPU")
+    assert "compiled CUDA code of the library" in text and "cuBLAS" not in text
+    aten = explain_message(
+        "NotImplementedError", "Could not run 'aten::_cslt_compress' with arguments from the 'CPU' backend."
+    )
+    assert aten is not None and "cuBLAS" in aten
 
 
 def test_other_errors_are_left_alone():

@@ -135,3 +135,28 @@ def test_a_gpu_test_suite_skipped_without_cuda_runs_its_tests():
     assert "2 passed" in r.stdout
     assert [L.grid for L in r.launches] == [(1, 1, 1), (3, 1, 1)]
     assert r.cuda_standin is not None and "cuda tensors" in r.cuda_standin.used
+
+
+LIBRARY = SCRIPTS / "library"
+
+
+@pytest.mark.parametrize(
+    "name,kernels,used",
+    [
+        # forward, then backward through autograd's engine (which calls the Function's backward from C++)
+        ("softmax_autograd.py", ["softmax_fwd_kernel", "softmax_bwd_kernel"], "torch.cuda.get_device_properties"),
+        # custom_op forward, its registered autograd's backward (the op again), the CUDA-only Library op
+        ("custom_ops.py", ["scale_kernel"] * 3, "cuda tensors"),
+        ("triton_op.py", ["add_kernel"], "cuda tensors"),
+        # one launch on the main thread, three from the thread pool
+        ("host_calls.py", ["add_one_kernel"] * 4, "cuda tensors"),
+    ],
+)
+def test_library_code_runs_where_torch_calls_it_backward_ops_and_threads(name, kernels, used):
+    """Each script asserts its outputs (and gradients) equal torch's: status "ok" means they did."""
+    rc, out = check_json(LIBRARY / name)
+    assert rc == 0 and out["status"] == "ok", out["error"]
+    assert serious(out) == []
+    assert [L["kernel"] for L in out["launches"]] == kernels
+    assert used in out["cuda_standin"]["used"]
+    assert all(a["oob"] == 0 and a["active"] > 0 for a in out["accesses"])

@@ -110,12 +110,31 @@ def _with_mask(mask, new: np.ndarray):
     return TensorHandle(new, mask.dtype)
 
 
-def enable_interpreter() -> None:
-    """Make @triton.jit pick the interpreter for kernels decorated from now on."""
+def enable_interpreter() -> Callable[[], None]:
+    """Make @triton.jit pick the interpreter for kernels decorated from now on. Returns what puts the
+    setting back as it was (the pytest plugin, at the session's end; a worker's run just ends)."""
+    env = os.environ.get("TRITON_INTERPRET")
     os.environ["TRITON_INTERPRET"] = "1"
     knobs = getattr(triton, "knobs", None)
-    if knobs is not None:  # 3.4+ reads the knob, not the environment, after import
+    missing = object()
+    # 3.4+ reads the knob, not the environment, after import; its value set from Python is the
+    # runtime knobs' own attribute (absent: the knob follows the environment again).
+    knob = knobs.runtime.__dict__.get("interpret", missing) if knobs is not None else missing
+    if knobs is not None:
         knobs.runtime.interpret = True
+
+    def restore() -> None:
+        if knobs is not None:
+            if knob is missing:
+                knobs.runtime.__dict__.pop("interpret", None)
+            else:
+                knobs.runtime.__dict__["interpret"] = knob
+        if env is None:
+            os.environ.pop("TRITON_INTERPRET", None)
+        else:
+            os.environ["TRITON_INTERPRET"] = env
+
+    return restore
 
 
 class Hooks:
@@ -220,10 +239,29 @@ def install(hooks: Hooks, skip_dead_work: bool = True) -> PatchScope:
             _skip_unused_overflow_checks(scope)
             # @jit helper calls re-scanning triton.language to patch what the launch patched.
             _device_calls.install(scope.patch)
+        _serialize_launches(scope)  # last: the outermost wrapper
     except BaseException:
         scope.restore()
         raise
     return scope
+
+
+_LAUNCH_LOCK = threading.RLock()  # re-entrant: a launch's hooks may launch (the size probe's relaunch)
+
+
+def _serialize_launches(scope: PatchScope) -> None:
+    """One launch at a time: the interpreter patches triton.language for a launch's length, and the
+    recorder and device_calls keep one launch's state, so launches from the script's threads take
+    turns (on a GPU they queue on the device as well). Around every other wrapper of the launch."""
+
+    def make_call(orig):
+        def __call__(self, *args, **kwargs):
+            with _LAUNCH_LOCK:
+                return orig(self, *args, **kwargs)
+
+        return __call__
+
+    scope.patch(GridExecutor, "__call__", make_call)
 
 
 def _patch_launches(scope: PatchScope, hooks: Hooks) -> None:

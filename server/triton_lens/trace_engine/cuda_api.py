@@ -259,9 +259,29 @@ class CudaApi:
         )
         return {k: (v if k in quiet else use(k, v)) for k, v in out.items()}
 
+    def c_functions(self) -> dict[str, Any]:
+        """name in torch._C -> stand-in: the raw CUDA runtime calls libraries make on the host (vLLM,
+        xformers and FlagGems pass the raw stream to their launches). The stand-in's one stream is 0."""
+        return {
+            "_cuda_getCurrentRawStream": lambda device=None: 0,
+            "_cuda_getDevice": lambda: self.index,
+            "_cuda_getDeviceCount": lambda: 1,
+        }
+
     def lazy_init(self) -> None:
         """torch.cuda._lazy_init, which every torch.cuda call not stood in reaches first."""
-        caller = sys._getframe(1).f_code.co_name
+        import torch
+
+        frame = sys._getframe(1)
+        caller = frame.f_code.co_name
+        if not frame.f_code.co_filename.startswith(os.path.dirname(torch.cuda.__file__) + os.sep):
+            # Reached from torch's C++ (a tensor made for CUDA) where the stand-in's mode is not in
+            # place: Python that torch or an extension runs on a path the stand-in does not cover.
+            raise needs_real_gpu(
+                "a CUDA tensor made outside the stand-in",
+                "torch ran this code from C++ on a path Triton Lens does not cover (not a backward, "
+                "a torch.library op or a thread of the script)",
+            )
         raise needs_real_gpu(
             f"torch.cuda.{caller}" if not caller.startswith("_") else "this torch.cuda call",
             "Triton Lens has no CPU stand-in for it",

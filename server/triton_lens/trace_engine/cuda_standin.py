@@ -2,7 +2,9 @@
 
 The worker enters it for the run when the machine has no usable CUDA device, or when the user asks
 (`--cpu`, `tritonLens.device: "cpu"`). While it is in place:
-- CUDA tensors are CPU tensors that say they are CUDA ones (cuda_tensors.py, a TorchFunctionMode);
+- CUDA tensors are CPU tensors that say they are CUDA ones (cuda_tensors.py, a TorchFunctionMode), also
+  where torch runs the script's Python beneath a call: autograd.Function backward, torch.library ops,
+  threads (cuda_reentry.py);
 - `torch.cuda.*`, `triton.runtime.driver.active` and `triton.testing.do_bench` answer for one GPU
   (gpu_profiles.py; default H100), and do_bench times the interpreter (cuda_api.py);
 - what cannot be stood in raises, or is explained as, `NeedsRealGPU` naming what was missing.
@@ -42,10 +44,12 @@ class CudaStandIn:
         self.reason = reason
         self.gpu = profile(gpu)
         self.used: dict[str, None] = {}
+        self.uses = 0  # how many times the script asked (the pytest plugin: did this test use it)
         self.timed: list[dict] = []
         self._undo: list[Callable[[], None]] = []
 
     def _use(self, what: str) -> None:
+        self.uses += 1
         self.used.setdefault(what, None)
 
     def _timed(self, file: str, line: int, ms: float, what: str) -> None:
@@ -57,11 +61,13 @@ class CudaStandIn:
         import torch
         import triton.testing
 
+        from . import cuda_reentry
         from .cuda_tensors import CudaTensors, generator_class
 
         api = CudaApi(self.gpu, self._use)
         self._set(torch.cuda, api.functions())
         self._set(torch.cuda, {"_lazy_init": api.lazy_init})
+        self._set(torch._C, api.c_functions())
         self._set(torch, {"Generator": generator_class(self._use)})
         bench = interpreter_bench(self._timed)
         self._set(triton.testing, {"do_bench": bench, "do_bench_cudagraph": bench})
@@ -70,6 +76,7 @@ class CudaStandIn:
         mode = CudaTensors(lambda: api.index, self._use)
         mode.__enter__()
         self._undo.append(lambda: mode.__exit__(None, None, None))
+        self._undo.append(cuda_reentry.install(mode))  # backward, torch.library ops, threads
         return self
 
     def __exit__(self, *exc) -> None:
@@ -110,6 +117,13 @@ class CudaStandIn:
 
 # (pattern over "Type: message", what it needed, why)
 _CAUSES = [
+    (
+        # An op of a library (not aten) with no Python kernel the stand-in could run: a Python one,
+        # registered for CUDA while the stand-in is in place, runs (cuda_reentry.py).
+        re.compile(r"Could not run '(?P<op>(?!aten::)\w+::[\w.]+)' with arguments from the 'CPU' backend"),
+        "{op}",
+        "its kernel is compiled CUDA code of the library that registered it, with no CPU version",
+    ),
     (
         re.compile(r"Could not run '(?P<op>[\w:.]+)' with arguments from the 'CPU' backend"),
         "{op}",

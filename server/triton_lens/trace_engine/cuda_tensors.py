@@ -17,7 +17,7 @@ from torch.overrides import TorchFunctionMode
 
 _MARK = "_tl_standin_cuda"
 _Base = torch._C.TensorBase
-_GETTERS = {name: _Base.__dict__[name] for name in ("is_cuda", "is_cpu", "device") if name in _Base.__dict__}
+_GETTERS = {name: _Base.__dict__[name] for name in ("is_cuda", "is_cpu", "device", "grad") if name in _Base.__dict__}
 _DATA = _Base.__dict__.get("data")
 _GetSet = type(_Base.__dict__["is_cuda"])
 _MethodWrapper = type(_Base.__dict__["is_cuda"].__get__)
@@ -55,7 +55,7 @@ def is_marked(t: Any) -> bool:
     return isinstance(t, torch.Tensor) and t.__dict__.get(_MARK, False)
 
 
-def _mark(t: torch.Tensor) -> torch.Tensor:
+def mark(t: torch.Tensor) -> torch.Tensor:
     t.__dict__[_MARK] = True
     return t
 
@@ -83,7 +83,7 @@ def _cuda_device(d: Any) -> bool | None:
     return None
 
 
-def _any_marked(values) -> bool:
+def any_marked(values) -> bool:
     """Whether a marked tensor is among `values` (or one level inside a list or tuple among them)."""
     Tensor = torch.Tensor
     for a in values:
@@ -103,11 +103,11 @@ def _mark_new(out, inputs: list) -> None:
     ids = {id(x) for x in inputs if isinstance(x, torch.Tensor)}
     if isinstance(out, torch.Tensor):
         if id(out) not in ids:
-            _mark(out)
+            mark(out)
     elif isinstance(out, (list, tuple)):
         for t in out:
             if isinstance(t, torch.Tensor) and id(t) not in ids:
-                _mark(t)
+                mark(t)
 
 
 def _flat_inputs(args, kwargs) -> list:
@@ -141,6 +141,8 @@ class CudaTensors(TorchFunctionMode):
             handled = self._method(func.__name__, func, args, kwargs)
             if handled is not NotImplemented:
                 return handled
+        if kwargs.get("pin_memory"):
+            kwargs = dict(kwargs, pin_memory=False)  # pinned host memory is host memory (a CPU build has none)
         want = _cuda_device(kwargs["device"]) if "device" in kwargs else None
         if want is None and func in _constructors() and _default_is_cuda():
             want = True  # torch.set_default_device("cuda") / `with torch.device("cuda")`: its mode sits below ours
@@ -148,7 +150,7 @@ class CudaTensors(TorchFunctionMode):
             kwargs = dict(kwargs, device="cpu")
             self.used("cuda tensors")
         out = func(*args, **kwargs)
-        if want or (want is None and (_any_marked(args) or (kwargs and _any_marked(kwargs.values())))):
+        if want or (want is None and (any_marked(args) or (kwargs and any_marked(kwargs.values())))):
             _mark_new(out, _flat_inputs(args, kwargs))
         return out
 
@@ -157,7 +159,7 @@ class CudaTensors(TorchFunctionMode):
         if getattr(func, "__name__", "") == "__set__":
             out = func(*args, **kwargs)
             if descriptor is _DATA and len(args) > 1:  # param.data = moved (nn.Module.cuda / .to / .cpu)
-                _mark(t) if is_marked(args[1]) else _unmark(t)
+                mark(t) if is_marked(args[1]) else _unmark(t)
             return out
         if descriptor is _GETTERS.get("is_cuda"):
             return True if is_marked(t) else func(*args, **kwargs)
@@ -166,8 +168,11 @@ class CudaTensors(TorchFunctionMode):
         if descriptor is _GETTERS.get("device"):
             return self._device() if is_marked(t) else func(*args, **kwargs)
         out = func(*args, **kwargs)
+        if descriptor is _GETTERS.get("grad") and is_marked(t) and isinstance(out, torch.Tensor) and not is_marked(out):
+            mark(out)  # x.grad: accumulated by autograd in C++, on x's device
+            return out
         if descriptor is _DATA and is_marked(t) and isinstance(out, torch.Tensor) and out is not t:
-            _mark(out)  # x.data
+            mark(out)  # x.data
         return out
 
     def _method(self, name, func, args, kwargs):
@@ -178,7 +183,7 @@ class CudaTensors(TorchFunctionMode):
             return func(t).replace("torch.", "torch.cuda.", 1)  # "torch.cuda.FloatTensor"
         if name == "cuda":
             self.used("cuda tensors")
-            return t if is_marked(t) else _mark(t.clone())  # a copy, as onto a GPU
+            return t if is_marked(t) else mark(t.clone())  # a copy, as onto a GPU
         if name == "cpu":
             return _unmark(t.clone()) if is_marked(t) else func(*args, **kwargs)
         if name == "pin_memory":
@@ -205,13 +210,13 @@ class CudaTensors(TorchFunctionMode):
         out = func(t, *rest, **kwargs)
         if target is None:  # a dtype change only: the result stays where the tensor was
             if out is not t and is_marked(t):
-                _mark(out)
+                mark(out)
             return out
         src = is_marked(t)
         if out is t and bool(target) != src:
             out = t.clone()  # moving between devices copies
         if out is not t:
-            _mark(out) if target else _unmark(out)
+            mark(out) if target else _unmark(out)
         return out
 
 
