@@ -79,7 +79,9 @@ def test_matmul_tutorial_autotunes_on_its_cuda_configs():
     assert sorted(f["line"] for f in out["findings"] if f["kind"] == "cpu-timing") == [90, 91]
     assert [L["kernel"] for L in out["launches"]] == ["matmul_kernel"] * 2  # matmul(a, b), and once in do_bench
     (c,) = stats(out, 66)
-    assert c["kind"] == "store" and c["unique"] == 2 * 64 * 64 and c["oob"] == 0
+    # Two launches over 64x64 outputs: 4096 distinct elements (analysis/touched.py), 2 x 4096 lanes.
+    assert c["kind"] == "store" and c["launches"] == 2 and c["unique"] == 64 * 64 and c["active"] == 2 * 64 * 64
+    assert c["oob"] == 0
 
 
 def test_a_missing_mask_is_found_in_a_script_timed_with_cuda_events():
