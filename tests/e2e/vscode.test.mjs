@@ -120,6 +120,16 @@ describe('Triton Lens in VS Code', () => {
       undefined,
       { timeout: 60000 },
     );
+    // No stale lens: once the status bar says done, the kernel's lens drops "running…" (VS Code asks for
+    // lenses again after the server's refresh, debounced by a few hundred ms).
+    await page.waitForFunction(
+      () => {
+        const lenses = [...document.querySelectorAll('.editor-group-container.active .codelens-decoration')];
+        return lenses.some((l) => /launch/.test(l.textContent)) && !lenses.some((l) => /running…/.test(l.textContent));
+      },
+      undefined,
+      { timeout: 10000 },
+    );
     const l12 = await wb.lineText(12);
     const l13 = await wb.lineText(13);
     await wb.shot('inlay-hints');
