@@ -11,7 +11,7 @@ PIP_FLAGS := --disable-pip-version-check -q
 NODE_STAMP := node_modules/.install-stamp
 
 .SECONDEXPANSION:
-.PHONY: setup setup32 setup-releases test-releases test test-deps browser lint test-python test-engine32 test-node test-e2e test-package vsix demo bench bench-all viz-deps clean
+.PHONY: setup setup32 setup-releases test-releases test test-deps browser lint test-python test-engine32 test-node test-e2e test-package vsix demo demo-plan dist release bench bench-all viz-deps clean
 
 setup: $(VENV)/.done
 $(VENV)/.done: pyproject.toml
@@ -127,7 +127,7 @@ bench-all: setup setup32 bench-webview
 PARALLEL_SCALE ?= 1
 
 clean:
-	rm -rf $(VENV) .venv-triton* node_modules dist bundled/libs *.vsix
+	rm -rf $(VENV) .venv-triton* $(DEMO_VENV) node_modules dist release bundled/libs *.vsix
 
 # ---- webview: the access-map page (extension/webview) in headless Debian Chromium -------------
 # Its own npm deps (playwright-core only) live in tests/webview. The engine test there renders a
@@ -174,6 +174,39 @@ test-e2e: setup vsix
 	node --test tests/e2e/vscode.test.mjs
 
 # Serve a real VS Code with the extension installed and examples/ open; also installs into a local `code`.
-demo: setup vsix
-	bash tests/e2e/setup.sh $(E2E_ROOT)
-	node tests/e2e/demo.mjs $(VSIX)
+# Only what it serves, as this user (no root, no browser, no test or lint tools): the kernel stack for the
+# runs (.venv when `make setup` made it, else $(DEMO_VENV) with torch, triton, numpy and debugpy only), the npm
+# packages that build the .vsix, Node 24 and code-server (tests/e2e/setup.sh --serve-only).
+DEMO_VENV := .venv-demo
+DEMO_PYENV := $(if $(wildcard $(VENV)/.done),$(VENV),$(DEMO_VENV))
+# (.venv is used as it is: `make demo` never starts the full `make setup`)
+demo: demo-plan $(if $(wildcard $(VENV)/.done),,$(DEMO_VENV)/.done) vsix
+	bash tests/e2e/setup.sh --serve-only $(E2E_ROOT)
+	TRITON_LENS_PYTHON=$(CURDIR)/$(DEMO_PYENV)/bin/python node tests/e2e/demo.mjs $(VSIX)
+
+demo-plan:
+	@echo "make demo downloads, once, into this folder (later runs reuse it; outside it only pip's and npm's caches, and the .vsix into your own VS Code when a code command is on PATH):"
+	@$(if $(wildcard $(DEMO_PYENV)/.done),echo "  - nothing for Python: $(DEMO_PYENV) is there",echo "  - into $(DEMO_VENV): torch $(DEMO_TORCH), triton $(TRITON), numpy, debugpy from your pip index, with pip's progress bars." && echo "    On Linux PyPI's torch is the CUDA build (several GB); the CPU one is a few hundred MB:" && echo "    make demo DEMO_PIP='--extra-index-url https://download.pytorch.org/whl/cpu'")
+	@echo "  - into node_modules, unless it is up to date: the npm packages that build the .vsix (package-lock.json)"
+	@$(if $(wildcard $(E2E_ROOT)/cs/.done-*),echo "  - nothing for VS Code: $(E2E_ROOT) is there",echo "  - into $(E2E_ROOT): Node 24 (about 190 MB on disk) and code-server, VS Code's workbench (about 600 MB on disk, compiled here: 2-8 min on 2 cores), from the npm registry")
+	@echo "  Then it serves VS Code on 127.0.0.1 with examples/ open: open the printed address in your browser."
+
+DEMO_TORCH := 2.13.0
+DEMO_PIP ?=
+$(DEMO_VENV)/.done:
+	$(PY) -m venv $(DEMO_VENV)
+	$(DEMO_VENV)/bin/pip install --disable-pip-version-check --upgrade pip
+	$(DEMO_VENV)/bin/pip install --disable-pip-version-check $(DEMO_PIP) torch==$(DEMO_TORCH) triton==$(TRITON) numpy debugpy==1.8.22
+	touch $@
+
+# What a user without a clone installs, in release/ (dist/ is the extension's esbuild output): the wheel and
+# sdist (python -m build) and the .vsix.
+#   pip install "release/triton_lens-<version>-py3-none-any.whl[kernel,lsp,viewer]"
+#   code --install-extension release/triton-lens.vsix
+release: vsix
+	PY="$$( [ -x $(VENV)/bin/python ] && echo $(VENV)/bin/python || echo $(PY) )"; \
+	  "$$PY" -m build --version >/dev/null 2>&1 || { echo "make dist needs the build package: $$PY -m pip install build (make setup has it)" >&2; exit 1; }; \
+	  rm -rf release && "$$PY" -m build --outdir release .
+	cp $(VSIX) release/
+	@echo "release/:" && ls -1 release
+dist: release

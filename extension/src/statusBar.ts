@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 
 export type LensState =
   | { kind: 'starting' }
-  | { kind: 'idle' }
+  | { kind: 'idle'; uri?: string }
   | { kind: 'running'; uri: string }
   | { kind: 'done'; uri: string; ms: number; launches: number; standIn?: CudaStandIn }
   | { kind: 'failed'; uri: string; status: string; ms: number; standIn?: CudaStandIn }
@@ -28,6 +28,8 @@ export interface RunFinishedParams {
   ms: number;
   launches: number | unknown[];
   cudaStandIn?: CudaStandIn | null;
+  /** Another run of the same document is in flight (the server adopted this older one's result). */
+  running?: boolean;
 }
 
 export const STAND_IN = 'CPU stand-in for CUDA';
@@ -60,6 +62,57 @@ export function isSuccess(status: string): boolean {
   return status === 'ok' || status === 'done' || status === 'success';
 }
 
+/**
+ * What a run's status id (RunResult.status, or "cancelled") means, in words: the status bar's text, a
+ * sentence for its tooltip (what happened and what to do), and whether it is an error of the script (red).
+ * The ids are the server's (server/triton_lens/model/__init__.py); an unknown one is shown quoted.
+ */
+export function describeStatus(status: string): { short: string; sentence: string; error: boolean } {
+  switch (status) {
+    case 'exception':
+      return {
+        short: 'script raised an exception',
+        sentence: 'stopped at an exception the script raised; the error diagnostic is at the line it happened.',
+        error: true,
+      };
+    case 'timeout':
+      return {
+        short: 'hit the time limit',
+        sentence:
+          'was stopped at the time limit; the hints show what ran until then. Make the launch smaller or raise tritonLens.timeLimit.',
+        error: true,
+      };
+    case 'crashed':
+      return {
+        short: 'script crashed',
+        sentence:
+          'ended with its process gone (a crash, or past tritonLens.memoryLimitMb); the diagnostic and the log say which.',
+        error: true,
+      };
+    case 'no-launch':
+      return {
+        short: 'no kernel launch',
+        sentence:
+          'ran but launched no Triton kernel (a file that only defines kernels). Add a `# triton-lens: run <script or test>` comment naming what launches it.',
+        error: false,
+      };
+    case 'error':
+      return {
+        short: 'could not run the file',
+        sentence: 'could not be run by Triton Lens itself (not an error of the script); the log has the details.',
+        error: true,
+      };
+    case 'cancelled':
+      return {
+        short: 'run stopped',
+        sentence: 'was stopped before it finished (the file changed, closed, or a setting changed).',
+        error: false,
+      };
+    default:
+      return { short: `run ended "${status}"`, sentence: `ended with status "${status}".`, error: true };
+  }
+}
+
 export function formatMs(ms: number): string {
   return ms >= 10000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`;
 }
@@ -71,7 +124,9 @@ export function render(s: LensState): Rendered {
     case 'idle':
       return {
         text: '$(pulse) Triton Lens',
-        tooltip: 'Triton Lens: ready. Save or edit a file with a Triton kernel launch to trace it.',
+        tooltip: s.uri
+          ? `Triton Lens: no run of ${base(s.uri)}. A file runs when it launches a Triton kernel, or has a \`# triton-lens: run\` comment.`
+          : 'Triton Lens: ready. Save or edit a file with a Triton kernel launch to trace it.',
         error: false,
       };
     case 'running':
@@ -88,12 +143,14 @@ export function render(s: LensState): Rendered {
         error: false,
       };
     }
-    case 'failed':
+    case 'failed': {
+      const d = describeStatus(s.status);
       return {
-        text: `$(error) Triton Lens: ${s.status}`,
-        tooltip: `Triton Lens: the run of ${base(s.uri)} ended with "${s.status}" after ${formatMs(s.ms)}.${standInTooltip(s.standIn)} Click for the log.`,
-        error: true,
+        text: `${d.error ? '$(error)' : '$(info)'} Triton Lens: ${d.short}`,
+        tooltip: `Triton Lens: the run of ${base(s.uri)} ${d.sentence} (after ${formatMs(s.ms)}).${standInTooltip(s.standIn)} Click for the log.`,
+        error: d.error,
       };
+    }
     case 'setup':
       return { text: '$(warning) Triton Lens: setup needed', tooltip: s.message, error: true };
     case 'restricted':
@@ -108,14 +165,29 @@ export function render(s: LensState): Rendered {
   }
 }
 
+/** Documents whose state the bar shows when their editor is active: the files the server runs. */
+function isRunnable(doc: vscode.TextDocument | undefined): boolean {
+  return !!doc && doc.languageId === 'python' && ['file', 'untitled', 'vscode-notebook-cell'].includes(doc.uri.scheme);
+}
+
+/** The same text with the file named, for a state shown while another editor (or none) is active. */
+function named(r: Rendered, uri: string): Rendered {
+  return { ...r, text: `${r.text} · ${base(uri)}` };
+}
+
 /**
- * Keeps the last run state per document and shows the one of the active editor (or the latest, when the
- * active editor has none). Server-wide states (starting, setup, restricted, stopped) win over per-file ones.
+ * Keeps the last run state per document and shows the one of the active editor: a Python file with no run
+ * shows "no run of this file", not another file's run. With no editor active (the access map focused) or a
+ * non-Python one, it shows the latest run, naming its file. Server-wide states (starting, setup, restricted,
+ * stopped) win over per-file ones.
  */
 export class StatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
   private global: LensState = { kind: 'starting' };
   private readonly perUri = new Map<string, LensState>();
+  /** The version of the latest run started per document: the end of an older run (cancelled too late, its
+   * result still sent) must not say "done" while the newer one runs. */
+  private readonly startedVersion = new Map<string, number>();
   private latest: string | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -132,17 +204,24 @@ export class StatusBar implements vscode.Disposable {
 
   setGlobal(state: LensState): void {
     this.global = state;
-    if (state.kind === 'starting' || state.kind === 'stopped' || state.kind === 'restricted') this.perUri.clear();
+    if (state.kind === 'starting' || state.kind === 'stopped' || state.kind === 'restricted') {
+      this.perUri.clear();
+      this.startedVersion.clear();
+    }
     this.update();
   }
 
   runStarted(p: RunStartedParams): void {
+    if (typeof p.version === 'number') this.startedVersion.set(p.uri, p.version);
     this.perUri.set(p.uri, { kind: 'running', uri: p.uri });
     this.latest = p.uri;
     this.update();
   }
 
   runFinished(p: RunFinishedParams): void {
+    const newer = this.startedVersion.get(p.uri);
+    // A newer run is on (an edit, or a setting that re-ran the same version): "done" would be another run's.
+    if (p.running || (typeof p.version === 'number' && newer !== undefined && p.version < newer)) return;
     const ms = Number(p.ms) || 0;
     const standIn = p.cudaStandIn ?? undefined;
     this.perUri.set(
@@ -157,13 +236,23 @@ export class StatusBar implements vscode.Disposable {
 
   /** What is shown now (for tests and the e2e hook). */
   current(): LensState {
-    if (this.global.kind !== 'idle') return this.global;
-    const active = vscode.window.activeTextEditor?.document.uri.toString();
-    return (active && this.perUri.get(active)) || (this.latest && this.perUri.get(this.latest)) || this.global;
+    return this.shown().state;
+  }
+
+  private shown(): { state: LensState; other: boolean } {
+    if (this.global.kind !== 'idle') return { state: this.global, other: false };
+    const doc = vscode.window.activeTextEditor?.document;
+    if (isRunnable(doc)) {
+      const uri = doc!.uri.toString();
+      return { state: this.perUri.get(uri) ?? { kind: 'idle', uri }, other: false };
+    }
+    const latest = this.latest && this.perUri.get(this.latest);
+    return latest ? { state: latest, other: true } : { state: this.global, other: false };
   }
 
   private update(): void {
-    const r = render(this.current());
+    const { state, other } = this.shown();
+    const r = other && 'uri' in state && state.uri ? named(render(state), state.uri) : render(state);
     this.item.text = r.text;
     this.item.tooltip = r.tooltip;
     this.item.backgroundColor = r.error ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;

@@ -92,7 +92,7 @@ async def test_hang_is_stopped_at_the_time_limit_and_the_launch_stays(session: S
     assert t and "time limit" in t[0].message
     assert t[0].range.start.line in (line_of(text, "while True"), line_of(text, "pass"))
     hints = await session.hints(uri)
-    assert any(h.position.line == LOAD_LINE and "2 prog · 200/256 active" in h.label for h in hints)
+    assert any(h.position.line == LOAD_LINE and "200/256 active · 2 prog" in h.label for h in hints)
     session.close(uri)
 
 
@@ -222,7 +222,7 @@ async def test_run_command_from_the_setting(session: Session, workspace):
     done = await session.finished_run(uri, 1, timeout=60)
     assert done["status"] == "ok" and done["launches"] == 1
     hints = await session.hints(uri)
-    assert any(h.position.line == LOAD_LINE and "3 prog · 300/384 active" in h.label for h in hints)
+    assert any(h.position.line == LOAD_LINE and "300/384 active · 3 prog" in h.label for h in hints)
     session.close(uri)
 
 

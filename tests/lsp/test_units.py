@@ -10,7 +10,7 @@ import numpy as np
 
 from triton_lens.analysis.hover import param_location
 from triton_lens.analysis.index_text import FULL, MOST, NONE, SOME, dim_ranges, format_ranges, text_map
-from triton_lens.lsp.hints import access_label, format_bytes
+from triton_lens.lsp.hints import MAX_HINT, access_label, access_parts, fit_labels, format_bytes, shorten_extent
 from triton_lens.lsp.linemap import LineMap
 from triton_lens.lsp.runplan import plan
 from triton_lens.lsp.settings import Settings, from_initialization_options, glob_to_regex
@@ -234,11 +234,46 @@ def _stats(**kw):
 
 
 def test_hint_label_is_compact_and_shows_repeats():
-    assert access_label(_stats(), None) == "x[0:1000] · 8 prog · 1000/1024 active · 3.9 KB"
+    # What matters first, within VS Code's default 43 characters: the bytes do not fit after a partial mask.
+    assert access_label(_stats(), None) == "x[0:1000] · 1000/1024 active · 8 prog"  # 46 with " · 3.9 KB"
+    assert access_label(_stats(extent="x_ptr[0:1000]"), None) == "x_ptr[0:1000] · 1000/1024 active · 8 prog"
+    # every lane on: no mask part, so programs, bytes and the repeats get the room
+    assert access_label(_stats(active=1024, executions=32), None) == "x[0:1000] · 8 prog · 3.9 KB · ×4 iter"
     label = access_label(_stats(launches=2, executions=32, oob=24), None)
-    # Out-of-bounds lanes lead: VS Code cuts a hint at 43 characters by default.
-    assert label == "24 OOB · x[0:1000] · 8 prog · 1000/1024 active · 3.9 KB · ×4 iter · ×2 launches"
+    # Out-of-bounds lanes lead; the parts that do not fit drop from the end, in their fixed order.
+    assert label == "24 OOB · x[0:1000] · 1000/1024 active", label
+    full = access_label(_stats(launches=2, executions=32, oob=24), None, limit=200)
+    assert full == "24 OOB · x[0:1000] · 1000/1024 active · 8 prog · 3.9 KB · ×4 iter · ×2 launches"
     assert format_bytes(512) == "512 B" and format_bytes(25600) == "25.0 KB"
+
+
+def test_hint_label_falls_back_to_a_percentage_then_drops():
+    # 26 characters of head: the fraction does not fit, its short form does
+    label = access_label(_stats(extent="x_ptr[0:1000, 0:64:2]"), None, limit=36)
+    assert label == "x_ptr[0:1000, 0:64:2] · 97% active", label
+    assert access_label(_stats(active=1), None, limit=21) == "x[0:1000]"  # a part is shown whole or not at all
+    assert access_label(_stats(active=1), None, limit=22) == "x[0:1000] · <1% active"
+
+
+def test_a_long_extent_is_shortened_and_the_oob_count_kept():
+    ext = "a_ptr[0:48, 0:72, 0:100, 0:1000] (100000 elements)"
+    assert shorten_extent(ext, 43) == "a_ptr[0:48, 0:72, 0:100, 0:1000]…"
+    assert shorten_extent(ext, 12) == "a_ptr[0:48,…"
+    label = access_label(_stats(extent=ext, oob=5), None)
+    assert label == "5 OOB · a_ptr[0:48, 0:72, 0:100, 0:1000]…", label
+
+
+def test_a_line_of_several_accesses_fits_as_a_whole():
+    load = access_parts(_stats(extent="x_ptr[0:1000]"))
+    store = access_parts(_stats(arg="out_ptr", kind="store", extent="out_ptr[0:1000]", active=1024))
+    # the load's mask part does not fit: it stops there, the store (all lanes on) still shows its programs
+    assert fit_labels([load, store]) == "x_ptr[0:1000] │ out_ptr[0:1000] · 8 prog"
+    many = [access_parts(_stats(extent=f"p{i}[0:1000]")) for i in range(7)]
+    label = fit_labels(many)
+    assert label == "p0[0:100… │ p1[0:100… │ p2[0:100… │ +4 more" and len(label) <= MAX_HINT
+    # heads that share the room: a short one keeps its length, the long ones split the rest
+    two = fit_labels([access_parts(_stats(extent="a[0:4]")), access_parts(_stats(extent="b" * 60))])
+    assert two.startswith("a[0:4] │ bbbb") and two.endswith("…") and len(two) == MAX_HINT
 
 
 def test_module_files_are_small_and_the_server_holds_no_analysis():

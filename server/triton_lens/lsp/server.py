@@ -407,6 +407,9 @@ class TritonLensServer(LanguageServer):
                 "ms": round(view.ms, 1),
                 "launches": len(r.launches),
                 "cudaStandIn": standin,
+                # A newer run of the document is in flight (this one was cancelled too late and its result
+                # adopted): the client keeps saying "running", as the code lens does, until that one ends.
+                "running": doc.run is not None,
             },
         )
 
