@@ -292,7 +292,7 @@ def all_findings(result: RunResult, groups: dict[Key, Group]) -> list[Finding]:
         + race_findings(result.launches)
         + dead_findings(groups)
         + overrun_findings(groups)
-        + unwritten_findings(result.launches)
+        + unwritten_findings(result.launches, result.scratch_buffers)
         + uninit_findings(result.launches)
         + run_findings(result)
         + standin_findings(result)

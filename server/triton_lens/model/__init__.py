@@ -386,6 +386,10 @@ class RunResult:
     # The launches an autotuner made to try its configs (LaunchTrace.autotune["trial"]): each one's index
     # is that of the launch it tuned (the one kept). Read for their findings only (analysis/autotune.py).
     autotune_trials: list[LaunchTrace] = field(default_factory=list)
+    # The torch.empty buffers launches took (trace_engine/host_writes.py, sent at the end of the run):
+    # {"uses": [[launch, tensor index], ...], "host_read_after": how many uses came before the host first
+    # read an element nothing had written, or None}. None when the run did not report them.
+    scratch_buffers: list[dict[str, Any]] | None = None
 
 
 @dataclass

@@ -494,6 +494,8 @@ def _read_stream(
                 state["error"] = meta
             elif kind == "standin":
                 result.cuda_standin = CudaStandIn.from_json(meta)
+            elif kind == "memory":  # the run's torch.empty buffers that launches took (host_writes.py)
+                result.scratch_buffers = list(meta["scratch"])
             elif kind == "done":
                 state["done"] = True
 

@@ -367,6 +367,8 @@ def main(argv: list[str]) -> int:
         out.write_frame("standin", report)
     if memory is not None:
         memory.stop()
+        # which launches shared a torch.empty buffer, and whether the host read what none of them wrote
+        out.write_frame("memory", {"scratch": memory.scratch_report()})
     sys.stdout.flush()
     sys.stderr.flush()
     out.write_frame("done", {"status": status})
