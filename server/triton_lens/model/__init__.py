@@ -304,9 +304,15 @@ class ScriptError:
     file: str | None = None  # innermost frame in the analysed file (or the script), 1-based line
     line: int | None = None
     traceback: str = ""
+    # An error triton's compiler raises at one expression of a kernel (semantics.WouldNotCompile): the
+    # expression's 0-based columns (as a Finding's) and end line; the script would stop there on a GPU too.
+    col: int | None = None
+    end_line: int | None = None
+    end_col: int | None = None
+    would_not_compile: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "kind": self.kind,
             "type": self.type,
             "message": self.message,
@@ -314,6 +320,9 @@ class ScriptError:
             "line": self.line,
             "traceback": self.traceback,
         }
+        if self.would_not_compile:
+            out.update(col=self.col, end_line=self.end_line, end_col=self.end_col, would_not_compile=True)
+        return out
 
 
 @dataclass

@@ -606,7 +606,18 @@ def _outcome(
         )
     if state["error"] is not None:
         e = state["error"]
-        return ScriptError(EXCEPTION, e["type"], e["message"], e["file"], e["line"], e["traceback"])
+        return ScriptError(
+            EXCEPTION,
+            e["type"],
+            e["message"],
+            e["file"],
+            e["line"],
+            e["traceback"],
+            col=e.get("col"),
+            end_line=e.get("end_line"),
+            end_col=e.get("end_col"),
+            would_not_compile=bool(e.get("would_not_compile")),
+        )
     if not state["done"]:
         return _early_end_error(result, req, target, rc, dump)
     return None

@@ -118,6 +118,9 @@ def _error_meta(e: BaseException, target: str) -> dict:
         chain.append(cur)
         cur = cur.__cause__ or cur.__context__
     root = chain[-1]
+    for exc in chain:
+        if getattr(exc, "triton_lens_would_not_compile", False):  # semantics.WouldNotCompile
+            return _compile_error_meta(exc, e)
     file = line = None
     for exc in reversed(chain):  # the deepest cause first: a kernel's own error inside InterpreterError
         for fs in reversed(traceback.extract_tb(exc.__traceback__)):
@@ -146,6 +149,23 @@ def _error_meta(e: BaseException, target: str) -> dict:
         "message": msg,
         "file": file,
         "line": line,
+        "traceback": "".join(traceback.format_exception(e))[-8000:],
+    }
+
+
+def _compile_error_meta(exc: Any, e: BaseException) -> dict:
+    """An error the compiler raises at a kernel's expression: reported there, as the compiler's, with its
+    columns (not the interpreter's traceback at the launch)."""
+    return {
+        "kind": "exception",
+        "type": "CompilationError",
+        "message": str(exc),
+        "file": exc.file,
+        "line": exc.line,
+        "col": exc.col,
+        "end_line": exc.end_line,
+        "end_col": exc.end_col,
+        "would_not_compile": True,
         "traceback": "".join(traceback.format_exception(e))[-8000:],
     }
 
