@@ -23,6 +23,7 @@ import triton.runtime.interpreter as _interp
 from triton.runtime.jit import JITFunction
 
 from . import device_calls as _device_calls
+from . import jit_api as _jit_api
 from . import semantics as _semantics
 from .spin import SpinWatch
 
@@ -210,6 +211,9 @@ def install(hooks: Hooks, skip_dead_work: bool = True) -> PatchScope:
         # types, libdevice, string annotations, list grids, fp8 rounding, numpy 2.4+): semantics.py.
         # Installed before the argument hook below, which then sees the converted scalars.
         _semantics.install(scope.patch)
+        # JITFunction's API on interpreted kernels, for library wrappers (isinstance, .params, .run's
+        # compiled kernel): jit_api.py.
+        _jit_api.install(scope.patch)
         _patch_grid_idx(scope, hooks)
         _patch_provenance(scope, hooks)
         _patch_accesses(scope, hooks, spin)
