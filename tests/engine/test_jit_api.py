@@ -29,6 +29,9 @@ def test_a_libentry_style_wrapper_runs_and_its_kept_kernel_launches_are_recorded
         ("add_one", 8),
     ]
     assert not [f for f in analyze(r).findings if f.severity in ("warning", "error")]
+    # arguments the release's compiled kernel does not take: refused, saying which it takes
+    assert "but the compiled kernel that JITFunction.run returned takes" in r.stdout
+    assert "x_ptr, out_ptr, n" in r.stdout and "On a GPU this launch fails too" in r.stdout
 
 
 def test_the_kept_kernel_of_a_wrapper_reports_its_out_of_bounds_reads():

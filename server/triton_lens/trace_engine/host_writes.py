@@ -214,7 +214,11 @@ class HostWrites(TorchDispatchMode):
                 if st is None or st.scratch is None:
                     continue
                 m = self._view(t)
-                if m is None or m.all():
+                if m is None:
+                    continue
+                if m.all():
+                    if st.written.all():  # nothing left unwritten to read: stop watching it
+                        del self._watched[ptr]
                     continue
                 st.scratch.host_read_after = len(st.scratch.uses)
                 del self._watched[ptr]

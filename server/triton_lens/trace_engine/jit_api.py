@@ -13,8 +13,10 @@ Autotuner walks `.fn` the same way (its disk cache and listener). For one run (`
 - an InterpretedFunction answers JITFunction's attributes (`params`, `signature`, `src`, `cache_key`,
   `constexprs`, ...) from a JITFunction built from the same Python function, without compiling;
 - `run(...)` (and `warmup(...)`) return a `CompiledKernelStandIn`: `kernel[grid](*args)` launches the
-  interpreted kernel again, with the constexprs of the call that made it, taking either every argument
-  (what JITFunction.run passes on 3.3+) or only those that are not constexprs.
+  interpreted kernel again, with the constexprs of the call that made it, taking the arguments the
+  release's compiled kernel takes (compat.compiled_kernel_takes_constexprs: every argument, constexprs
+  too, as triton 3.6 does, seen on an H200; only those that are not constexprs on 3.2). Other counts fail
+  as the compiled kernel's launch does ("function takes exactly 17 arguments (16 given)").
 """
 
 from __future__ import annotations
@@ -111,8 +113,9 @@ class CompiledKernelStandIn:
     """What JITFunction.run returned, under the interpreter: `kernel[grid](*args)` launches the kernel
     with the constexprs (and launch options) of the call that made it."""
 
-    def __init__(self, fn: Any, bound: dict[str, Any], options: dict[str, Any]):
+    def __init__(self, fn: Any, bound: dict[str, Any], options: dict[str, Any], takes_constexprs: bool = True):
         self.fn = fn
+        self._takes_constexprs = takes_constexprs
         self._bound = bound
         self._options = options
         self.name = getattr(fn, "__name__", "kernel")
@@ -139,16 +142,17 @@ class CompiledKernelStandIn:
         return runner
 
     def launch(self, grid: Any, args: tuple[Any, ...]) -> None:
-        if len(args) == len(self._names):
-            values = dict(zip(self._names, args))
-        elif len(args) == len(self._runtime):
-            values = {**self._bound, **dict(zip(self._runtime, args))}
-        else:
-            raise TypeError(
-                f"{self.name}[grid](...) got {len(args)} arguments: the compiled kernel takes its "
-                f"{len(self._runtime)} arguments that are not constexprs ({', '.join(self._runtime)}) or all "
-                f"{len(self._names)} ({', '.join(self._names)}), in order"
+        takes = self._names if self._takes_constexprs else self._runtime
+        if len(args) != len(takes):
+            which = (
+                "every argument, constexprs too" if self._takes_constexprs else "the arguments that are not constexprs"
             )
+            raise TypeError(
+                f"{self.name}[grid](...) got {len(args)} arguments, but the compiled kernel that "
+                f"JITFunction.run returned takes {which} on triton {triton.__version__}: {len(takes)} "
+                f"({', '.join(takes)}), in order. On a GPU this launch fails too: pass those"
+            )
+        values = {**self._bound, **dict(zip(takes, args))}
         g = tuple(int(v) for v in (grid if isinstance(grid, (tuple, list)) else (grid,)))
         self.fn.run(*[values[n] for n in self._names], grid=g, warmup=False, **self._options)
 
@@ -179,6 +183,9 @@ def _bind(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[
     return dict(b.arguments), options
 
 
+_TAKES_CONSTEXPRS = True  # set by install: what the release's compiled kernel takes
+
+
 def _run(fn: Any, launch: Callable[[], Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Launch (or not, for a warmup) and return what JITFunction.run returns: the compiled kernel."""
     out = launch()
@@ -188,7 +195,7 @@ def _run(fn: Any, launch: Callable[[], Any], args: tuple[Any, ...], kwargs: dict
         bound, options = _bind(fn, args, kwargs)
     except TypeError:
         return out  # arguments the kernel does not take: the launch raised already, or will
-    return CompiledKernelStandIn(fn, bound, options)
+    return CompiledKernelStandIn(fn, bound, options, _TAKES_CONSTEXPRS)
 
 
 def _own_run(fn: Any, own: Callable[..., Any]) -> Callable[..., Any]:
@@ -201,8 +208,11 @@ def _own_run(fn: Any, own: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
-    """Patch through compat's `patch(owner, name, make)`, undone with the run's other hooks."""
+def install(patch: Callable[[Any, str, Callable[[Any], Any]], None], takes_constexprs: bool = True) -> None:
+    """Patch through compat's `patch(owner, name, make)`, undone with the run's other hooks.
+    `takes_constexprs`: whether the release's compiled kernel is launched with its constexprs too."""
+    global _TAKES_CONSTEXPRS
+    _TAKES_CONSTEXPRS = takes_constexprs
     shim = _jit_type()
     import triton.runtime as runtime
     import triton.runtime.autotuner as autotuner

@@ -6,6 +6,10 @@ import triton
 import triton.language as tl
 
 
+# the compiled kernel takes every argument on triton 3.3+, those that are not constexprs on 3.2
+ALL_ARGS = tuple(int(v) for v in triton.__version__.split(".")[:2]) >= (3, 3)
+
+
 class KernelCache:
     def __init__(self, fn):
         self.fn, self.kept = fn, {}
@@ -14,7 +18,7 @@ class KernelCache:
         def launch(*args):
             key = tuple(str(a.dtype) if hasattr(a, "dtype") else type(a).__name__ for a in args)
             if key in self.kept:
-                self.kept[key][grid](*args)
+                self.kept[key][grid](*(args if ALL_ARGS else args[:-1]))  # BLOCK is last
             else:
                 self.kept[key] = self.fn.run(*args, grid=grid, warmup=False)
 
