@@ -88,7 +88,9 @@ def _bool_op(method: str, thunks, at: tuple[int, int, int] | None = None) -> Any
     that decides the result returns at once, one that does not is dropped; tensors are combined
     elementwise, right to left. An operand the compiler refuses (logical_and / logical_or bitcast each
     operand to int1, and an int32 one cannot be: "Cannot bitcast data-type of size 32 to data-type of
-    size 1") raises WouldNotCompile at the `and` / `or` expression, where the compiler reports it."""
+    size 1") raises WouldNotCompile at the `and` / `or` expression, where the compiler reports it
+    (triton 3.6 on an H200: CompilationError "at 4:11:" for `keep = (x > 0) and offs`, the BoolOp's
+    column, with ValueError('Cannot bitcast data-type of size 32 to data-type of size 1'))."""
     tensors = []
     value = None
     for thunk in thunks:
