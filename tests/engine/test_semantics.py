@@ -3,6 +3,7 @@ fp8 rounding and libdevice values against torch, and kernel scripts run by the e
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -238,3 +239,16 @@ def test_an_error_the_compiler_raises_is_reported_at_the_expression_as_would_not
     assert f.message.startswith("`and` of an int1 tensor and an int32 tensor would not compile")
     assert "Cannot bitcast data-type of size 32 to data-type of size 1" in f.message
     assert "`x != 0`" in f.message and "`&`" in f.message
+
+
+def test_a_check_of_triton_language_that_fails_in_a_kernel_is_reported_as_would_not_compile():
+    path = SCRIPTS / "arange_not_power_of_2.py"
+    r = run(RunRequest(path=str(path), timeout_s=120))
+    assert r.status == "exception" and r.error.would_not_compile, r.error
+    (f,) = [f for f in analyze(r).findings if f.kind == "exception"]
+    text = path.read_text().splitlines()[f.line - 1]
+    assert text.strip() == "offs = tl.arange(0, 100)"
+    if sys.version_info >= (3, 11):  # the expression's columns come from the instruction's positions
+        assert text[f.col : f.end_col] == "tl.arange(0, 100)", (f.col, f.end_col)
+    assert f.message.startswith("this would not compile: triton's compiler raises CompilationError here")
+    assert "arange's range must be a power of 2" in f.message
