@@ -239,6 +239,7 @@ def test_an_error_the_compiler_raises_is_reported_at_the_expression_as_would_not
     assert f.message.startswith("`and` of an int1 tensor and an int32 tensor would not compile")
     assert "Cannot bitcast data-type of size 32 to data-type of size 1" in f.message
     assert "`x != 0`" in f.message and "`&`" in f.message
+    assert not f.detail  # not the interpreter's traceback
 
 
 def test_a_check_of_triton_language_that_fails_in_a_kernel_is_reported_as_would_not_compile():

@@ -251,7 +251,10 @@ def run_findings(result: RunResult) -> list[Finding]:
             msg = f"{e.message}.{kept}"
             sev = "error"
         at = span or {"file": result.file, "line": line}
-        out.append(Finding(kind=result.status, severity=sev, message=msg, detail=e.traceback, **at))
+        # a compile error is the compiler's, at its expression: the interpreter's traceback (through
+        # triton's internals to the launch) says nothing more; it stays in the run's error
+        detail = "" if e.would_not_compile else e.traceback
+        out.append(Finding(kind=result.status, severity=sev, message=msg, detail=detail, **at))
     if (
         e is not None
         and result.status == ERROR
