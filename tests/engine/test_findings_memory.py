@@ -74,3 +74,20 @@ def test_a_run_stopped_inside_a_launch_keeps_the_programs_that_finished():
     (f,) = [f for f in a.findings if f.kind == "timeout"]
     assert "launch it stopped in is shown with the programs that finished (partial)" in f.message
     assert not [f for f in a.findings if f.kind == "unwritten"]  # a partial launch's outputs are not judged
+
+
+@pytest.fixture(scope="module")
+def scratch() -> Script:
+    return Script("scratch_cases.py")
+
+
+def test_a_scratch_buffer_read_later_only_where_written_and_dropped_is_information(scratch):
+    # 16 partial sums of a buffer of 62: the next launch reads the 16, the host drops the buffer.
+    (f,) = scratch.at("dropped", "unwritten")
+    assert f.severity == "information" and f.elements == 46, f.message
+    assert "scratch" in f.message and "no launch and no host operation read" in f.message
+
+
+def test_a_scratch_buffer_whose_unwritten_part_the_host_reads_is_a_warning(scratch):
+    (f,) = scratch.at("read_back", "unwritten")
+    assert f.severity == "warning" and f.elements == 46 and "never written" in f.message

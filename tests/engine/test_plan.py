@@ -82,3 +82,18 @@ def test_variables_in_run_commands_are_expanded_like_vs_code(tmp_path):
     assert p.command == ["pytest", f, "-x", f"--root={tmp_path}", str(tmp_path / "k"), "${nope}"]
     p = plan(f, KERNEL + "# triton-lens: run python '${fileDirname}/bench me.py'\n", {}, [str(tmp_path)])
     assert p.command == ["python", str(tmp_path / "k" / "bench me.py")]
+
+
+def test_a_run_comment_makes_a_file_runnable_though_its_kernels_live_outside_it(tmp_path):
+    # a test of an installed library: its kernels are in site-packages, not in the workspace
+    text = "# triton-lens: run pytest ${file}\nfrom mylib.ops import add\n\ndef test_add():\n    add(3)\n"
+    f = str(tmp_path / "tests" / "test_add.py")
+    p = plan(f, text, {}, [str(tmp_path)])
+    assert p.runnable and p.origin == "comment" and p.command == ["pytest", f] and worth_a_run(p)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_add.py").write_text(text)
+    (tmp_path / "tests" / "test_plain.py").write_text(text.split("\n", 1)[1])  # no comment: not picked
+    t = find_targets([str(tmp_path)], roots=[str(tmp_path)])
+    assert [x.path for x in t.files] == [f]
+    # without the comment the file still defines and imports no kernel the plan can see
+    assert not plan(f, text.split("\n", 1)[1], {}, [str(tmp_path)]).runnable

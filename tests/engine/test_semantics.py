@@ -3,6 +3,7 @@ fp8 rounding and libdevice values against torch, and kernel scripts run by the e
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -224,3 +225,31 @@ def test_builtins_bound_to_other_names_run_as_builtins():
     text = (SCRIPTS / "builtin_aliases.py").read_text().splitlines()
     lines = {f"{c}_ptr": next(i for i, t in enumerate(text, 1) if f"tl.store({c}_ptr" in t) for c in "elms"}
     assert sorted((s.arg, s.line) for s in a.accesses if s.kind == "store") == sorted(lines.items())
+
+
+def test_an_error_the_compiler_raises_is_reported_at_the_expression_as_would_not_compile():
+    path = SCRIPTS / "and_of_int32.py"
+    r = run(RunRequest(path=str(path), timeout_s=120))
+    assert r.status == "exception" and r.error.would_not_compile, r.error
+    (f,) = [f for f in analyze(r).findings if f.kind == "exception"]
+    text = path.read_text().splitlines()[f.line - 1]
+    assert text.strip() == "keep = (x > 0) and offs"
+    # the `and` expression itself, 0-based columns: `(x > 0) and offs`, not column 1 of the launch
+    assert text[f.col : f.end_col] == "(x > 0) and offs" and f.end_line == f.line, (f.col, f.end_col)
+    assert f.message.startswith("`and` of an int1 tensor and an int32 tensor would not compile")
+    assert "Cannot bitcast data-type of size 32 to data-type of size 1" in f.message
+    assert "`x != 0`" in f.message and "`&`" in f.message
+    assert not f.detail  # not the interpreter's traceback
+
+
+def test_a_check_of_triton_language_that_fails_in_a_kernel_is_reported_as_would_not_compile():
+    path = SCRIPTS / "arange_not_power_of_2.py"
+    r = run(RunRequest(path=str(path), timeout_s=120))
+    assert r.status == "exception" and r.error.would_not_compile, r.error
+    (f,) = [f for f in analyze(r).findings if f.kind == "exception"]
+    text = path.read_text().splitlines()[f.line - 1]
+    assert text.strip() == "offs = tl.arange(0, 100)"
+    if sys.version_info >= (3, 11):  # the expression's columns come from the instruction's positions
+        assert text[f.col : f.end_col] == "tl.arange(0, 100)", (f.col, f.end_col)
+    assert f.message.startswith("this would not compile: triton's compiler raises CompilationError here")
+    assert "arange's range must be a power of 2" in f.message

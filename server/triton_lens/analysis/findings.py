@@ -6,6 +6,7 @@ fix in the kernel author's terms.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 
@@ -228,7 +229,15 @@ def run_findings(result: RunResult) -> list[Finding]:
                 if cut == 1
                 else f" The {cut} launches it was raised in are shown up to that point (partial)."
             )
-        if result.status == EXCEPTION:
+        span: dict[str, Any] = {}
+        if result.status == EXCEPTION and e.would_not_compile:
+            # the compiler's error, at the expression it is raised at (the kernel's file may be another)
+            msg = f"{e.message}.{kept}"
+            sev = "error"
+            if e.file is not None and e.line is not None:
+                span = {"file": e.file, "line": e.line, "col": e.col if e.col is not None else -1}
+                span.update(end_line=e.end_line or e.line, end_col=e.end_col if e.end_col is not None else -1)
+        elif result.status == EXCEPTION:
             where = "" if in_file else f" (raised in {e.file}:{e.line})" if e.file else ""
             msg = f"{e.type}: {e.message}{where}.{kept}"
             sev = "error"
@@ -241,9 +250,11 @@ def run_findings(result: RunResult) -> list[Finding]:
         else:
             msg = f"{e.message}.{kept}"
             sev = "error"
-        out.append(
-            Finding(kind=result.status, severity=sev, file=result.file, line=line, message=msg, detail=e.traceback)
-        )
+        at = span or {"file": result.file, "line": line}
+        # a compile error is the compiler's, at its expression: the interpreter's traceback (through
+        # triton's internals to the launch) says nothing more; it stays in the run's error
+        detail = "" if e.would_not_compile else e.traceback
+        out.append(Finding(kind=result.status, severity=sev, message=msg, detail=detail, **at))
     if (
         e is not None
         and result.status == ERROR
@@ -292,7 +303,7 @@ def all_findings(result: RunResult, groups: dict[Key, Group]) -> list[Finding]:
         + race_findings(result.launches)
         + dead_findings(groups)
         + overrun_findings(groups)
-        + unwritten_findings(result.launches)
+        + unwritten_findings(result.launches, result.scratch_buffers)
         + uninit_findings(result.launches)
         + run_findings(result)
         + standin_findings(result)

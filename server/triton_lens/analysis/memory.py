@@ -40,9 +40,45 @@ def _fmt(examples: list[int], total: int) -> str:
     return ", ".join(str(e) for e in examples) + ("…" if total > len(examples) else "")
 
 
-def unwritten_findings(launches: list[LaunchTrace]) -> list[Finding]:
-    """Outputs a launch's stores left partly unwritten: a warning where those elements hold garbage."""
+def _dropped_scratch(launches: list[LaunchTrace], scratch: list[dict[str, Any]] | None) -> set[tuple[int, int]]:
+    """(launch, tensor index) of the torch.empty buffers whose garbage nothing ever saw: a later launch
+    read the buffer, only where it had been written, and no host operation read an unwritten element of
+    it afterwards (RunResult.scratch_buffers). Unknown (no report, a later launch missing or cut short):
+    not in the set, so the warning stays."""
+    if not scratch:
+        return set()
+    by_index = {L.index: L for L in launches}
+    out: set[tuple[int, int]] = set()
+    for buf in scratch:
+        if buf.get("host_read_after") is not None:
+            continue
+        uses = [(int(a), int(b)) for a, b in buf.get("uses", [])]
+        for j, use in enumerate(uses):
+            read_later = False
+            for li, ti in uses[j + 1 :]:
+                L2 = by_index.get(li)
+                if L2 is None or not L2.complete or ti >= len(L2.tensors):
+                    read_later = False
+                    break
+                loads = [i for i, s in enumerate(L2.sites) if s.arg == ti and s.kind in ("load", "atomic")]
+                if not loads:
+                    continue
+                numel = L2.tensors[ti].numel
+                before = _unwritten_mask(L2, ti, numel)
+                if before is not None and (L2.touched.cover(_rows(L2, loads), numel) & before).any():
+                    read_later = False  # it read the garbage (an uninit error there): not harmless
+                    break
+                read_later = True
+            if read_later:
+                out.add(use)
+    return out
+
+
+def unwritten_findings(launches: list[LaunchTrace], scratch: list[dict[str, Any]] | None = None) -> list[Finding]:
+    """Outputs a launch's stores left partly unwritten: a warning where those elements hold garbage that
+    something may see (not a scratch buffer that only later launches read where written, then dropped)."""
     acc: dict[Key, dict[str, Any]] = {}  # per line: the first site and the totals over launches
+    dropped = _dropped_scratch(launches, scratch)
     for L in launches:
         if not L.complete:
             continue
@@ -56,6 +92,8 @@ def unwritten_findings(launches: list[LaunchTrace]) -> list[Finding]:
             if n_missing == 0:
                 continue
             before = _unwritten_mask(L, t.index, t.numel)
+            if (L.index, t.index) in dropped:
+                before = None  # garbage nothing read: as harmless as elements the host filled
             garbage = missing & before if before is not None else np.zeros(0, dtype=bool)
             n_garbage = int(np.count_nonzero(garbage))
             first = min((L.sites[i] for i in stores), key=lambda s: (s.line, s.col))
@@ -70,8 +108,10 @@ def unwritten_findings(launches: list[LaunchTrace]) -> list[Finding]:
                     "examples": [],
                     "garbage_examples": [],
                     "launches": 0,
+                    "scratch": 0,
                 },
             )
+            a["scratch"] += (L.index, t.index) in dropped
             a["missing"] += n_missing
             a["garbage"] += n_garbage
             a["numel"] += t.numel
@@ -98,6 +138,14 @@ def unwritten_findings(launches: list[LaunchTrace]) -> list[Finding]:
                 "triton.cdiv(n, BLOCK)), or fill the tensor first (torch.zeros)"
             )
             sev = "warning"
+        elif a["scratch"] == a["launches"]:
+            msg = (
+                f"{arg}: {a['missing']} of {a['numel']} elements were written by no program{over}, e.g. "
+                f"{_fmt(a['examples'], a['missing'])} — a scratch buffer: later launches read it only where "
+                "it was written, and no launch and no host operation read these elements afterwards "
+                "(information: they hold whatever was in memory, which nothing sees)"
+            )
+            sev = "information"
         else:
             msg = (
                 f"{arg}: {a['missing']} of {a['numel']} elements were written by no program{over}, e.g. "

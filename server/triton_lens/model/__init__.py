@@ -304,9 +304,15 @@ class ScriptError:
     file: str | None = None  # innermost frame in the analysed file (or the script), 1-based line
     line: int | None = None
     traceback: str = ""
+    # An error triton's compiler raises at one expression of a kernel (semantics.WouldNotCompile): the
+    # expression's 0-based columns (as a Finding's) and end line; the script would stop there on a GPU too.
+    col: int | None = None
+    end_line: int | None = None
+    end_col: int | None = None
+    would_not_compile: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "kind": self.kind,
             "type": self.type,
             "message": self.message,
@@ -314,6 +320,9 @@ class ScriptError:
             "line": self.line,
             "traceback": self.traceback,
         }
+        if self.would_not_compile:
+            out.update(col=self.col, end_line=self.end_line, end_col=self.end_col, would_not_compile=True)
+        return out
 
 
 @dataclass
@@ -386,6 +395,10 @@ class RunResult:
     # The launches an autotuner made to try its configs (LaunchTrace.autotune["trial"]): each one's index
     # is that of the launch it tuned (the one kept). Read for their findings only (analysis/autotune.py).
     autotune_trials: list[LaunchTrace] = field(default_factory=list)
+    # The torch.empty buffers launches took (trace_engine/host_writes.py, sent at the end of the run):
+    # {"uses": [[launch, tensor index], ...], "host_read_after": how many uses came before the host first
+    # read an element nothing had written, or None}. None when the run did not report them.
+    scratch_buffers: list[dict[str, Any]] | None = None
 
 
 @dataclass

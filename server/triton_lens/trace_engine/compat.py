@@ -23,6 +23,7 @@ import triton.runtime.interpreter as _interp
 from triton.runtime.jit import JITFunction
 
 from . import device_calls as _device_calls
+from . import jit_api as _jit_api
 from . import semantics as _semantics
 from .spin import SpinWatch
 
@@ -229,6 +230,9 @@ def install(hooks: Hooks, skip_dead_work: bool = True) -> PatchScope:
         # types, libdevice, string annotations, list grids, fp8 rounding, numpy 2.4+): semantics.py.
         # Installed before the argument hook below, which then sees the converted scalars.
         _semantics.install(scope.patch)
+        # JITFunction's API on interpreted kernels, for library wrappers (isinstance, .params, .run's
+        # compiled kernel): jit_api.py.
+        _jit_api.install(scope.patch, compiled_kernel_takes_constexprs())
         _patch_grid_idx(scope, hooks)
         _patch_provenance(scope, hooks)
         _patch_accesses(scope, hooks, spin)
@@ -262,6 +266,17 @@ def _serialize_launches(scope: PatchScope) -> None:
         return __call__
 
     scope.patch(GridExecutor, "__call__", make_call)
+
+
+def compiled_kernel_takes_constexprs() -> bool:
+    """Whether the compiled kernel that JITFunction.run returns is launched (`kernel[grid](*args)`) with
+    every argument, constexprs too (3.3+; triton 3.6 on an H200 refuses the others: "function takes
+    exactly 17 arguments (16 given)"), or only those that are not constexprs (3.2, whose run passes
+    `*non_constexpr_vals`). Read from the release's own JITFunction.run."""
+    try:
+        return "non_constexpr_vals" not in inspect.getsource(JITFunction.run)
+    except (OSError, TypeError):
+        return True
 
 
 def _patch_launches(scope: PatchScope, hooks: Hooks) -> None:

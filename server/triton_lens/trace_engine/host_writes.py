@@ -8,6 +8,13 @@ slice assignment, in-place ops, out=, random fills) marks that argument's elemen
 only the elements it covers); kernel stores are marked by the recorder after each launch. Before
 each launch the recorder asks which elements of each tensor argument are still unwritten.
 
+Scratch buffers: a tracked storage that a launch took is watched from then on (`used`): the launches
+that took it, and whether a host operation read any of its still unwritten elements after one of them
+(`scratch_report`, sent at the end of the run). A launch that left part of a torch.empty buffer unwritten
+is harmless when only later launches read the buffer, where it was written, and the host then drops it
+(analysis/memory.py). A host read is any operand of an op that neither writes it nor returns a view of it;
+an in-place op on the buffer (add_) counts as a write, not a read.
+
 Not seen: writes through numpy views (t.numpy()[...] = ...), raw pointers and other processes. A
 GPU script cannot write a CUDA tensor those ways, so they matter only for CPU-only scripts.
 """
@@ -43,6 +50,7 @@ _METADATA_ONLY = (
 )
 
 _OTHER, _BORN_EMPTY, _WRITES = 0, 1, 2
+_MAX_SCRATCH, _MAX_USES = 4096, 64  # what the end-of-run report keeps
 
 
 def bool_to_runs(flags: np.ndarray) -> np.ndarray:
@@ -60,13 +68,28 @@ def bool_to_runs(flags: np.ndarray) -> np.ndarray:
     return pairs
 
 
+class _Scratch:
+    """A tracked storage that launches took: [launch, tensor index] per use, and how many uses there were
+    when the host first read an element of it that nothing had written (None: it never did)."""
+
+    __slots__ = ("uses", "host_read_after")
+
+    def __init__(self):
+        self.uses: list[list[int]] = []
+        self.host_read_after: int | None = None
+
+    def to_json(self) -> dict:
+        return {"uses": self.uses, "host_read_after": self.host_read_after}
+
+
 class _Storage:
-    __slots__ = ("nbytes", "granule", "written")
+    __slots__ = ("nbytes", "granule", "written", "scratch")
 
     def __init__(self, nbytes: int, granule: int):
         self.nbytes = nbytes
         self.granule = max(1, granule)
         self.written = np.zeros(nbytes // self.granule, dtype=bool)
+        self.scratch: _Scratch | None = None
 
     def refine(self) -> None:
         """Byte granularity, for a view whose elements do not line up with the dtype it was born with."""
@@ -87,8 +110,10 @@ class HostWrites(TorchDispatchMode):
     def __init__(self):
         super().__init__()
         self._storages: dict[int, _Storage] = {}
-        self._ops: dict = {}  # op overload -> (class, written argument names)
+        self._ops: dict = {}  # op overload -> (class, written argument names, fresh result, view op)
         self.paused = 0
+        self._watched: dict[int, _Storage] = {}  # storage pointer -> a storage launches took (host reads seen)
+        self._scratch: list[_Scratch] = []  # every storage launches took, in the order first taken
 
     # -- lifetime ------------------------------------------------------------------------------
     @classmethod
@@ -118,7 +143,9 @@ class HostWrites(TorchDispatchMode):
         info = self._ops.get(func)
         if info is None:
             info = self._ops[func] = self._classify(func)
-        cls, written, fresh = info
+        cls, written, fresh, view = info
+        if self._watched and not view and cls != _BORN_EMPTY:
+            self._note_reads(written, args, kwargs)
         if cls == _BORN_EMPTY:
             if isinstance(out, torch.Tensor) and out.device.type == "cpu":
                 st = out.untyped_storage()
@@ -131,7 +158,9 @@ class HostWrites(TorchDispatchMode):
             # A freshly allocated result is fully written; its memory may reuse a freed tracked storage.
             for t in out if isinstance(out, (tuple, list)) else (out,):
                 if isinstance(t, torch.Tensor):
-                    self._storages.pop(_storage_ptr(t), None)
+                    ptr = _storage_ptr(t)
+                    self._storages.pop(ptr, None)
+                    self._watched.pop(ptr, None)
         if cls == _WRITES:
             for pos, name in written:
                 v = kwargs.get(name) if name in kwargs else (args[pos] if pos < len(args) else None)
@@ -144,14 +173,59 @@ class HostWrites(TorchDispatchMode):
         name = func.overloadpacket.__name__ if hasattr(func, "overloadpacket") else ""
         schema = func._schema
         fresh = any(isinstance(r.type, torch.TensorType) and r.alias_info is None for r in schema.returns)
+        # A view op (view, slice, t, as_strided, ...) returns an alias of its operand and reads no element.
+        view = any(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns)
         if name in _EMPTY and not any(a.alias_info is not None for a in schema.arguments):
-            return _BORN_EMPTY, (), False
+            return _BORN_EMPTY, (), False, False
         if name in _METADATA_ONLY:
-            return _OTHER, (), fresh
+            return _OTHER, (), fresh, True
         written = tuple(
             (i, a.name) for i, a in enumerate(schema.arguments) if a.alias_info is not None and a.alias_info.is_write
         )
-        return (_WRITES if written else _OTHER), written, fresh
+        return (_WRITES if written else _OTHER), written, fresh, view
+
+    # -- scratch buffers -------------------------------------------------------------------------
+    def used(self, t, launch: int, tensor: int) -> None:
+        """Launch `launch` took t as its tensor argument `tensor`: watch t's storage for host reads."""
+        ptr = _storage_ptr(t)
+        st = self._storages.get(ptr)
+        if st is None:
+            return
+        if st.scratch is None:
+            if len(self._scratch) >= _MAX_SCRATCH:  # a script that allocates in a loop: keep the first ones
+                return
+            st.scratch = _Scratch()
+            self._scratch.append(st.scratch)
+        if len(st.scratch.uses) < _MAX_USES:
+            st.scratch.uses.append([launch, tensor])
+        if st.scratch.host_read_after is None:
+            self._watched[ptr] = st
+
+    def _note_reads(self, written, args, kwargs) -> None:
+        skip = {pos for pos, _ in written}, {name for _, name in written}
+        operands = [v for i, v in enumerate(args) if i not in skip[0]]
+        operands += [v for k, v in kwargs.items() if k not in skip[1]]
+        for v in operands:
+            for t in v if isinstance(v, (tuple, list)) else (v,):
+                if not isinstance(t, torch.Tensor):
+                    continue
+                ptr = _storage_ptr(t)
+                st = self._watched.get(ptr)
+                if st is None or st.scratch is None:
+                    continue
+                m = self._view(t)
+                if m is None:
+                    continue
+                if m.all():
+                    if st.written.all():  # nothing left unwritten to read: stop watching it
+                        del self._watched[ptr]
+                    continue
+                st.scratch.host_read_after = len(st.scratch.uses)
+                del self._watched[ptr]
+
+    def scratch_report(self) -> list[dict]:
+        """Per storage that launches took: its uses and when the host first read an unwritten element."""
+        return [s.to_json() for s in self._scratch]
 
     # -- element masks ---------------------------------------------------------------------------
     def _view(self, t) -> np.ndarray | None:

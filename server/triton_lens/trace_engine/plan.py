@@ -6,8 +6,9 @@ Read from the text only (a cheap parse):
 2. the runCommands setting: a plain mapping of globs to commands (first match wins, in order);
 3. else the file itself, as `__main__`.
 
-Only files that define a `@triton.jit` kernel, or import one from the workspace, are run. A file
-that does not parse is not run: its syntax error is reported instead.
+Only files that define a `@triton.jit` kernel, import one from the workspace, or have a run comment
+(their kernels may live in an installed library) are run. A file that does not parse is not run: its
+syntax error is reported instead.
 """
 
 from __future__ import annotations
@@ -163,12 +164,16 @@ def plan(path: str, text: str, run_commands: Mapping[str, Any] | None = None, ro
     kernels = outline_tree(tree)
     launches = _launches(tree, {k.name for k in kernels})
     imported = [] if kernels else _imported_kernel_files(tree, path, roots)
-    if not kernels and not imported:
-        return Plan(False, "the file defines no @triton.jit kernel and imports none from the workspace")
     root = workspace_root(path, roots)
     m = RUN_COMMENT.search(text)
+    # A run comment is the author saying the file runs kernels: a test of a library whose kernels live
+    # outside it (installed, or outside the workspace, where the import cannot be followed) runs too.
+    if not kernels and not imported and not m:
+        return Plan(False, "the file defines no @triton.jit kernel and imports none from the workspace")
     if m:
         argv = expand_variables(split_command(m.group("cmd")), path, root)
+        if not argv and not kernels and not imported:
+            return Plan(False, "the file's `# triton-lens: run` comment names no command it can run")
         if argv:
             line = text.count("\n", 0, m.start()) + 1
             return Plan(

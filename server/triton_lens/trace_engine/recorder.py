@@ -530,10 +530,13 @@ class Recorder(compat.Hooks):
             self.on_launch(trace)
 
     def _mark_stores(self, L: _Launch, trace: LaunchTrace) -> None:
-        """What the launch's stores and atomics wrote counts as written for later launches."""
+        """What the launch's stores and atomics wrote counts as written for later launches; a torch.empty
+        buffer the launch took is watched for host reads from now on (host_writes.HostWrites.used)."""
         for v in L.views:
             if v.tensor is None or v.numel == 0:
                 continue
+            if not self._benchmarking:  # an autotune trial is not one of the run's launches
+                self.memory.used(v.tensor, trace.index, v.info.index)
             sites = [i for i, s in enumerate(trace.sites) if s.arg == v.info.index and s.kind != "load"]
             if not sites:
                 continue

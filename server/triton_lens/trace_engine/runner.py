@@ -519,6 +519,8 @@ def _read_stream(
                 state["error"] = meta
             elif kind == "standin":
                 result.cuda_standin = CudaStandIn.from_json(meta)
+            elif kind == "memory":  # the run's torch.empty buffers that launches took (host_writes.py)
+                result.scratch_buffers = list(meta["scratch"])
             elif kind == "done":
                 state["done"] = True
 
@@ -641,7 +643,18 @@ def _outcome(
         return _killed_error(result, target, killed)
     if state["error"] is not None:
         e = state["error"]
-        return ScriptError(EXCEPTION, e["type"], e["message"], e["file"], e["line"], e["traceback"])
+        return ScriptError(
+            EXCEPTION,
+            e["type"],
+            e["message"],
+            e["file"],
+            e["line"],
+            e["traceback"],
+            col=e.get("col"),
+            end_line=e.get("end_line"),
+            end_col=e.get("end_col"),
+            would_not_compile=bool(e.get("would_not_compile")),
+        )
     if not state["done"]:
         return _early_end_error(result, req, target, rc, dump)
     return None

@@ -49,10 +49,48 @@ _BUILTIN = "_triton_lens_builtin"
 
 
 # ---- and / or / not -------------------------------------------------------------------------------
-def _bool_op(method: str, thunks) -> Any:
+class WouldNotCompile(Exception):
+    """An error triton's compiler raises at this expression (a CompilationError at the AST node), which
+    the interpreter would report as a traceback of its own: where it is in the file (1-based lines,
+    0-based columns, as a Finding has them) and the compiler's own error. The worker reports it there."""
+
+    triton_lens_would_not_compile = True  # (how the worker tells it apart, without importing this module)
+
+    def __init__(self, message: str, cause: BaseException, file: str, line: int, col: int, end_line: int, end_col: int):
+        super().__init__(message)
+        self.cause_type, self.cause_message = type(cause).__name__, str(cause)
+        self.file, self.line, self.col, self.end_line, self.end_col = file, line, col, end_line, end_col
+
+
+def _where(depth: int, at: tuple[int, int, int] | None) -> tuple[str, int, int, int, int] | None:
+    """The file, line and columns of the kernel's expression that called us `depth` frames up. The
+    interpreter compiles the kernel's dedented source with the file's line numbers, so its columns are
+    off by the indentation of the kernel's `def` line in the file (every line of the body was dedented
+    by it, the end line's too)."""
+    import linecache
+    import sys
+
+    try:
+        f = sys._getframe(depth + 1)
+    except ValueError:
+        return None
+    file, line = f.f_code.co_filename, f.f_lineno
+    if at is None:
+        return file, line, -1, line, -1
+    col, lines, end_col = at
+    def_line = linecache.getline(file, f.f_code.co_firstlineno)
+    indent = len(def_line) - len(def_line.lstrip())
+    return file, line, col + indent, line + lines, end_col + indent
+
+
+def _bool_op(method: str, thunks, at: tuple[int, int, int] | None = None) -> Any:
     """The code generator's visit_BoolOp: operands evaluated in order; a constexpr (or Python value)
     that decides the result returns at once, one that does not is dropped; tensors are combined
-    elementwise, right to left."""
+    elementwise, right to left. An operand the compiler refuses (logical_and / logical_or bitcast each
+    operand to int1, and an int32 one cannot be: "Cannot bitcast data-type of size 32 to data-type of
+    size 1") raises WouldNotCompile at the `and` / `or` expression, where the compiler reports it
+    (triton 3.6 on an H200: CompilationError "at 4:11:" for `keep = (x > 0) and offs`, the BoolOp's
+    column, with ValueError('Cannot bitcast data-type of size 32 to data-type of size 1'))."""
     tensors = []
     value = None
     for thunk in thunks:
@@ -66,16 +104,39 @@ def _bool_op(method: str, thunks) -> Any:
     result = tensors.pop()
     while tensors:
         lhs = tensors.pop()
-        result = getattr(lhs, method)(result, **_BUILTIN_KW)
+        try:
+            result = getattr(lhs, method)(result, **_BUILTIN_KW)
+        except Exception as e:
+            where = _where(2, at)  # (_bool_op <- _and / _or <- the kernel)
+            if where is None:
+                raise
+            word = "and" if method == "logical_and" else "or"
+            raise WouldNotCompile(
+                f"`{word}` of {_type_text(lhs)} and {_type_text(result)} would not compile: triton's compiler "
+                f"raises CompilationError here ({type(e).__name__}: {e}). On tensors `{word}` is tl.{method}, "
+                "which bitcasts each operand to int1 (a boolean) and refuses any that is not 1 bit "
+                "wide. Make both operands booleans (compare the other one: `x != 0`), "
+                f"or use `{'&' if word == 'and' else '|'}` for a bitwise {word}",
+                e,
+                *where,
+            ) from e
     return result
 
 
-def _and(*thunks):
-    return _bool_op("logical_and", thunks)
+def _type_text(value) -> str:
+    """`an int32 tensor`, `an int1 tensor`, `a float32 scalar`."""
+    dtype = str(getattr(value, "dtype", "?"))
+    kind = "tensor" if getattr(getattr(value, "type", None), "is_block", lambda: False)() else "scalar"
+    article = "an" if dtype[:1] in "aeiou" else "a"
+    return f"{article} {dtype} {kind}"
 
 
-def _or(*thunks):
-    return _bool_op("logical_or", thunks)
+def _and(*thunks, _at=None):
+    return _bool_op("logical_and", thunks, _at)
+
+
+def _or(*thunks, _at=None):
+    return _bool_op("logical_or", thunks, _at)
 
 
 def _not(value):
@@ -104,7 +165,16 @@ class _BoolOpsToCalls(ast.NodeTransformer):
             posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
         )
         thunks: list[ast.expr] = [ast.copy_location(ast.Lambda(args=empty, body=v), v) for v in node.values]
-        return ast.copy_location(ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=thunks, keywords=[]), node)
+        # where the expression is (column, lines it spans, end column): the compiler's error is reported there
+        end_line = node.end_lineno if node.end_lineno is not None else node.lineno
+        end_col = node.end_col_offset if node.end_col_offset is not None else node.col_offset
+        at = ast.Tuple(
+            elts=[ast.Constant(value=v) for v in (node.col_offset, end_line - node.lineno, end_col)], ctx=ast.Load()
+        )
+        call = ast.Call(
+            func=ast.Name(id=name, ctx=ast.Load()), args=thunks, keywords=[ast.keyword(arg="_at", value=at)]
+        )
+        return ast.copy_location(call, node)
 
     def visit_UnaryOp(self, node: ast.UnaryOp):
         self.generic_visit(node)

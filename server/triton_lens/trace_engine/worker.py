@@ -153,6 +153,12 @@ def _error_meta(e: BaseException, target: str) -> dict:
         chain.append(cur)
         cur = cur.__cause__ or cur.__context__
     root = chain[-1]
+    for exc in chain:
+        if getattr(exc, "triton_lens_would_not_compile", False):  # semantics.WouldNotCompile
+            return _compile_error_meta(exc, e)
+    language = _raised_by_language(root, target)
+    if language is not None:
+        return language | {"traceback": "".join(traceback.format_exception(e))[-8000:]}
     file = line = None
     for exc in reversed(chain):  # the deepest cause first: a kernel's own error inside InterpreterError
         for fs in reversed(traceback.extract_tb(exc.__traceback__)):
@@ -181,6 +187,79 @@ def _error_meta(e: BaseException, target: str) -> dict:
         "message": msg,
         "file": file,
         "line": line,
+        "traceback": "".join(traceback.format_exception(e))[-8000:],
+    }
+
+
+def _raised_by_language(root: BaseException, target: str) -> dict | None:
+    """An exception raised in triton.language's own code (its semantic checks: a non-power-of-2
+    tl.arange, a type the operation refuses) called from a kernel's line: the compiler raises it while
+    it compiles the kernel (a CompilationError at that expression), so the kernel would not compile.
+    Where it is: the innermost kernel frame's current expression (Python 3.11+ instruction positions;
+    the interpreter compiled the kernel's dedented body, so columns move by its `def` line's indent)."""
+    import linecache
+
+    tb = root.__traceback__
+    frames = []
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    if not frames:
+        return None
+    parts = os.path.normpath(frames[-1].tb_frame.f_code.co_filename).split(os.sep)
+    if "triton" not in parts or "language" not in parts:  # raised elsewhere: the interpreter, numpy, ...
+        return None
+    for i in range(len(frames) - 1, -1, -1):
+        tb = frames[i]
+        code = tb.tb_frame.f_code
+        if code.co_filename.startswith("<") or os.sep + "triton" + os.sep in code.co_filename:
+            continue
+        if os.sep + "triton_lens" + os.sep in code.co_filename:
+            return None  # the tool's own code (libdevice, ...): reported as it is
+        # a kernel's frame runs inside the interpreter's launch; host code calling tl.* fails on a GPU too
+        outer = [f.tb_frame.f_code.co_filename for f in frames[:i]]
+        if not any(f.endswith(os.path.join("runtime", "interpreter.py")) for f in outer):
+            return None
+        positions = getattr(code, "co_positions", None)
+        line, end_line, col, end_col = tb.tb_lineno, tb.tb_lineno, -1, -1
+        if positions is not None:
+            pos = list(positions())[tb.tb_lasti // 2] if tb.tb_lasti >= 0 else None
+            if pos is not None and pos[0] is not None:
+                line, end_line = pos[0], pos[1] or pos[0]
+                def_line = linecache.getline(code.co_filename, code.co_firstlineno)
+                indent = len(def_line) - len(def_line.lstrip())
+                col = pos[2] + indent if pos[2] is not None else -1
+                end_col = pos[3] + indent if pos[3] is not None else -1
+        return {
+            "kind": "exception",
+            "type": "CompilationError",
+            "message": (
+                f"this would not compile: triton's compiler raises CompilationError here "
+                f"({type(root).__name__}: {root}), and the interpreter stopped at the same check"
+            ),
+            "file": code.co_filename,
+            "line": line,
+            "col": col,
+            "end_line": end_line,
+            "end_col": end_col,
+            "would_not_compile": True,
+        }
+    return None
+
+
+def _compile_error_meta(exc: Any, e: BaseException) -> dict:
+    """An error the compiler raises at a kernel's expression: reported there, as the compiler's, with its
+    columns (not the interpreter's traceback at the launch)."""
+    return {
+        "kind": "exception",
+        "type": "CompilationError",
+        "message": str(exc),
+        "file": exc.file,
+        "line": exc.line,
+        "col": exc.col,
+        "end_line": exc.end_line,
+        "end_col": exc.end_col,
+        "would_not_compile": True,
         "traceback": "".join(traceback.format_exception(e))[-8000:],
     }
 
@@ -466,6 +545,8 @@ def main(argv: list[str]) -> int:
         out.write_frame("standin", report)
     if memory is not None:
         memory.stop()
+        # which launches shared a torch.empty buffer, and whether the host read what none of them wrote
+        out.write_frame("memory", {"scratch": memory.scratch_report()})
     sys.stdout.flush()
     sys.stderr.flush()
     out.write_frame("done", {"status": status})
