@@ -177,3 +177,50 @@ def test_one_program_reading_a_matrix_as_flat_memory_is_not_an_overrun(tmp_path)
         """,
     )
     assert not [f for f in a.findings if f.kind in ("overrun", "oob")], [f.message for f in a.findings]
+
+
+def test_the_hover_says_which_other_sizes_an_access_stayed_in_bounds_at(tmp_path):
+    from triton_lens.analysis.hover import access_facts
+    from triton_lens.lsp.hover import access_markdown
+
+    a = _run(
+        tmp_path,
+        """
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def scale(x_ptr, y_ptr, n_elements, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n_elements) * 2, mask=offs < n_elements)
+
+
+        @triton.jit
+        def scale_unmasked(x_ptr, y_ptr, n_elements, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 2)  # out of bounds at a tail
+
+
+        x = torch.randn(4096)
+        y = torch.empty_like(x)
+        scale[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256)
+        scale_unmasked[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256)
+        """,
+    )
+    facts = access_facts(a)
+    masked, unmasked = (
+        [f for k, f in facts.items() if k[2] == "x_ptr" and f.kernel == name] for name in ("scale", "scale_unmasked")
+    )
+    assert [(c["script"], c["tail"], c["largest"]) for c in masked[0].sizes_checked] == [
+        ("n_elements = 4096", "n_elements = 4097", "n_elements = 2147483647")
+    ]
+    s = next(s for s in a.accesses if (s.file, s.line, s.arg, s.kind) == masked[0].key)
+    assert (
+        "- other sizes than `n_elements = 4096`: in bounds at `n_elements = 4097` (the grid's corner programs) and "
+        "`n_elements = 2147483647` (the last program, at the largest size that fits H100 with int32 sizes)"
+    ) in access_markdown(s, masked[0])
+    # Where the check found the tail's out-of-bounds lanes, the hover claims nothing: the diagnostic says it.
+    assert [f.kind for f in a.findings if f.arg == "x_ptr" and f.line == unmasked[0].line] == ["oob-sizes"]
+    assert unmasked[0].sizes_checked == []

@@ -9,7 +9,7 @@ Pure functions over the recorded arrays (model.RunResult + analysis.groups); not
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -73,6 +73,9 @@ class AccessFacts:
     map_launches: int = 0  # launches folded into the map (those whose tensor had the first one's shape)
     oob_offsets: list[int] = field(default_factory=list)  # a few example element offsets
     shapes_differ: bool = False  # launches saw tensors of different shapes
+    # The size check's runs of the kernel's launches (LaunchTrace.size_checked), when it found nothing at this
+    # access: the sizes beyond the script's at which its lanes stayed in bounds.
+    sizes_checked: list[dict[str, Any]] = field(default_factory=list)
 
     key = property(lambda self: (self.totals.file, self.totals.line, self.totals.arg, self.totals.kind))
     file = property(lambda self: self.totals.file)
@@ -135,8 +138,25 @@ def access_facts(analysis: Analysis, first_programs: int = FIRST_PROGRAMS) -> di
     """Facts for every (file, line, arg, kind) access of an analysed run (analysis.Analysis): its
     totals are the analysis' own (stats.access_stats), only the hover's extras are computed here."""
     totals = {(a.file, a.line, a.arg, a.kind): a for a in analysis.accesses}
+    flagged = {(f.file, f.line, f.arg) for f in analysis.findings if f.kind in ("oob", "oob-sizes", "wrap")}
     out = {}
     for key, g in analysis.groups.items():
         if key in totals and any(p.rows.size for p in g.parts):
-            out[key] = _facts(g, totals[key], analysis.touched.get(key), first_programs)
+            f = out[key] = _facts(g, totals[key], analysis.touched.get(key), first_programs)
+            if key[:3] not in flagged:
+                f.sizes_checked = _sizes_checked(g)
+    return out
+
+
+def _sizes_checked(g: Group) -> list[dict[str, Any]]:
+    """The size check's runs of the launches this access ran in, each size once."""
+    seen, out = set(), []
+    for part in g.parts:
+        if not part.rows.size:
+            continue
+        for c in part.launch.size_checked:
+            k = (c.get("tail"), c.get("largest"))
+            if k not in seen:
+                seen.add(k)
+                out.append(c)
     return out

@@ -73,18 +73,13 @@ def access_markdown(s: AccessStats, f: AccessFacts, perf: LineMetrics | None = N
     loops = (
         f", {s.executions / s.programs:.1f} executions per program" if s.programs and s.executions > s.programs else ""
     )
-    of = (
-        f" of {t.numel}"
-        if t is not None and s.launches == 1
-        else ", counted per launch and summed"
-        if s.launches > 1
-        else ""
-    )
+    # unique: the union over the launches of the first one's shape (analysis/touched.py)
+    of = f" of {t.numel}" if t is not None and not f.shapes_differ else ""
     lines = [
         f"- touched, all programs{launches}: `{s.extent}` — {s.unique} unique element{'s' if s.unique != 1 else ''}{of}"
     ]
     if f.shapes_differ:
-        lines[-1] += " (launches with another shape of this tensor are left out of the ranges)"
+        lines[-1] += " (launches with another shape of this tensor are left out of the ranges, counted by their own)"
     for p in f.first_programs:
         extra = f", {p.executions} executions" if p.executions > 1 else ""
         oob = f", {p.oob} out of bounds" if p.oob else ""
@@ -105,6 +100,7 @@ def access_markdown(s: AccessStats, f: AccessFacts, perf: LineMetrics | None = N
         )
     else:
         lines.append("- out of bounds: none")
+    lines += sizes_checked_lines(f.sizes_checked)
     lines.append(f"- bytes {'moved' if s.kind != 'atomic' else 'updated'}: {format_bytes(s.bytes)} ({s.bytes} B)")
     if perf is not None:
         lines += performance_lines(perf)
@@ -113,6 +109,24 @@ def access_markdown(s: AccessStats, f: AccessFacts, perf: LineMetrics | None = N
         legend = f"{FULL} all  {MOST} ≥ half  {SOME} some  {NONE} none touched — {f.map_note}"
         out.append("```text\n" + "\n".join(f.map_rows) + "\n```\n" + legend)
     return "\n\n".join(out)
+
+
+def sizes_checked_lines(checked: list[dict]) -> list[str]:
+    """What the size check ran at where it found nothing at this access (docs/findings.md, "Beyond the
+    script's sizes"): re-runs of some programs at other sizes, not a proof for every size."""
+    out = []
+    for c in checked:
+        runs = []
+        if c.get("tail"):
+            runs.append(f"`{c['tail']}` (the grid's corner programs)")
+        if c.get("largest"):
+            runs.append(
+                f"`{c['largest']}` (the last program, at the largest size that fits {c.get('gpu') or 'the GPU'} with int32 sizes)"
+            )
+        if runs:
+            stopped = "; the check stopped at its budget before the other sizes" if c.get("stopped") else ""
+            out.append(f"- other sizes than `{c.get('script')}`: in bounds at {' and '.join(runs)}{stopped}")
+    return out
 
 
 def roofline_line(L: LaunchMetrics) -> str:

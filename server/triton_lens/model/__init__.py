@@ -270,6 +270,10 @@ class LaunchTrace:
     # the size check's confirmed findings at other sizes (trace_engine/size_probe.py: oob-sizes, wrap),
     # as JSON objects; analysis/sizes.py makes them Findings
     size_findings: list[dict[str, Any]] = field(default_factory=list)
+    # what the size check ran at, per size it moved: {"script": "n = 4096", "tail": "n = 4097" or None
+    # (the grid's corner programs), "largest": "n = ..." or None (the last program, at the largest size the
+    # GPU holds), "gpu": that GPU's name, "stopped": True when its budget ran out before it finished}
+    size_checked: list[dict[str, Any]] = field(default_factory=list)
     # An autotuned launch: {"config": its config's label (`BLOCK=64, num_warps=8`), "rank": its place in
     # the user's list of configs, "trial": True for a launch made only to try a config (kept for its
     # findings, RunResult.autotune_trials), and on the launch kept, "configs": the labels of every config

@@ -470,10 +470,11 @@ class Recorder(compat.Hooks):
         try:
             la = read_launch(executor, args, kwargs, frame)
             found = self._sizes.check(la, trace) if la is not None else []
+            checked = self._sizes.last_checked if la is not None else []
         except Exception:  # a check's failure is never the run's
-            found = []
-        if found:
-            trace.size_findings = found
+            found, checked = [], []
+        if found or checked:
+            trace.size_findings, trace.size_checked = found, checked
             if self.on_sizes is not None:
                 self.on_sizes(trace)
 

@@ -500,6 +500,7 @@ def _read_stream(
                 for t in result.launches:
                     if t.index == meta["launch"]:
                         t.size_findings = list(meta["findings"])
+                        t.size_checked = list(meta.get("checked", []))
             elif kind == "progress":
                 state["in_launch"] = {
                     "kernel": meta["kernel"],

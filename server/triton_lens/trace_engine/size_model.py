@@ -177,9 +177,10 @@ def candidate_sizes(
 
 def describe_size(r: Resize, old: bool = False) -> str:
     """'n = 4097' or 'x.shape = (4097,)': the first thing that moved, at its new value (old: as launched)."""
-    for m in r.moved:
-        if m in r.ints:
-            return f"{m} = {r.old if old else r.ints[m]}"
+    ints = [m for m in r.moved if m in r.ints]
+    # A size and a stride equal at the launch move together; name the size (`n_cols`, not `x_row_stride`).
+    for m in sorted(ints, key=lambda m: "stride" in m.lower()):
+        return f"{m} = {r.old if old else r.ints[m]}"
     name = r.moved[0].split(".")[0]
     shape = tuple(r.tensors[name].shape)
     if old:

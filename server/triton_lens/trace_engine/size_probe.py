@@ -261,7 +261,10 @@ class SizeCheck:
         self.rec = recorder
         self.memory_bytes = memory_bytes
         self.gpu_name = gpu_name
-        self._done: dict[tuple, list[dict]] = {}  # per kernel configuration and sizes: its findings
+        self._done: dict[tuple, tuple[list[dict], list[dict]]] = {}  # per configuration and sizes: (found, checked)
+        # What the last check tried, per size it moved (for the hover: "checked at n = 4097 and n = ..."):
+        # {"script": "n = 4096", "tail": "n = 4097" or None, "largest": "n = ..." or None, "stopped": bool}
+        self.last_checked: list[dict] = []
         self._budget = Budget()
         self.spent: list[int] = []  # accesses each check spent (bench/size_check.py reads it)
 
@@ -323,21 +326,29 @@ class SizeCheck:
             la.grid_at is None,
         )
         if key in self._done:
-            return self._done[key]
+            out, self.last_checked = self._done[key]
+            return out
         already = _oob_sites(trace)
         found: dict[tuple, dict] = {}
+        checked: list[dict] = []
         self._budget = Budget()
         try:
             constants = {v for k, v in la.kwargs.items() if k in la.constexprs and type(v) is int}
             constants |= {a for n, a in zip(la.names, la.args) if n in la.constexprs and type(a) is int}
             for v in candidate_sizes(la.ints, la.tensors, constants):
-                self._ragged(la, v, already, found)
-                self._wrap(la, v, already, found)
+                at = resize(v, v, la.ints, la.tensors)
+                entry: dict = {"script": describe_size(at, old=True) if at else None, "tail": None, "largest": None}
+                entry["stopped"], entry["gpu"] = True, self.gpu_name
+                checked.append(entry)
+                entry["tail"] = self._ragged(la, v, already, found)
+                entry["largest"] = self._wrap(la, v, already, found)
+                entry["stopped"] = False
         except ProbeTimeout:
             pass
         self.spent.append(self._budget.spent)
         out = list(found.values())
-        self._done[key] = out
+        self.last_checked = [e for e in checked if e["tail"] or e["largest"]]
+        self._done[key] = (out, self.last_checked)
         return out
 
     def _grid_at(self, la: LaunchArgs, r: Resize) -> tuple[int, int, int] | None:
@@ -348,32 +359,37 @@ class SizeCheck:
         except Exception:
             return None
 
-    def _ragged(self, la: LaunchArgs, v: int, already: dict, found: dict) -> None:
+    def _ragged(self, la: LaunchArgs, v: int, already: dict, found: dict) -> str | None:
+        """The n+1 re-run of the grid's corner programs; returns the size it ran at (None: not run)."""
         r = resize(v, v + 1, la.ints, la.tensors)
         if r is None or r.bytes > self.memory_bytes:
-            return
+            return None
         grid = self._grid_at(la, r)
         if grid is None:
-            return
+            return None
         run = self.probe(la, r, grid, _corners(grid), watch_overflow=False)
         if not run.admitted:
-            return
+            return None
         for pos, o in run.oob.items():
             if pos in already or (pos, "oob-sizes") in found:
                 continue
             found[(pos, "oob-sizes")] = _finding("oob-sizes", o, r, grid, None, self.gpu_name)
+        return describe_size(r)
 
-    def _wrap(self, la: LaunchArgs, v: int, already: dict, found: dict) -> None:
+    def _wrap(self, la: LaunchArgs, v: int, already: dict, found: dict) -> str | None:
+        """The last program at the largest size the GPU holds, then the bisection to the smallest size that
+        overflows; returns the largest size it ran at (None: not run)."""
         if la.grid_at is None:
-            return  # the programs' ids do not grow with the size: nothing to overflow that the run did not
+            return None  # the programs' ids do not grow with the size: nothing to overflow that the run did not
         step = resize(v, v + 1, la.ints, la.tensors)
         if step is None or self._grid_at(la, step) in (None, la.grid):
-            return  # the grid does not follow this size
+            return None  # the grid does not follow this size
         top = largest_fitting(v, la.ints, la.tensors, self.memory_bytes, INT32_MAX)
         if top is None or top.new <= v:
-            return
+            return None
 
         seen: dict[int, tuple[ProbeRun, Resize, tuple[int, int, int]] | None] = {}
+        admitted: set[int] = set()  # sizes whose re-launch ran (the kernel admits them)
 
         def overflows(n: int) -> tuple[ProbeRun, Resize, tuple[int, int, int]] | None:
             if n not in seen:
@@ -389,10 +405,12 @@ class SizeCheck:
                 return None
             last = [(grid[0] - 1, grid[1] - 1, grid[2] - 1)]
             run = self.probe(la, r, grid, last, watch_overflow=True)
+            if run.admitted:
+                admitted.add(n)
             return (run, r, grid) if run.admitted and run.overflows else None
 
         if overflows(top.new) is None:
-            return
+            return describe_size(top) if top.new in admitted else None
         lo, hi = v, top.new  # lo: no overflow (the script's run), hi: overflow
         while hi - lo > 1:
             mid = (lo + hi) // 2
@@ -400,15 +418,17 @@ class SizeCheck:
                 lo = mid
             else:
                 hi = mid
+        largest = describe_size(top)
         got = overflows(hi)
         if got is None:
-            return
+            return largest
         run, r, grid = got
         for pos, o in run.oob.items():
             if pos in already or (pos, "wrap") in found:
                 continue
             ov = run.overflows[o["overflow"]] if o["overflow"] >= 0 else run.overflows[0]
             found[(pos, "wrap")] = _finding("wrap", o, r, grid, ov, self.gpu_name)
+        return largest
 
 
 def _oob_sites(trace, overflow_at: dict[int, int] | None = None) -> dict[tuple, dict]:

@@ -155,6 +155,7 @@ def launch_to_frame(t: LaunchTrace) -> tuple[dict, dict[str, np.ndarray]]:
         "unwritten_before": sorted(t.unwritten_before),
         "scratch_site": t.scratch_site,
         "size_findings": t.size_findings,
+        "size_checked": t.size_checked,
         "autotune": t.autotune,
     }
     arrays: dict[str, np.ndarray] = {c: getattr(t, c) for c in _COLUMNS}
@@ -199,5 +200,6 @@ def launch_from_frame(meta: dict, arrays: dict[str, np.ndarray]) -> LaunchTrace:
         ),
         scratch_site=meta.get("scratch_site"),
         size_findings=list(meta.get("size_findings", [])),
+        size_checked=list(meta.get("size_checked", [])),
         autotune=meta.get("autotune"),
     )

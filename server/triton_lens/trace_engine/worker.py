@@ -495,7 +495,9 @@ def main(argv: list[str]) -> int:
         out.write_frame("launch", meta, arrays)
 
     def on_sizes(trace):
-        out.write_frame("sizes", {"launch": trace.index, "findings": trace.size_findings})
+        out.write_frame(
+            "sizes", {"launch": trace.index, "findings": trace.size_findings, "checked": trace.size_checked}
+        )
 
     def on_progress(kernel, launch, done, total):
         out.write_frame("progress", {"kernel": kernel, "launch": launch, "done": done, "total": total})
