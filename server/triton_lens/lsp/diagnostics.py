@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from lsprotocol import types as lsp
 
+from ..analysis.fixes import fix_for
 from ..analysis.hover import AccessFacts, param_location
 from ..model import ERROR, Finding, RunResult
 from ..trace_engine.kernels import KernelOutline
@@ -95,6 +96,11 @@ def finding_diagnostic(
         in_file = e is not None and e.file and e.line and os.path.abspath(e.file) == os.path.abspath(result.file)
         if not in_file:
             message += "\n\n" + _tail(f.detail)
+    data = {"kind": f.kind, "arg": f.arg, "lanes": f.lanes, "programs": f.programs, "elements": f.elements}
+    fix = fix_for(f, lines.text_lines) if os.path.abspath(f.file) == os.path.abspath(result.file) else None
+    if fix is not None:  # served as a quick fix by the code action request (lsp/fixes.py)
+        edit = _range(lines, fix.line, fix.col, fix.end_line, fix.end_col)
+        data["fix"] = {"title": fix.title, "range": _position_json(edit), "newText": fix.new_text}
     return lsp.Diagnostic(
         range=rng,
         message=message,
@@ -102,8 +108,15 @@ def finding_diagnostic(
         code=CODES.get(f.kind, f.kind),
         source=SOURCE,
         related_information=related or None,
-        data={"kind": f.kind, "arg": f.arg, "lanes": f.lanes, "programs": f.programs, "elements": f.elements},
+        data=data,
     )
+
+
+def _position_json(r: lsp.Range) -> dict:
+    return {
+        "start": {"line": r.start.line, "character": r.start.character},
+        "end": {"line": r.end.line, "character": r.end.character},
+    }
 
 
 def run_diagnostics(

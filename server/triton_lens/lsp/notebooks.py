@@ -92,6 +92,18 @@ def cell_diagnostics(nb: Notebook, doc_uri: str, path: str, diags: list[lsp.Diag
                     continue
                 loc = lsp.Location(rh[0], _moved(loc.range, rh[1]))
             related.append(lsp.DiagnosticRelatedInformation(loc, ri.message))
+        data = d.data
+        if isinstance(data, dict) and isinstance(data.get("fix"), dict):  # the quick fix's edit, moved too
+            data = dict(data)
+            fix = dict(data.pop("fix"))
+            r = fix["range"]
+            fh = _to_cell(nb, r["start"]["line"])
+            if fh is not None and fh[0] == hit[0] and r["start"]["line"] == r["end"]["line"]:
+                fix["range"] = {
+                    "start": {"line": fh[1], "character": r["start"]["character"]},
+                    "end": {"line": fh[1], "character": r["end"]["character"]},
+                }
+                data["fix"] = fix
         out.setdefault(hit[0], []).append(
             lsp.Diagnostic(
                 range=_moved(d.range, hit[1]),
@@ -100,7 +112,7 @@ def cell_diagnostics(nb: Notebook, doc_uri: str, path: str, diags: list[lsp.Diag
                 code=d.code,
                 source=d.source,
                 related_information=related or None,
-                data=d.data,
+                data=data,
                 tags=d.tags,
             )
         )

@@ -26,7 +26,7 @@ from pygls.capabilities import ServerCapabilitiesBuilder
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from . import notebooks, outline, plan_request, viewer_requests
+from . import fixes, notebooks, outline, plan_request, viewer_requests
 from .documents import Doc
 from .edits import DocText
 from .linemap import LineMap
@@ -517,6 +517,13 @@ def create_server() -> TritonLensServer:
             return doc.code_lenses(trusted=ls.trusted)
         hit = ls.notebook_of_cell(uri)
         return notebooks.cell_lenses(hit[0], uri, hit[1].code_lenses(trusted=ls.trusted)) if hit is not None else []
+
+    @server.feature(
+        lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix])
+    )
+    def code_action(ls: TritonLensServer, params: lsp.CodeActionParams):
+        # The diagnostics VS Code sends back are the cell's own in a notebook: their fixes were moved with them.
+        return fixes.quick_fixes(params.text_document.uri, params)
 
     @server.feature(lsp.SHUTDOWN)
     def shutdown(ls: TritonLensServer, params):
