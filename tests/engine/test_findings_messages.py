@@ -55,3 +55,30 @@ def test_padding_between_rows_is_called_padding():
     assert "in the padding between the rows of x_ptr's tensor" in f.message
     assert "elements of padding between its rows" in f.message
     assert "real strides" in f.message  # the fix for a row length passed as the stride
+
+
+@pytest.mark.parametrize(
+    ("name", "coords"),
+    [
+        # rows stepped by the block width (128) instead of the row stride: programs 50..63 read rows 64..81
+        ("oob_row_stride.py", "at element offsets 6400, 6401, 6402… (x_ptr[64:82, 0:100]: dimension 0 has only 64)"),
+        # the row length passed for the stride of a padded view: columns 100..127 of rows 0..24, in the padding
+        ("oob_strided_view.py", "(x_ptr[0:25, 100:128]: dimension 1 has only 100)"),
+    ],
+)
+def test_an_nd_tensors_out_of_bounds_lanes_are_named_in_its_coordinates(name, coords):
+    r = run(RunRequest(path=str(CORPUS / name)))
+    (f,) = [f for f in analyze(r).findings if f.kind == "oob"]
+    assert coords in f.message, f.message
+
+
+def test_a_1d_tensor_is_named_by_its_offsets_alone():
+    import numpy as np
+
+    from triton_lens.analysis.findings import in_coordinates
+    from triton_lens.model import TensorInfo
+
+    t = TensorInfo(0, "x_ptr", (1000,), (1,), "float32", 4)
+    assert in_coordinates("x_ptr", t, np.array([1000]), np.array([1024])) == ""
+    t2 = TensorInfo(0, "a_ptr", (4, 8), (8, 1), "float32", 4)  # before the start: row -1
+    assert in_coordinates("a_ptr", t2, np.array([-8]), np.array([-4])) == "a_ptr[-1, 0:4]: dimension 0 has only 4"

@@ -63,6 +63,41 @@ def _where_oob(t: TensorInfo, lo: int, hi: int) -> str:
     return "outside"
 
 
+COORD_LIMIT = 1 << 20  # out-of-bounds offsets expanded to coordinates (beyond: the outer dimension only)
+
+
+def _half_open(lo: int, hi: int) -> str:
+    return f"{lo}" if hi == lo else f"{lo}:{hi + 1}"
+
+
+def in_coordinates(name: str, t: TensorInfo, starts: np.ndarray, ends: np.ndarray) -> str:
+    """Out-of-bounds element offsets (merged runs [start, end)) in an N-D tensor's own coordinates, read
+    through its strides as if each dimension ran on: `x_ptr[64:90, 0:100]: dimension 0 has only 64` for
+    rows past the last one, `x_ptr[0:31, 100:968]: dimension 1 has only 100` for the padding after each row. Empty
+    for 1-D tensors (the offsets say it), broadcast or unordered strides."""
+    shape, strides = tuple(int(d) for d in t.shape), tuple(int(s) for s in t.strides)
+    if len(shape) < 2 or starts.size == 0 or any(s <= 0 for s in strides):
+        return ""
+    if any(strides[k] < strides[k + 1] * shape[k + 1] for k in range(len(shape) - 1)):
+        return ""  # dimensions that interleave in memory: no one reading of an offset
+    count = int((ends - starts).sum())
+    if count <= COORD_LIMIT:
+        offs = np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(starts.tolist(), ends.tolist())])
+        dims, rest = [], offs
+        for st in strides:
+            dims.append(np.floor_divide(rest, st))
+            rest = rest - dims[-1] * st
+        lo_hi = [(int(d.min()), int(d.max())) for d in dims]
+    else:  # the outer dimension from the runs' ends alone (offsets are sorted)
+        lo_hi = [(int(starts[0]) // strides[0], (int(ends[-1]) - 1) // strides[0])]
+        lo_hi += [(0, d - 1) for d in shape[1:]]
+    past = [k for k, (lo, hi) in enumerate(lo_hi) if lo < 0 or hi >= shape[k]]
+    if not past:
+        return ""
+    k = past[0]
+    return f"{name}[{', '.join(_half_open(lo, hi) for lo, hi in lo_hi)}]: dimension {k} has only {shape[k]}"
+
+
 def _launch_name(L: LaunchTrace) -> str:
     return f"launch {L.index + 1} (line {L.line})"
 
@@ -138,6 +173,9 @@ def oob_findings(groups: dict[Key, Group]) -> list[Finding]:
         of_launch = f" of the tensor of {_launch_name(L0)}" if launches > 1 else ""
         word = "offset" if n_off == 1 else "offsets"
         at = f"at element {word} {offsets}{of_launch}"
+        coords = in_coordinates(arg, tensor, st, en) if tensor is not None else ""
+        if coords:
+            at += f" ({coords})"
         if tensor is None:  # a pointer made from an integer: no tensor to count elements in, the byte address
             at = (
                 f"at {'address' if n_off == 1 else 'addresses'} "
