@@ -80,3 +80,51 @@ async def test_a_quick_fix_gives_a_kernel_right_at_the_failing_size(
     assert (await session.finished_run(uri, v, timeout=180))["status"] == "ok"
     left = [d for d in session.diagnostics(uri) if d.code in ("wrap", "oob-sizes", "oob")]
     assert session.published_version(uri) == v and left == [], [d.message for d in left]
+
+
+LIBRARY = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def double_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+"""
+
+LIBRARY_TEST = """import torch
+import triton
+
+from double_ops import double_kernel
+
+
+def test_double():
+    x = torch.arange(300, dtype=torch.float32)
+    y = torch.empty_like(x)
+    double_kernel[(triton.cdiv(300, 128),)](x, y, 300, BLOCK=128)
+    assert torch.equal(y, 2 * x)
+"""
+
+
+async def test_a_library_file_is_offered_the_workspaces_tests_that_import_it(session: Session, workspace):
+    (workspace / "tests").mkdir(exist_ok=True)
+    (workspace / "tests" / "test_double.py").write_text(LIBRARY_TEST)
+    (workspace / "tests" / "conftest.py").write_text(
+        "import sys, os\nsys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))\n"
+    )
+    (workspace / "unrelated.py").write_text("import torch\n")
+    path = workspace / "double_ops.py"
+    path.write_text(LIBRARY)
+    uri = session.open(path)
+    await session.finished_run(uri, 1, timeout=180)
+    actions = await _fixes(session, uri, {"no-launch"})
+    assert [a.title for a in actions] == [
+        "Run this file's kernels through tests/test_double.py (add `# triton-lens: run pytest -q tests/test_double.py`)"
+    ]
+    text = _apply(path.read_text(), (actions[0].edit.changes or {})[uri])
+    assert "# triton-lens: run pytest -q tests/test_double.py\n@triton.jit\ndef double_kernel" in text
+    v = session.replace_all(uri, text)
+    assert (await session.finished_run(uri, v, timeout=180))["status"] == "ok"
+    assert not [d for d in session.diagnostics(uri) if d.code == "no-launch"]
+    (hint,) = [h for h in await session.hints(uri) if h.position.line == 8]  # the store line, now launched
+    assert "y_ptr[0:300]" in hint.label

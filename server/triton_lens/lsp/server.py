@@ -523,7 +523,11 @@ def create_server() -> TritonLensServer:
     )
     def code_action(ls: TritonLensServer, params: lsp.CodeActionParams):
         # The diagnostics VS Code sends back are the cell's own in a notebook: their fixes were moved with them.
-        return fixes.quick_fixes(params.text_document.uri, params)
+        uri = params.text_document.uri
+        doc = ls.docs.get(uri)
+        if doc is None:
+            return fixes.quick_fixes(uri, params)
+        return fixes.quick_fixes(uri, params, doc.path, doc.text.split("\n"), ls.roots())
 
     @server.feature(lsp.SHUTDOWN)
     def shutdown(ls: TritonLensServer, params):

@@ -94,7 +94,7 @@ def _module_files(module: str, bases: list[str]) -> list[str]:
     return out
 
 
-def _imported_kernel_files(tree: ast.AST, path: str, roots: list[str]) -> list[str]:
+def imported_kernel_files(tree: ast.AST, path: str, roots: list[str]) -> list[str]:
     """Workspace files imported by this one that define @triton.jit kernels."""
     here = os.path.dirname(path)
     found: list[str] = []
@@ -163,7 +163,7 @@ def plan(path: str, text: str, run_commands: Mapping[str, Any] | None = None, ro
         return Plan(False, f"the file does not parse: {e}", syntax=SyntaxProblem(1, 0, 1, 1, str(e)))
     kernels = outline_tree(tree)
     launches = _launches(tree, {k.name for k in kernels})
-    imported = [] if kernels else _imported_kernel_files(tree, path, roots)
+    imported = [] if kernels else imported_kernel_files(tree, path, roots)
     root = workspace_root(path, roots)
     m = RUN_COMMENT.search(text)
     # A run comment is the author saying the file runs kernels: a test of a library whose kernels live
