@@ -11,7 +11,7 @@ PIP_FLAGS := --disable-pip-version-check -q
 NODE_STAMP := node_modules/.install-stamp
 
 .SECONDEXPANSION:
-.PHONY: setup setup32 setup-releases test-releases test test-deps browser lint test-python test-engine32 test-node test-e2e test-package vsix demo demo-plan dist release bench bench-all viz-deps clean
+.PHONY: setup setup32 setup-releases test-releases test test-deps e2e-deps browser lint test-python test-engine32 test-node test-e2e test-package vsix demo demo-plan dist release bench bench-all viz-deps clean
 
 setup: $(VENV)/.done
 $(VENV)/.done: pyproject.toml
@@ -64,7 +64,11 @@ setup-releases: $(addsuffix /.done,$(RELEASE_VENVS))
 test:
 	$(MAKE) -j4 test-deps
 	$(MAKE) lint test-python test-engine32 test-releases test-package test-webview test-node test-e2e
-test-deps: setup setup32 setup-releases viz-deps webview-deps $(NODE_STAMP)
+test-deps: setup setup32 setup-releases viz-deps webview-deps $(NODE_STAMP) e2e-deps
+# code-server and its browser (tests/e2e/setup.sh: reused when present); after `browser`, so that no two
+# apt-gets run at once.
+e2e-deps: browser
+	bash tests/e2e/setup.sh $(E2E_ROOT)
 
 # The quality gate, first: lint and format of the Python (ruff), its types (mypy, configured in
 # pyproject.toml: strict on model/ and analysis/), lint and format of the extension, the page and the
