@@ -142,3 +142,29 @@ async def test_typing_word_by_word_below_a_form_feed_runs_the_typed_text(session
     errors = [d for d in session.diagnostics(uri) if d.code in ("exception", "crashed")]
     assert [d.message for d in errors] == [], errors
     session.close(uri)
+
+
+async def test_a_huge_buffer_is_not_planned_and_requests_are_still_answered(session: Session, tmp_path):
+    path = tmp_path / "huge.py"
+    small = CORPUS_FILE("vector_add.py").read_text()
+    path.write_text(small)
+    uri = session.open(path)
+    assert (await session.finished_run(uri, 1))["status"] == "ok"
+    # A 10 MB buffer (a pasted table): once it parsed and planned on every change, on the event loop.
+    v = session.replace_all(uri, small + "DATA = [" + "0, " * 3_500_000 + "]\n")
+    await session.wait_for(
+        lambda: session.published_version(uri) == v and [d for d in session.diagnostics(uri) if d.code == "too-large"],
+        what="the too-large diagnostic",
+    )
+    (d,) = [d for d in session.diagnostics(uri) if d.code == "too-large"]
+    assert "Not run: the file is 10.0 MB of text: Triton Lens runs files up to 1 MB" in d.message
+    for _ in range(3):  # each answered (answer() fails after 10 s of silence), and nothing is shown
+        assert (
+            await answer(
+                session, "textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 12, "character": 10}}
+            )
+            is None
+        )
+    v = session.replace_all(uri, small)  # back to the kernel: it runs again
+    assert (await session.finished_run(uri, v))["status"] == "ok"
+    assert not [d for d in session.diagnostics(uri) if d.code == "too-large"]

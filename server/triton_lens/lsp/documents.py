@@ -98,6 +98,16 @@ class Doc:
             out.append(untrusted_diagnostic(self.lines, self.plan.kernels))
         if self.plan.syntax is not None:
             out.append(syntax_diagnostic(self.plan.syntax, self.lines))
+        if self.plan.too_large:
+            out.append(
+                lsp.Diagnostic(
+                    range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
+                    message=f"Not run: {self.plan.why_not}.",
+                    severity=lsp.DiagnosticSeverity.Information,
+                    code="too-large",
+                    source="triton-lens",
+                )
+            )
         if self.view is None:
             return out
         m = self.linemap()

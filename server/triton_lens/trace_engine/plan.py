@@ -24,6 +24,11 @@ from typing import Any
 
 from .kernels import KernelOutline, outline_lenient, outline_tree
 
+# Larger texts are not planned or run: no kernel file is this big (a generated table or data is), and
+# parsing it on every keystroke would keep the language server from answering (issue: a 10 MB buffer made a
+# hover wait 70 s). Measured in characters, as the editor sends the text.
+MAX_TEXT = 1 << 20
+
 RUN_COMMENT = re.compile(r"^[ \t]*#[ \t]*triton-lens:[ \t]*run[ \t]+(?P<cmd>\S.*?)[ \t]*$", re.MULTILINE)
 
 
@@ -48,6 +53,7 @@ class Plan:
     kernels: list[KernelOutline] = field(default_factory=list)
     imported_kernels: list[str] = field(default_factory=list)  # workspace files that define imported kernels
     launches: bool = False  # the file's own code launches a kernel it defines (`kernel[grid](...)`)
+    too_large: int = 0  # the text's length, when over MAX_TEXT (then nothing is parsed or run)
 
 
 def in_library(path: str) -> bool:
@@ -144,6 +150,13 @@ def plan(path: str, text: str, run_commands: Mapping[str, Any] | None = None, ro
         return Plan(False, "not a Python file")
     if in_library(path):
         return Plan(False, "an installed library file")
+    if len(text) > MAX_TEXT:
+        return Plan(
+            False,
+            f"the file is {len(text) / (1 << 20):.1f} MB of text: Triton Lens runs files up to "
+            f"{MAX_TEXT >> 20} MB (move the data it holds into a file it loads)",
+            too_large=len(text),
+        )
     try:
         tree = ast.parse(text, filename=path)
     except SyntaxError as e:
