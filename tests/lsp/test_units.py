@@ -240,8 +240,9 @@ def test_hint_label_is_compact_and_shows_repeats():
     # every lane on: no mask part, so programs, bytes and the repeats get the room
     assert access_label(_stats(active=1024, executions=32), None) == "x[0:1000] · 8 prog · 3.9 KB · ×4 iter"
     label = access_label(_stats(launches=2, executions=32, oob=24), None)
-    # Out-of-bounds lanes lead; the parts that do not fit drop from the end, in their fixed order.
-    assert label == "24 OOB · x[0:1000] · 1000/1024 active", label
+    # Out-of-bounds lanes lead; the parts that do not fit drop from the end, in their fixed order; the mask's
+    # short form where the long one would keep the programs out.
+    assert label == "24 OOB · x[0:1000] · 97% active · 8 prog", label
     full = access_label(_stats(launches=2, executions=32, oob=24), None, limit=200)
     assert full == "24 OOB · x[0:1000] · 1000/1024 active · 8 prog · 3.9 KB · ×4 iter · ×2 launches"
     assert format_bytes(512) == "512 B" and format_bytes(25600) == "25.0 KB"

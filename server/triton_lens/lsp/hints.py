@@ -76,7 +76,8 @@ def fit_labels(accesses: list[tuple[str, str, list[list[str]]]], limit: int = MA
     extent, the extent shortened if need be); then, a level at a time over the accesses (so a second access
     is not starved by the first one's details), each access's next part in the longest form that fits. An
     access stops at its first part that does not fit, so what a label shows is always a prefix of its parts
-    in their fixed order. Accesses whose heads cannot get `_MIN_HEAD` characters give way to `+N more`."""
+    in their fixed order; of a part's forms, the longest that leaves room for the next part. Accesses whose
+    heads cannot get `_MIN_HEAD` characters give way to `+N more`."""
     shown = len(accesses)
     while shown > 1:
         more = f"{JOIN}+{len(accesses) - shown} more" if shown < len(accesses) else ""
@@ -100,12 +101,15 @@ def fit_labels(accesses: list[tuple[str, str, list[list[str]]]], limit: int = MA
             if not open_[i] or level >= len(parts):
                 open_[i] = False
                 continue
-            for form in parts[level]:
-                if total() + len(SEP) + len(form) <= limit:
-                    labels[i] += SEP + form
-                    break
-            else:
+            fits = [f for f in parts[level] if total() + len(SEP) + len(f) <= limit]
+            if not fits:
                 open_[i] = False
+                continue
+            # The longest form that leaves room for the next part (`78% active · 64 prog` rather than
+            # `6400/8192 active` alone); the longest that fits when none does.
+            after = len(SEP) + min(map(len, parts[level + 1])) if level + 1 < len(parts) else 0
+            roomy = [f for f in fits if total() + len(SEP) + len(f) + after <= limit]
+            labels[i] += SEP + (roomy or fits)[0]
         level += 1
     return JOIN.join(labels) + more
 
