@@ -45,6 +45,9 @@ def test_a_zero_filled_partial_write_is_information(s):
 def test_a_partial_write_of_torch_empty_is_a_warning(s):
     (f,) = s.at("write_half_empty", "unwritten")
     assert f.severity == "warning" and f.elements == 50 and "never written" in f.message
+    # 2 programs of 64 lanes had room for all 100 elements: the mask left the half out, not the grid
+    assert "their mask (or offsets) left these out: check the store's mask" in f.message
+    assert "launch enough programs" not in f.message
 
 
 def test_the_grid_too_small_bug_makes_check_exit_1():
@@ -57,6 +60,7 @@ def test_the_grid_too_small_bug_makes_check_exit_1():
     )
     assert p.returncode == 1, p.stdout + p.stderr
     assert "warning: out_ptr: 104 of 1000 elements" in p.stdout
+    assert "launch enough programs to cover the output" in p.stdout  # 7 programs of 128: 896 lanes for 1000
 
 
 def test_a_run_stopped_inside_a_launch_keeps_the_programs_that_finished():

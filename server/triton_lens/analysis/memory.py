@@ -74,6 +74,19 @@ def _dropped_scratch(launches: list[LaunchTrace], scratch: list[dict[str, Any]] 
     return out
 
 
+def _remedy(a: dict[str, Any], kind: str) -> str:
+    """The grid when it launched too few lanes to reach every element; else the mask (or the offsets)."""
+    if a["short_of_lanes"]:
+        return (
+            "launch enough programs to cover the output (e.g. a grid of triton.cdiv(n, BLOCK)), or fill the "
+            "tensor first (torch.zeros)"
+        )
+    return (
+        f"the {kind}s had lanes enough for every element, so their mask (or offsets) left these out: check the "
+        f"{kind}'s mask against the output's size (e.g. mask=offs < n), or fill the tensor first (torch.zeros)"
+    )
+
+
 def unwritten_findings(launches: list[LaunchTrace], scratch: list[dict[str, Any]] | None = None) -> list[Finding]:
     """Outputs a launch's stores left partly unwritten: a warning where those elements hold garbage that
     something may see (not a scratch buffer that only later launches read where written, then dropped)."""
@@ -109,8 +122,11 @@ def unwritten_findings(launches: list[LaunchTrace], scratch: list[dict[str, Any]
                     "garbage_examples": [],
                     "launches": 0,
                     "scratch": 0,
+                    "short_of_lanes": False,  # some launch's stores had fewer lanes, masked or not, than elements
                 },
             )
+            lanes = int(L.ex_lanes[_rows(L, stores)].sum(dtype=np.int64))
+            a["short_of_lanes"] |= lanes < t.numel
             a["scratch"] += (L.index, t.index) in dropped
             a["missing"] += n_missing
             a["garbage"] += n_garbage
@@ -134,8 +150,7 @@ def unwritten_findings(launches: list[LaunchTrace], scratch: list[dict[str, Any]
                 f"{arg}: {a['missing']} of {a['numel']} elements were written by no program{over}, and "
                 f"{plural(a['garbage'], 'element')} of them (e.g. {_fmt(a['garbage_examples'], a['garbage'])}) "
                 f"were never written by anything before either{also}: they hold whatever was in memory "
-                "(torch.empty & co.) — launch enough programs to cover the output (e.g. a grid of "
-                "triton.cdiv(n, BLOCK)), or fill the tensor first (torch.zeros)"
+                f"(torch.empty & co.) — {_remedy(a, kind)}"
             )
             sev = "warning"
         elif a["scratch"] == a["launches"]:
