@@ -33,26 +33,6 @@ def _line(text: str, needle: str) -> int:
     return next(i for i, l in enumerate(text.splitlines(), 1) if needle in l)
 
 
-def test_a_timeout_says_where_when_the_script_replaced_the_signal_handlers(tmp_path):
-    # Every signal ignored (a daemon's idiom), then a launch that runs past the limit: the line and the
-    # launch in flight come without the script's signal dispositions.
-    text = KERNEL + (
-        "for s in (signal.SIGUSR1, signal.SIGUSR2):\n"
-        "    signal.signal(s, signal.SIG_IGN)\n"
-        "big = torch.zeros(1 << 22)\n"
-        "inc_kernel[(1 << 15,)](big, 1 << 22, BLOCK=128)  # the long launch\n"
-    )
-    script = tmp_path / "ignores.py"
-    script.write_text(text)
-    r = run(RunRequest(path=str(script), timeout_s=4.0))
-    assert r.status == "timeout", r.error
-    # Inside the kernel's programs (its body's lines), or at the launch: not nowhere (line 1).
-    body = {_line(text, "offs = tl.program_id"), _line(text, "tl.store(")}
-    assert r.error.line in body | {_line(text, "# the long launch")}, r.error
-    assert [L.complete for L in r.launches] == [True, False]  # the launch in flight, cut short, is kept
-    assert "inside launch 2 of inc_kernel" in r.error.message
-
-
 @pytest.mark.parametrize("last", [True, False])
 def test_a_script_that_kills_its_supervisor_is_told_so_at_its_line(tmp_path, last):
     text = KERNEL + "os.kill(os.getppid(), signal.SIGKILL)  # the kill\n" + ("" if last else "time.sleep(5)\n")

@@ -420,7 +420,6 @@ def _job(req: RunRequest, target: str, cwd: str, crash_file: str) -> dict:
         "argv": req.argv,
         "cwd": cwd,
         "crash_file": crash_file,
-        "timeout_s": req.timeout_s,  # the worker's own ask for the stack at the limit (worker._at_time_limit)
         # where the worker leaves an error it could not send: the script closed its stream
         "stream_note": os.path.join(os.path.dirname(crash_file), "stream-lost.json"),
         # where it notes the script's own os.kill/os.killpg of the run (worker._note_kills_of_the_run)

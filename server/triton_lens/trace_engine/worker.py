@@ -298,25 +298,6 @@ def _stack_on_os_exit(crash) -> None:
     os._exit = _exit
 
 
-def _at_time_limit(job: dict, rec, crash) -> None:
-    """At the time limit, the launch in flight and the script's stack without the script's signal
-    dispositions: a script may ignore or replace SIGUSR1/SIGUSR2 (the runner's asks), even every
-    signal. A thread asks the recorder for the launch in flight, and faulthandler's watchdog (a C
-    thread: it needs neither a signal nor the GIL) dumps the stacks, a little after the runner's own
-    asks (its clock starts when it reads our hello, after ours), so a script that honours them is
-    not dumped twice unless the machine is slow."""
-    import math
-    import threading
-
-    limit = job.get("timeout_s")
-    if not isinstance(limit, (int, float)) or not math.isfinite(limit) or limit <= 0:
-        return
-    timer = threading.Timer(limit + 0.3, rec.request_flush)
-    timer.daemon = True
-    timer.start()
-    faulthandler.dump_traceback_later(limit + 1.0, repeat=False, file=crash, exit=False)
-
-
 def _note_kills_of_the_run(job: dict, target: str) -> None:
     """os.kill / os.killpg aimed at the run itself (the supervisor, the worker's process group, the
     worker) with a signal that ends it: leave the line and the call in a note first, so the runner
@@ -530,7 +511,6 @@ def main(argv: list[str]) -> int:
     with recorder as rec, standin or contextlib.nullcontext():
         # The runner's last word before it stops the worker at the time limit: send the launch in flight.
         signal.signal(signal.SIGUSR2, lambda *_: rec.request_flush())
-        _at_time_limit(job, rec, crash)
         _seed_random_generators(int(job.get("seed", 0)))
         try:
             _run_target(job, buffer)
