@@ -559,9 +559,8 @@ def _watch(
             return stopped
 
 
-def _take_stream_note(tmp: str) -> dict | None:
-    """The error the worker left because it could not send it (worker._report_lost_stream), if any."""
-    path = os.path.join(tmp, "stream-lost.json")
+def _take_note(path: str, key: str) -> dict | None:
+    """A JSON note the worker left in the run's folder (a dict whose `key` is a string), removed once read."""
     try:
         with open(path, encoding="utf-8") as f:
             note = json.load(f)
@@ -572,18 +571,17 @@ def _take_stream_note(tmp: str) -> dict | None:
             os.unlink(path)
         except OSError:
             pass
-    return note if isinstance(note, dict) and isinstance(note.get("message"), str) else None
+    return note if isinstance(note, dict) and isinstance(note.get(key), str) else None
+
+
+def _take_stream_note(tmp: str) -> dict | None:
+    """The error the worker left because it could not send it (worker._report_lost_stream), if any."""
+    return _take_note(os.path.join(tmp, "stream-lost.json"), "message")
 
 
 def _take_kill_note(tmp: str) -> dict | None:
     """The script's own kill of the run, if it made one (worker._note_kills_of_the_run)."""
-    path = os.path.join(tmp, "killed.json")
-    try:
-        with open(path, encoding="utf-8") as f:
-            note = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return note if isinstance(note, dict) and isinstance(note.get("signal"), str) else None
+    return _take_note(os.path.join(tmp, "killed.json"), "signal")
 
 
 def _take_crash_dump(tmp: str, crash_file: str) -> str:
