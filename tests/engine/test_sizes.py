@@ -37,6 +37,24 @@ def test_a_flat_buffer_of_k_blocks_follows_and_a_stride_is_not_a_size():
     assert 2048 not in candidate_sizes({"H": 4, "stride_b": 2048}, {"q": _spec((2, 4, 32, 16))})
 
 
+def test_a_stride_argument_of_a_tensor_that_keeps_its_layout_stays():
+    # mamba-ssm's selective_state_update: state (2, 1, 48, 16) has batch stride 768, which is also the
+    # element count of A (1, 48, 16). Growing A does not change state's layout: its stride stays 768.
+    ints = {"dim": 48, "stride_state_batch": 768, "stride_A_head": 768}
+    r = resize(768, 769, ints, {"state": _spec((2, 1, 48, 16)), "A": _spec((1, 48, 16))})
+    assert r is None or (r.ints["stride_state_batch"] == 768 and r.ints["stride_A_head"] == 768)
+
+
+def test_a_size_argument_equal_to_a_moving_stride_stays_with_the_dimension_it_is():
+    # mamba-ssm's chunk cumsum: seqlen 32 is dt's (1, 32, 2) sequence dimension, and by coincidence the
+    # chunk stride of dA (1, 2, 2, 16) (nchunks * chunk_size). When nheads and nchunks move (both 2),
+    # dt keeps its 32 rows, so seqlen keeps 32; the argument named as a stride follows dA's layout.
+    ints = {"seqlen": 32, "nheads": 2, "stride_dA_head": 32}
+    r = resize(2, 3, ints, {"dt": _spec((1, 32, 2)), "dA": _spec((1, 2, 2, 16))})
+    assert r is not None and r.tensors["dt"].shape == (1, 32, 3)
+    assert r.ints["seqlen"] == 32 and r.ints["nheads"] == 3 and r.ints["stride_dA_head"] == 48
+
+
 def test_the_largest_size_is_bounded_by_memory_and_int32():
     top = largest_fitting(8, {"stride": 4096}, {"x": _spec((8, 4096), 2), "y": _spec((8, 4096), 2)}, 80 * 10**9)
     assert top is not None and top.bytes <= 80 * 10**9

@@ -101,11 +101,27 @@ def resize(old: int, new: int, ints: dict[str, int], tensors: dict[str, TensorSp
         if not _dense(spec):
             return None
         strides = _packed_strides(shape, spec.strides)
-        for a, b in zip(spec.strides, strides):
-            if a != b and a > 1:
-                stride_map.setdefault(a, b)
+        if len(shape) == len(spec.shape):  # a tensor read as flat memory (its numel) has no strides to map
+            for a, b in zip(spec.strides, strides):
+                if a != b and a > 1:
+                    stride_map.setdefault(a, b)
         out_tensors[name] = TensorSpec(shape, strides, spec.itemsize)
+    # What keeps its value at the new size: the dimensions and strides (above 1) of tensors that keep them.
+    # An argument named as a stride and equal to a stride that stays is that tensor's stride, not the size
+    # (mamba-ssm's state batch stride 768 = A's element count); one not named as a stride, equal to a
+    # dimension that stays and to a stride that moves, is that dimension (seqlen 32 = the chunk stride).
+    held_dims, held_strides = set(), set()
+    for name, spec in tensors.items():
+        new_spec = out_tensors[name]
+        if len(new_spec.shape) == len(spec.shape):
+            held_dims |= {a for a, b in zip(spec.shape, new_spec.shape) if a == b and a > 1}
+            held_strides |= {a for a, b in zip(spec.strides, new_spec.strides) if a == b and a > 1}
     for name, v in ints.items():
+        named_stride = "stride" in name.lower()
+        if named_stride and v in held_strides and v not in stride_map:
+            continue
+        if not named_stride and v != old and v in stride_map and v in held_dims:
+            continue
         if v == old:
             out_ints[name] = new
             moved.append(name)
