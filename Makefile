@@ -25,6 +25,18 @@ $(VENV)/.done: pyproject.toml
 	# Real-world kernels for tests/realworld (imported, not copied). --no-deps: they must not pull another
 	# torch or triton; einops is fla's one other import.
 	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps liger-kernel==0.8.5 fla-core==0.6.0 conch-triton-kernels==1.3 einops
+	# mamba-ssm and flash-attn are sdists whose setup.py builds CUDA extensions: the SKIP flags build none
+	# (their Triton ops are Python), FORCE_BUILD stops setup.py fetching a prebuilt CUDA wheel, and
+	# --no-build-isolation builds against this torch (setuptools and wheel are what setup.py imports).
+	# About 20-40 s (8.7 MB downloaded, 6 MB installed); the sdists stay in $(VENV)/sdists, where tests/realworld reads
+	# flash-attn's own tests/test_rotary.py.
+	$(VENV)/bin/pip install $(PIP_FLAGS) setuptools wheel
+	export MAMBA_SKIP_CUDA_BUILD=TRUE MAMBA_FORCE_BUILD=TRUE FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE \
+	    FLASH_ATTENTION_FORCE_BUILD=TRUE; \
+	$(VENV)/bin/pip download $(PIP_FLAGS) --no-deps --no-build-isolation -d $(VENV)/sdists \
+	    mamba-ssm==2.3.2.post1 flash-attn==2.8.3.post2 && \
+	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps --no-build-isolation \
+	    $(VENV)/sdists/mamba_ssm-2.3.2.post1.tar.gz $(VENV)/sdists/flash_attn-2.8.3.post2.tar.gz
 	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps -e .
 	touch $@
 

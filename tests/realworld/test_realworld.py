@@ -1,4 +1,5 @@
-"""Real kernels from PyPI libraries (Liger-Kernel, flash-linear-attention, conch), imported, not copied,
+"""Real kernels from PyPI libraries (Liger-Kernel, flash-linear-attention, conch, mamba-ssm, flash-attn),
+imported, not copied,
 run under the engine: each script runs to the end, its outputs equal torch's (the script asserts that),
 and the analysis has no warning or error."""
 
@@ -12,23 +13,56 @@ from triton_lens.analysis import analyze
 from triton_lens.trace_engine.runner import RunRequest, run
 
 HERE = Path(__file__).parent
-SCRIPTS = sorted(p for p in HERE.glob("*.py") if not p.name.startswith(("test_", "conftest")))
+SCRIPTS = sorted(p for p in HERE.glob("*.py") if not p.name.startswith(("test_", "conftest", "_")))
 
 
 # What the size check finds in these libraries, each judged by hand: conch's GeGLU kernel computes its row
 # offset `token_idx * in_stride` in int32 (tl.program_id and an int argument), which wraps from 22,369,622
 # tokens of a 96-wide projection (8 GiB in float32, which an H100 holds): both loads of the row read the
 # wrong memory there.
+# flash-attn's LayerNorm forward moves to its row with `row * stride_x_row` (and the same for Y, RESIDUAL and
+# RESIDUAL_OUT) in int32: from 29,826,163 rows of 72 (8 GiB in float32) the offsets wrap. (The message names
+# `row * stride_res_out_row`, line 221, for all four: every stride is 72, so the check cannot tell the
+# products apart; each pointer has its own at lines 216-221.) mamba-ssm's chunk cumsum kernel offsets dt_out
+# and dA_cumsum by `offs_h * stride_head` in int32, where the head stride is nchunks * chunk_size: it wraps
+# once nheads * seqlen passes 2**31, where those two tensors take 8 GiB each; true of the kernel as launched,
+# though through mamba_chunk_scan_combined an x of that many rows (headdim times more) would not fit one GPU.
 AT_OTHER_SIZES = {
     "conch_ops": {
         ("gelu_tanh_and_mul.py", 61, "wrap", "in_ptr"),
         ("gelu_tanh_and_mul.py", 62, "wrap", "in_ptr"),
     },
+    "flash_attn_ops": {
+        ("layer_norm.py", 228, "wrap", "X"),
+        ("layer_norm.py", 255, "wrap", "RESIDUAL"),
+        ("layer_norm.py", 258, "wrap", "RESIDUAL_OUT"),
+        ("layer_norm.py", 279, "wrap", "Y"),
+    },
+    "mamba_ops": {
+        ("ssd_chunk_state.py", 82, "wrap", "dt_out_ptr"),
+        ("ssd_chunk_state.py", 86, "wrap", "dA_cumsum_ptr"),
+    },
+}
+
+# Findings judged false, kept here so that they stay visible until the tool stops making them (a test of
+# the set fails when one goes away). mamba-ssm's state-passing backward writes one ddA value per block of
+# 64 of `dim` into a tensor the host sized `cdiv(dim, 64)`: at dim = 257 the host would size it 5, but the
+# size check cannot see that extent follow `dim` (it is computed on the host), keeps 4, and reports block 4
+# out of bounds.
+FALSE_AT_OTHER_SIZES = {
+    "mamba_ops": {("ssd_state_passing.py", 167, "oob-sizes", "ddA_cs_ptr")},
 }
 
 
 def test_the_set_is_there():
-    assert {p.stem for p in SCRIPTS} >= {"liger_norms", "liger_losses", "fla_ops", "conch_ops"}
+    assert {p.stem for p in SCRIPTS} >= {
+        "liger_norms",
+        "liger_losses",
+        "fla_ops",
+        "conch_ops",
+        "mamba_ops",
+        "flash_attn_ops",
+    }
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
@@ -46,4 +80,5 @@ def test_real_kernels_run_clean_and_match_torch(script):
     assert not bad, bad
     # At other sizes: exactly the findings judged true (docs/findings.md), nothing else.
     other = {(Path(f.file).name, f.line, f.kind, f.arg) for f in a.findings if f.kind in ("oob-sizes", "wrap")}
-    assert other == AT_OTHER_SIZES.get(script.stem, set()), sorted(other)
+    judged = AT_OTHER_SIZES.get(script.stem, set()) | FALSE_AT_OTHER_SIZES.get(script.stem, set())
+    assert other == judged, sorted(other)
