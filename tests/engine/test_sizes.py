@@ -55,6 +55,27 @@ def test_a_size_argument_equal_to_a_moving_stride_stays_with_the_dimension_it_is
     assert r.ints["seqlen"] == 32 and r.ints["nheads"] == 3 and r.ints["stride_dA_head"] == 48
 
 
+def test_a_buffer_of_one_value_per_block_follows_the_size_in_blocks():
+    # mamba-ssm's state-passing backward: the host sizes ddA `cdiv(dim, 64)` for a kernel whose BLOCK_SIZE
+    # is 64; at dim = 257 it holds 5 blocks, not the 4 of dim = 256 (kept at 4, block 4 read outside it).
+    ints = {"dim": 256, "stride_ddA_cs_batch": 8}
+    tensors = {"dout": _spec((2, 256)), "ddA_cs": _spec((1, 2, 4))}
+    r = resize(256, 257, ints, tensors, frozenset({64}))
+    assert r is not None and r.tensors["ddA_cs"].shape == (1, 2, 5) and r.ints["stride_ddA_cs_batch"] == 10
+    plain = resize(256, 257, ints, tensors)  # no such block: it stays
+    assert plain is not None and plain.tensors["ddA_cs"].shape == (1, 2, 4)
+    assert r.moved[0] == "dout.shape" and r.assumed == ["dim is the size 256 of dout"]  # not the per-block buffer
+
+
+def test_a_stride_equal_to_one_that_stays_and_to_one_that_moves_is_the_named_tensors():
+    # The same kernel: dA_cs (1, 2, 2) is a view with strides (32, 16, 8); ddA_cs's batch stride is 8 too
+    # and moves to 10 with the blocks. stride_dA_cs_chunk is dA_cs's (its name says so): it stays.
+    ints = {"dim": 256, "stride_dA_cs_chunk": 8, "stride_ddA_cs_batch": 8}
+    view = TensorSpec((1, 2, 2), (32, 16, 8), 4)
+    r = resize(256, 257, ints, {"dout": _spec((2, 256)), "dA_cs": view, "ddA_cs": _spec((1, 2, 4))}, frozenset({64}))
+    assert r is not None and r.ints["stride_dA_cs_chunk"] == 8 and r.ints["stride_ddA_cs_batch"] == 10
+
+
 def test_the_largest_size_is_bounded_by_memory_and_int32():
     top = largest_fitting(8, {"stride": 4096}, {"x": _spec((8, 4096), 2), "y": _spec((8, 4096), 2)}, 80 * 10**9)
     assert top is not None and top.bytes <= 80 * 10**9

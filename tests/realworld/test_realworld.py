@@ -44,15 +44,6 @@ AT_OTHER_SIZES = {
     },
 }
 
-# Findings judged false, kept here so that they stay visible until the tool stops making them (a test of
-# the set fails when one goes away). mamba-ssm's state-passing backward writes one ddA value per block of
-# 64 of `dim` into a tensor the host sized `cdiv(dim, 64)`: at dim = 257 the host would size it 5, but the
-# size check cannot see that extent follow `dim` (it is computed on the host), keeps 4, and reports block 4
-# out of bounds.
-FALSE_AT_OTHER_SIZES = {
-    "mamba_ops": {("ssd_state_passing.py", 167, "oob-sizes", "ddA_cs_ptr")},
-}
-
 
 def test_the_set_is_there():
     assert {p.stem for p in SCRIPTS} >= {
@@ -80,5 +71,4 @@ def test_real_kernels_run_clean_and_match_torch(script):
     assert not bad, bad
     # At other sizes: exactly the findings judged true (docs/findings.md), nothing else.
     other = {(Path(f.file).name, f.line, f.kind, f.arg) for f in a.findings if f.kind in ("oob-sizes", "wrap")}
-    judged = AT_OTHER_SIZES.get(script.stem, set()) | FALSE_AT_OTHER_SIZES.get(script.stem, set())
-    assert other == judged, sorted(other)
+    assert other == AT_OTHER_SIZES.get(script.stem, set()), sorted(other)

@@ -76,15 +76,39 @@ class Resize:
         return sum(t.span_bytes for t in self.tensors.values())
 
 
-def resize(old: int, new: int, ints: dict[str, int], tensors: dict[str, TensorSpec]) -> Resize | None:
+def _per_block(d: int, old: int, blocks: frozenset[int]) -> int | None:
+    """The block size B for which a dimension d is the host's `cdiv(old, B)` (a buffer of one value per
+    block of the size: partial sums, per-chunk states); None when it is not one."""
+    if d < 2 or d >= old:
+        return None
+    return next((b for b in sorted(blocks) if b > 1 and -(-old // b) == d), None)
+
+
+def _names_tensor(arg: str, tensor: str) -> bool:
+    """Whether an argument's name names the tensor: its words (`dA_cs` of `dA_cs_ptr`) appear together in
+    the argument's (`stride_dA_cs_chunk`), not inside a longer word (`stride_ddA_cs_batch`)."""
+    base = [w for w in tensor.split("_") if w.lower() not in ("ptr", "ptrs", "")]
+    words = arg.split("_")
+    return bool(base) and any(words[i : i + len(base)] == base for i in range(len(words) - len(base) + 1))
+
+
+def resize(
+    old: int, new: int, ints: dict[str, int], tensors: dict[str, TensorSpec], blocks: frozenset[int] = frozenset()
+) -> Resize | None:
     """The launch at size `new` in place of `old`; None when no argument moves with it, or when a tensor
-    that moves is not dense (a view whose other dimensions could not be laid out again)."""
+    that moves is not dense (a view whose other dimensions could not be laid out again). `blocks`: the
+    kernel's integer constexprs; a dimension equal to `cdiv(old, B)` for one of them moves to `cdiv(new, B)`."""
     out_ints = dict(ints)
     out_tensors: dict[str, TensorSpec] = {}
     moved: list[str] = []
     stride_map: dict[int, int] = {}
+    later: list[str] = []  # the per-block buffers: named after what the size is (describe_size names moved[0])
     for name, spec in tensors.items():
-        if old in spec.shape:
+        per_block = [_per_block(d, old, blocks) for d in spec.shape]
+        if old not in spec.shape and any(per_block) and spec.numel != old:
+            shape = tuple(-(-new // b) if b else d for d, b in zip(spec.shape, per_block))
+            later.append(f"{name}.shape (one per block of {next(b for b in per_block if b)})")
+        elif old in spec.shape:
             shape = tuple(new if d == old else d for d in spec.shape)
             moved.append(f"{name}.shape")
         elif len(spec.shape) >= 1 and spec.numel == old and old > 1:
@@ -110,16 +134,27 @@ def resize(old: int, new: int, ints: dict[str, int], tensors: dict[str, TensorSp
     # An argument named as a stride and equal to a stride that stays is that tensor's stride, not the size
     # (mamba-ssm's state batch stride 768 = A's element count); one not named as a stride, equal to a
     # dimension that stays and to a stride that moves, is that dimension (seqlen 32 = the chunk stride).
-    held_dims, held_strides = set(), set()
+    held_dims: set[int] = set()
+    held_strides: dict[int, set[str]] = {}  # a stride value that stays -> the tensors it is a stride of
+    moving_strides: dict[int, set[str]] = {}
     for name, spec in tensors.items():
         new_spec = out_tensors[name]
         if len(new_spec.shape) == len(spec.shape):
             held_dims |= {a for a, b in zip(spec.shape, new_spec.shape) if a == b and a > 1}
-            held_strides |= {a for a, b in zip(spec.strides, new_spec.strides) if a == b and a > 1}
+            for a, b in zip(spec.strides, new_spec.strides):
+                if a > 1:
+                    (held_strides if a == b else moving_strides).setdefault(a, set()).add(name)
     for name, v in ints.items():
         named_stride = "stride" in name.lower()
-        if named_stride and v in held_strides and v not in stride_map:
-            continue
+        if named_stride and v in held_strides:
+            if v not in stride_map:
+                continue
+            # Equal to a stride that stays and to one that moves: the argument's name says whose it is
+            # (`stride_dA_cs_chunk` is dA_cs's, not ddA_cs's); when it names neither, it moves.
+            if any(_names_tensor(name, t) for t in held_strides[v]) and not any(
+                _names_tensor(name, t) for t in moving_strides.get(v, ())
+            ):
+                continue
         if not named_stride and v != old and v in stride_map and v in held_dims:
             continue
         if v == old:
@@ -128,11 +163,12 @@ def resize(old: int, new: int, ints: dict[str, int], tensors: dict[str, TensorSp
         elif v in stride_map:
             out_ints[name] = stride_map[v]
             moved.append(f"{name} (a stride)")
+    moved += later
     if not moved or not any("." in m for m in moved):
         return None  # a size is a tensor's extent: integer arguments moving alone are not one
     assumed = []
     arg_names = [m for m in moved if m in ints]
-    of = [m.split(".")[0] for m in moved if "." in m]
+    of = [m.split(".")[0] for m in moved if "." in m and m not in later]
     if arg_names and of:
         assumed.append(
             f"{' and '.join(arg_names)} {'is' if len(arg_names) == 1 else 'are'} the size {old} of {_names(of)}"
@@ -153,17 +189,22 @@ def _names(xs: list[str]) -> str:
 
 
 def largest_fitting(
-    old: int, ints: dict[str, int], tensors: dict[str, TensorSpec], memory_bytes: int, limit: int = INT32_MAX
+    old: int,
+    ints: dict[str, int],
+    tensors: dict[str, TensorSpec],
+    memory_bytes: int,
+    limit: int = INT32_MAX,
+    blocks: frozenset[int] = frozenset(),
 ) -> Resize | None:
     """The largest size (at most `limit`, int32 arguments staying int32) whose tensors fit in memory."""
-    first = resize(old, old, ints, tensors)
+    first = resize(old, old, ints, tensors, blocks)
     if first is None:
         return None
     lo, hi = old, limit
     best = None
     while lo <= hi:
         mid = (lo + hi) // 2
-        r = resize(old, mid, ints, tensors)
+        r = resize(old, mid, ints, tensors, blocks)
         if r is not None and r.bytes <= memory_bytes:
             best, lo = r, mid + 1
         else:

@@ -266,6 +266,7 @@ class SizeCheck:
         # {"script": "n = 4096", "tail": "n = 4097" or None, "largest": "n = ..." or None, "stopped": bool}
         self.last_checked: list[dict] = []
         self._budget = Budget()
+        self._blocks: frozenset[int] = frozenset()  # the launch's integer constexprs (size_model.resize)
         self.spent: list[int] = []  # accesses each check spent (bench/size_check.py reads it)
 
     # -- one re-launch ---------------------------------------------------------------------------
@@ -335,8 +336,9 @@ class SizeCheck:
         try:
             constants = {v for k, v in la.kwargs.items() if k in la.constexprs and type(v) is int}
             constants |= {a for n, a in zip(la.names, la.args) if n in la.constexprs and type(a) is int}
+            self._blocks = frozenset(constants)
             for v in candidate_sizes(la.ints, la.tensors, constants):
-                at = resize(v, v, la.ints, la.tensors)
+                at = resize(v, v, la.ints, la.tensors, self._blocks)
                 entry: dict = {"script": describe_size(at, old=True) if at else None, "tail": None, "largest": None}
                 entry["stopped"], entry["gpu"] = True, self.gpu_name
                 checked.append(entry)
@@ -361,7 +363,7 @@ class SizeCheck:
 
     def _ragged(self, la: LaunchArgs, v: int, already: dict, found: dict) -> str | None:
         """The n+1 re-run of the grid's corner programs; returns the size it ran at (None: not run)."""
-        r = resize(v, v + 1, la.ints, la.tensors)
+        r = resize(v, v + 1, la.ints, la.tensors, self._blocks)
         if r is None or r.bytes > self.memory_bytes:
             return None
         grid = self._grid_at(la, r)
@@ -381,10 +383,10 @@ class SizeCheck:
         overflows; returns the largest size it ran at (None: not run)."""
         if la.grid_at is None:
             return None  # the programs' ids do not grow with the size: nothing to overflow that the run did not
-        step = resize(v, v + 1, la.ints, la.tensors)
+        step = resize(v, v + 1, la.ints, la.tensors, self._blocks)
         if step is None or self._grid_at(la, step) in (None, la.grid):
             return None  # the grid does not follow this size
-        top = largest_fitting(v, la.ints, la.tensors, self.memory_bytes, INT32_MAX)
+        top = largest_fitting(v, la.ints, la.tensors, self.memory_bytes, INT32_MAX, self._blocks)
         if top is None or top.new <= v:
             return None
 
@@ -397,7 +399,7 @@ class SizeCheck:
             return seen[n]
 
         def _overflow_run(n: int) -> tuple[ProbeRun, Resize, tuple[int, int, int]] | None:
-            r = resize(v, n, la.ints, la.tensors)
+            r = resize(v, n, la.ints, la.tensors, self._blocks)
             if r is None:
                 return None
             grid = self._grid_at(la, r)
