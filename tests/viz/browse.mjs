@@ -23,6 +23,7 @@ const ARGS = [
 
 const out = { api: [], console: [], errors: [] };
 const pending = [];
+let closing = false;
 let navStart = Date.now();
 const browser = await chromium.launch({
   executablePath: spec.chromium || '/usr/bin/chromium',
@@ -38,7 +39,8 @@ try {
   page.on('request', (r) => started.set(r, Date.now()));
   page.on('requestfinished', (r) => {
     const end = Date.now();
-    pending.push(record(r, end).catch((e) => out.errors.push(`record: ${e}`)));
+    // A request that finishes while the browser closes (the page's polling) is not the page's error.
+    pending.push(record(r, end).catch((e) => closing || out.errors.push(`record: ${e}`)));
   });
   async function record(r, end) {
     const u = new URL(r.url());
@@ -181,8 +183,13 @@ try {
     );
   }
   if (spec.screenshot) await page.screenshot({ path: spec.screenshot });
-  await Promise.allSettled(pending);
+  // Every request that finished is recorded, including those that finished while earlier ones were.
+  for (let n = -1; n !== pending.length;) {
+    n = pending.length;
+    await Promise.allSettled(pending);
+  }
 } finally {
+  closing = true;
   await browser.close();
 }
 for (const a of out.api) if (a.body === undefined) delete a.body;
