@@ -143,7 +143,7 @@ class RunScheduler:
         if (
             not force
             and doc.view is not None
-            and doc.view.partial is None
+            and getattr(doc.view, "partial", None) is None  # (a partial view: its run is still to finish)
             and doc.view.version == doc.version
             and doc.view.text == doc.text
         ):
