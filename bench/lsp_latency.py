@@ -2,7 +2,10 @@
 
 - change -> results: from sending a textDocument/didChange to receiving the publishDiagnostics of
   that version's run, and to an inlay-hint answer computed from it (debounce included);
-- hover and inlay-hint round trips once the run is done (the server answers from precomputed data).
+- hover and inlay-hint round trips once the run is done (the server answers from precomputed data);
+- with progressive results (trace_engine/progressive.py): change -> the first publication of that
+  version (the partial one, a launch's sample, when the run has one; tritonLens/runPartial says so) and
+  change -> the complete one, with their ratio.
 
 On the shared corpus (every file the installed triton admits, except the one that hangs on purpose)
 and on tutorial-size kernels (bench/kernels/: softmax 1823×781, matmul 512³, layer norm 1151×8192).
@@ -63,6 +66,10 @@ class Client:
         @c.feature("tritonLens/runFinished")
         async def _finished(params):
             await note("finished", params._asdict())
+
+        @c.feature("tritonLens/runPartial")
+        async def _partial(params):
+            await note("partial", params._asdict())
 
         @c.feature("tritonLens/runStarted")
         async def _started(params):
@@ -164,6 +171,8 @@ async def measure_file(cl: Client, path: Path, edits: int, timeout: float) -> di
         "open_ms": None,
         "change_diag_ms": [],
         "change_hint_ms": [],
+        "change_first_ms": [],  # the first publication of the version: the partial one when there is one
+        "partial": [],  # "done/total" programs of each edit's partial, "" for none
         "run_ms": [],
         "hover_ms": [],
         "hint_ms": [],
@@ -204,6 +213,14 @@ async def measure_file(cl: Client, path: Path, edits: int, timeout: float) -> di
                 diag_t = t
         await cl.hints(uri)
         t_hint = time.perf_counter()
+        first_t = None
+        for t, k, p in cl.events[since:]:
+            if k == "diagnostics" and p["uri"] == uri and p["version"] == version:
+                first_t = t
+                break
+        part = cl.first(since, "partial", uri=uri, version=version)
+        out["partial"].append(f"{part[1]['programsDone']}/{part[1]['programsTotal']}" if part else "")
+        out["change_first_ms"].append(((first_t or t_fin) - t0) * 1000)
         out["change_diag_ms"].append(((diag_t or t_fin) - t0) * 1000)
         out["change_hint_ms"].append((t_hint - t0) * 1000)
         out["run_ms"].append(fin["ms"])
@@ -259,7 +276,9 @@ async def main_async(args) -> int:
     if args.only:
         files = [f for f in files if args.only in f.name]
     tutorials = [t for t in TUTORIALS if not args.only or args.only in t.name]
-    settings = {"debounceMs": args.debounce, "timeLimit": 600, "workers": args.workers}
+    settings = {"debounceMs": args.debounce, "timeLimit": 600, "workers": args.workers, "progressive": not args.plain}
+    if args.tutorials_only:
+        files = []
     cl = Client(settings)
     await cl.start()
     load_before = os.getloadavg()
@@ -304,6 +323,9 @@ async def main_async(args) -> int:
         "All times in ms, measured in the client (JSON-RPC over stdio included).",
         "change->diagnostics: didChange sent -> publishDiagnostics of that version's run received (debounce included)",
         "change->hints: didChange sent -> inlay-hint answer computed from that run received",
+        "change->first: didChange sent -> the first publishDiagnostics of that version (the partial results of a"
+        " launch's sample when the run has them, with the hints refresh; else the complete ones)",
+        f"progressive results: {'off' if args.plain else 'on'}",
         "run: the server's own time for the run (worker process start, script, analysis, view)",
         "",
     ]
@@ -326,6 +348,8 @@ async def main_async(args) -> int:
                 f"  open->results        {r['open_ms']:9.1f}",
                 f"  change->diagnostics  {summary([r], 'change_diag_ms')}",
                 f"  change->hints        {summary([r], 'change_hint_ms')}",
+                f"  change->first        {summary([r], 'change_first_ms')}  partial: {', '.join(r['partial']) or '-'}",
+                f"  first / complete     {_ratio(r)}",
                 f"  run (server side)    {summary([r], 'run_ms')}",
                 f"  hover                {summary([r], 'hover_ms')}",
                 f"  inlay hints          {summary([r], 'hint_ms')}",
@@ -345,6 +369,11 @@ async def main_async(args) -> int:
     return 0
 
 
+def _ratio(r: dict) -> str:
+    pairs = list(zip(r["change_first_ms"], r["change_diag_ms"]))
+    return ", ".join(f"{f / c:.2f}" for f, c in pairs if c) or "-"
+
+
 def _triton() -> str:
     import triton
 
@@ -360,6 +389,8 @@ def main() -> int:
         "--workers", type=int, default=0, help="tritonLens.workers (0: the default, the machine's cores less one)"
     )
     p.add_argument("--only", default="")
+    p.add_argument("--tutorials-only", action="store_true", help="only the tutorial-size kernels")
+    p.add_argument("--plain", action="store_true", help="progressive results off (tritonLens.progressive false)")
     p.add_argument("--out", default="")
     args = p.parse_args()
     if not CORPUS.is_dir():

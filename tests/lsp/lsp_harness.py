@@ -39,6 +39,7 @@ class Session:
         self.client = client
         self.started: list[dict] = []
         self.finished: list[dict] = []
+        self.partials: list[dict] = []  # tritonLens/runPartial: partial results shown (a launch's sample)
         self.refreshes = {"inlayHint": 0, "codeLens": 0}
         self.versions: dict[str, int] = {}
         self.published: list[tuple[str, int | None, list]] = []  # (uri, version, diagnostics)
@@ -188,6 +189,11 @@ def install(client: LanguageClient) -> Session:
     @client.feature("tritonLens/runFinished")
     def _finished(params):
         s.finished.append(_plain(params))
+        s._note()
+
+    @client.feature("tritonLens/runPartial")
+    def _partial(params):
+        s.partials.append(_plain(params))
         s._note()
 
     @client.feature(lsp.WORKSPACE_INLAY_HINT_REFRESH)

@@ -329,6 +329,19 @@ def run_findings(result: RunResult) -> list[Finding]:
     return out
 
 
+# The findings that hold for the programs that ran, whichever others run: the exact lanes of those
+# programs (an out-of-bounds lane, a row overrun, a TF32 dot, a descriptor with no allocator). A partial
+# run (a launch's sample, trace_engine/progressive.py) shows only these. The others need every program
+# of the launch (races between programs, unwritten and uninitialised elements, dead masks, coalescing
+# over all executions, the size check after the launch, the script's end): never shown from a sample.
+SAMPLE_KINDS = frozenset({"oob", "overrun", "tf32", "allocator"})
+
+
+def sample_findings(findings: list[Finding]) -> list[Finding]:
+    """Of a partial run's findings, those a sample of programs can prove (SAMPLE_KINDS)."""
+    return [f for f in findings if f.kind in SAMPLE_KINDS]
+
+
 def _same_file(a: str, b: str) -> bool:
     return os.path.abspath(a) == os.path.abspath(b)
 

@@ -66,9 +66,14 @@ def summary_title(
     running: bool,
     stale: bool,
     not_run: str = "",
+    partial=None,
 ) -> str:
     if not_run:
         return f"Triton Lens: {not_run}"
+    if partial is not None:  # a view of a launch's sample (lsp/view.PartialInfo)
+        if partial.kernel == k.name:
+            return f"⟳ partial results: {partial.text} of launch {partial.launch + 1} · the rest is running…"
+        return "⟳ running… · partial results so far"
     s = summaries.get(k.name)
     hung = result.in_launch if result is not None and result.status == TIMEOUT else None
     if hung is not None and hung.get("kernel") == k.name:
@@ -101,7 +106,14 @@ def summary_title(
 
 
 def kernel_lenses(
-    uri: str, kernels: list[KernelOutline], result: RunResult | None, *, running: bool, stale: bool, not_run: str = ""
+    uri: str,
+    kernels: list[KernelOutline],
+    result: RunResult | None,
+    *,
+    running: bool,
+    stale: bool,
+    not_run: str = "",
+    partial=None,
 ) -> list[lsp.CodeLens]:
     summaries = kernel_summaries(result) if result is not None else {}
     out = []
@@ -124,7 +136,9 @@ def kernel_lenses(
             lsp.CodeLens(
                 range=at,
                 command=lsp.Command(
-                    title=summary_title(k, summaries, result, running=running, stale=stale, not_run=not_run),
+                    title=summary_title(
+                        k, summaries, result, running=running, stale=stale, not_run=not_run, partial=partial
+                    ),
                     command=SHOW_OUTPUT,
                 ),
             )

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..model import ERROR
 from .runplan import Plan
 from .settings import Settings
-from .view import RunView, build_view
+from .view import PartialInfo, RunView, build_view
 
 if TYPE_CHECKING:
     from ..trace_engine.runner import Progress
@@ -41,6 +41,8 @@ class RunHandle:
     begun: bool = False
     done: bool = False
     last_report: str = ""
+    # Set by the scheduler: hands a partial view (a launch's sample) to the loop, from the engine's thread.
+    on_partial: Callable[[RunView], None] | None = None
 
 
 def execute(h: RunHandle) -> RunView | None:
@@ -65,12 +67,21 @@ def execute(h: RunHandle) -> RunView | None:
         device=s.device,
         gpu=s.stand_in_gpu,
         workers=resolve_workers(s.workers),
+        progressive=s.progressive,
     )
 
     def on_progress(p):
         h.progress = p
 
-    result = run(req, cancel=h.cancel, on_progress=on_progress)
+    def on_partial(p):  # a launch's sample (trace_engine/progressive.py), before the launch completes
+        if h.cancel.is_set() or h.on_partial is None:
+            return
+        info = PartialInfo(p.kernel, p.launch, p.programs_done, p.programs_total)
+        view = build_view(h.version, h.text, p.result, analyze(p.result), h.plan, partial=info)
+        view.ms = (time.perf_counter() - h.started) * 1000.0
+        h.on_partial(view)
+
+    result = run(req, cancel=h.cancel, on_progress=on_progress, on_partial=on_partial)
     if result.status == ERROR and result.error is not None and result.error.type == "Cancelled":
         return None
     view = build_view(h.version, h.text, result, analyze(result), h.plan)
@@ -86,7 +97,9 @@ class RunScheduler:
         is_open: Callable,
         max_workers: int = 3,
         execute_fn: Callable[[RunHandle], RunView | None] = execute,
+        on_partial: Callable | None = None,
     ):
+        self.on_partial = on_partial  # (doc, handle, partial view) on the loop, when one is adopted
         self.on_start = on_start  # (doc, handle) on the loop, when a run starts
         self.on_finish = on_finish  # (doc, handle, view or None, adopted: bool) on the loop
         self.is_open = is_open  # doc -> bool
@@ -127,11 +140,22 @@ class RunScheduler:
             if doc.run.version == doc.version and not doc.run.cancel.is_set() and not force:
                 return doc.run  # this very text is running already
             doc.run.cancel.set()
-        if not force and doc.view is not None and doc.view.version == doc.version and doc.view.text == doc.text:
+        if (
+            not force
+            and doc.view is not None
+            and getattr(doc.view, "partial", None) is None  # (a partial view: its run is still to finish)
+            and doc.view.version == doc.version
+            and doc.view.text == doc.text
+        ):
             return None  # this text already ran (a save right after the run of its last edit)
         h = RunHandle(doc.uri, doc.path, doc.version, doc.text, doc.plan, settings)
         doc.run = h
         loop = self._loop()
+
+        def hand_partial(view: RunView) -> None:
+            loop.call_soon_threadsafe(self._partial, doc, h, view)
+
+        h.on_partial = hand_partial
         try:
             self.on_start(doc, h)
         except Exception:  # noqa: BLE001 - reporting must never stop a run
@@ -139,6 +163,23 @@ class RunScheduler:
         fut = self.pool.submit(self.execute_fn, h)
         fut.add_done_callback(lambda f: loop.call_soon_threadsafe(self._finished, doc, h, f))
         return h
+
+    def _partial(self, doc, h: RunHandle, view: RunView) -> None:
+        """A run's partial view, shown until its complete one (or a newer run's) replaces it; never
+        after the run ended or was cancelled, never over a complete view of the same or a later text."""
+        if h.done or h.cancel.is_set() or doc.run is not h or not self.is_open(doc):
+            return
+        shown = doc.view
+        if shown is not None and (
+            shown.version > view.version or (shown.version == view.version and shown.partial is None)
+        ):
+            return
+        doc.view = view
+        if self.on_partial is not None:
+            try:
+                self.on_partial(doc, h, view)
+            except Exception:  # noqa: BLE001
+                log.exception("on_partial failed")
 
     def _finished(self, doc, h: RunHandle, fut: Future) -> None:
         h.done = True

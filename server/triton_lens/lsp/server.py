@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 
 RUN_STARTED = "tritonLens/runStarted"
 RUN_FINISHED = "tritonLens/runFinished"
+RUN_PARTIAL = "tritonLens/runPartial"  # a run's partial results are shown (a launch's sample)
 CONFIG_WAIT_S = 2.0
 
 
@@ -63,7 +64,9 @@ class TritonLensServer(LanguageServer):
         self.cell_owner: dict[str, str] = {}  # cell document URI -> its notebook's URI
         self.config_pending = False
         self.waiting: set[str] = set()  # uris whose first run waits for the configuration
-        self.scheduler = RunScheduler(self._run_started, self._run_finished, lambda d: self.docs.get(d.uri) is d)
+        self.scheduler = RunScheduler(
+            self._run_started, self._run_finished, lambda d: self.docs.get(d.uri) is d, on_partial=self._run_partial
+        )
         self.run_progress = RunProgress(self)  # (not `progress`: pygls' LanguageServer has one)
 
     # -- capabilities -----------------------------------------------------------------------------
@@ -363,6 +366,24 @@ class TritonLensServer(LanguageServer):
         self._refresh(hints=False, lenses=True)
         if self._cap("window", "work_done_progress"):
             self.run_progress.started(h, self.scheduler._loop())
+
+    def _run_partial(self, doc: Doc, h: RunHandle, view: RunView) -> None:
+        p = view.partial
+        assert p is not None
+        self.publish(doc, always=True)
+        self._refresh()
+        self.protocol.notify(
+            RUN_PARTIAL,
+            {
+                "uri": doc.uri,
+                "version": view.version,
+                "kernel": p.kernel,
+                "launch": p.launch,
+                "programsDone": p.programs_done,
+                "programsTotal": p.programs_total,
+                "ms": round(view.ms, 1),
+            },
+        )
 
     def _run_finished(self, doc: Doc, h: RunHandle, view: RunView | None, adopted: bool) -> None:
         self.run_progress.finished(h, view)

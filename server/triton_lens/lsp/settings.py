@@ -25,6 +25,7 @@ class Settings:
     device: str = "auto"  # "auto": CPU tensors stand in for CUDA ones without a GPU; "cpu": always
     stand_in_gpu: str = "H100"  # the GPU the stand-in reports (trace_engine/gpu_profiles.py)
     workers: int = 0  # processes a launch's programs are split over; 0: the machine's cores (at most 16) less one
+    progressive: bool = True  # a long launch's sample first, shown as partial results (trace_engine/progressive.py)
 
     def merged(self, raw: Any) -> Settings:
         """These settings with the values present in `raw` (a dict of the "tritonLens" section) applied.
@@ -62,6 +63,9 @@ class Settings:
                 out = replace(out, stand_in_gpu=profile(gpu).key)
             except ValueError:
                 pass  # an unknown name keeps the one before
+        pr = d.get("progressive")
+        if isinstance(pr, bool):
+            out = replace(out, progressive=pr)
         w = _number(d.get("workers"))
         if w is not None and w >= 0:
             out = replace(out, workers=int(w))

@@ -5,11 +5,12 @@ coordinates of the text that ran. `documents.py` maps them onto the current text
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from lsprotocol import types as lsp
 
 from ..analysis import Analysis
+from ..analysis.findings import sample_findings
 from ..analysis.hover import access_facts
 from ..model import RunResult
 from .diagnostics import run_diagnostics
@@ -29,6 +30,28 @@ class HoverSpot:
 
 
 @dataclass
+class PartialInfo:
+    """A view made from a launch's sample (trace_engine/progressive.py), before the launch completed."""
+
+    kernel: str
+    launch: int  # index
+    programs_done: int
+    programs_total: int
+
+    @property
+    def text(self) -> str:
+        return f"{self.programs_done} of {self.programs_total} programs"
+
+    @property
+    def note(self) -> str:
+        """What a tooltip, hover or diagnostic says of it."""
+        return (
+            f"partial: {self.text} of launch {self.launch + 1} ({self.kernel}) so far; the complete "
+            "results replace these when the launch ends"
+        )
+
+
+@dataclass
 class RunView:
     version: int
     text: str  # the text that ran
@@ -39,6 +62,9 @@ class RunView:
     hints: dict[int, tuple[str, str]] = field(default_factory=dict)  # 0-based line -> (label, tooltip)
     hovers: dict[int, list[HoverSpot]] = field(default_factory=dict)  # 0-based line -> spots on it
     ms: float = 0.0  # wall time of the run
+    # Set on a view of a run in progress (a sample's snapshot): its findings are the sample's own
+    # (analysis.findings.SAMPLE_KINDS), its hints, hovers and diagnostics say so.
+    partial: PartialInfo | None = None
 
     @property
     def status(self) -> str:
@@ -53,7 +79,30 @@ def _read_lines(path: str) -> list[str] | None:
         return None
 
 
-def build_view(version: int, text: str, result: RunResult, analysis: Analysis, plan: Plan) -> RunView:
+def build_view(
+    version: int, text: str, result: RunResult, analysis: Analysis, plan: Plan, partial: PartialInfo | None = None
+) -> RunView:
+    if partial is not None:  # only what the sample's programs prove (races, unwritten ... need them all)
+        analysis = replace(analysis, findings=sample_findings(analysis.findings))
+    view = _build(version, text, result, analysis, plan)
+    if partial is not None:
+        view.partial = partial
+        _mark_partial(view, partial)
+    return view
+
+
+def _mark_partial(view: RunView, partial: PartialInfo) -> None:
+    note = partial.note
+    for d in view.diagnostics:
+        d.message = f"{d.message} ({note})"
+    view.hints = {l0: (label, f"*{note}*\n\n{tip}") for l0, (label, tip) in view.hints.items()}
+    for spots in view.hovers.values():
+        for spot in spots:
+            if not spot.markdown.startswith("*partial"):
+                spot.markdown = f"*{note}*\n\n{spot.markdown}"
+
+
+def _build(version: int, text: str, result: RunResult, analysis: Analysis, plan: Plan) -> RunView:
     lines = Lines.from_text(text)
     facts = access_facts(analysis)
     view = RunView(version=version, text=text, result=result, analysis=analysis, plan=plan)

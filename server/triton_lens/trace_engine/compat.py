@@ -148,8 +148,9 @@ class Hooks:
     def launch_args(self, arg_names, args_dev, kwargs_dev, args_hst, kwargs_hst) -> None: ...
     def launch_end(self, token, error: BaseException | None) -> None: ...
     def grid(self, nx: int, ny: int, nz: int) -> None: ...
-    # Called before each program of a launch, in the grid loop's order (only where a subclass defines it).
-    def program(self, x: int, y: int, z: int) -> None: ...
+    # Called before each program of a launch, in the grid loop's order (only where a subclass defines it);
+    # coordinates it returns are run instead of (x, y, z) (a sample's loop, progressive.py).
+    def program(self, x: int, y: int, z: int) -> tuple[int, int, int] | None: ...
     def tag(self, host_value, converted) -> None: ...
     # value: a plain store's values; order: an atomic's (sem, scope) as the builder got them.
     def access(
@@ -330,13 +331,15 @@ def _patch_grid_dim(scope: PatchScope, hooks: Hooks, spin: SpinWatch) -> None:
 
 def _patch_grid_idx(scope: PatchScope, hooks: Hooks) -> None:
     """Each program, before it runs: only for hooks that define `program` (the parallel grid loop of
-    trace_engine/parallel.py)."""
+    trace_engine/parallel.py, the progressive sample of progressive.py)."""
     if type(hooks).program is Hooks.program:
         return
 
     def make_set_grid_idx(orig):
         def set_grid_idx(self, x, y, z):
-            hooks.program(x, y, z)
+            instead = hooks.program(x, y, z)
+            if instead is not None:
+                x, y, z = instead
             return orig(self, x, y, z)
 
         return set_grid_idx

@@ -574,7 +574,14 @@ class ParallelRecorder(Recorder):
     def grid(self, nx, ny, nz) -> None:
         super().grid(nx, ny, nz)
         L = self._launch
-        if L is None or not self._executors or self.workers < 2 or self._benchmarking or self.in_child:
+        if (
+            L is None
+            or not self._executors
+            or self.workers < 2
+            or self._benchmarking
+            or self.in_child
+            or self.in_sample_child
+        ):
             return
         if self._probe is not None:  # a size-check re-launch runs its few programs here
             return
@@ -590,10 +597,12 @@ class ParallelRecorder(Recorder):
             return
         self._dispatch[-1] = _Dispatch(self, L, executor, fn, n)
 
-    def program(self, x, y, z) -> None:
+    def program(self, x, y, z):
+        instead = super().program(x, y, z)  # the progressive sample first: it forks before a split
         d = self._dispatch[-1] if self._dispatch else None
-        if d is not None and not self.in_child:
+        if d is not None and not self.in_child and not self.in_sample_child:
             d.before_program()
+        return instead
 
     def launch_end(self, token, error) -> None:
         if self._executors:

@@ -22,6 +22,7 @@ import numpy as np
 from ..model import DotSite, DotTrace, LaunchTrace, Site, TensorInfo
 from ..model.elements import RANGE, ElementSets, ElementSetsBuilder, encode
 from . import compat
+from . import progressive as _progressive
 from .rows import row_crossings
 from .tensors import TensorView
 
@@ -309,8 +310,20 @@ class Recorder(compat.Hooks):
         size_check_gpu: str | None = None,
         on_trial: Callable[[LaunchTrace], None] | None = None,
         record_trials: bool = True,
+        on_partial: Callable[[LaunchTrace, int, int], None] | None = None,
+        partial_min_programs: float | None = None,
+        partial_min_seconds: float | None = None,
     ):
         self.on_launch = on_launch
+        # Progressive results (progressive.py): a long launch's sample of programs, run first in a fork,
+        # handed to on_partial(trace, programs done, programs in all) before the launch completes.
+        self.on_partial = on_partial
+        o = _progressive.options(on_partial, partial_min_programs, partial_min_seconds)
+        self.partial_min_programs, self.partial_min_seconds = o["partial_min_programs"], o["partial_min_seconds"]
+        self.partial_probe_seconds, self.sample_fraction = o["partial_probe_seconds"], o["sample_fraction"]
+        self.sample_min, self.sample_max, self.sample_seconds = o["sample_min"], o["sample_max"], o["sample_seconds"]
+        self._sampler: _progressive.Sampler | None = None
+        self.in_sample_child = False
         # An autotuner's trial launches (one per config it tries), kept for their findings: handed to
         # on_trial after each, or (without one) kept in `trials`; not both, so that the worker, which
         # streams them, does not hold every trial of a long run. record_trials=False runs them
@@ -420,9 +433,40 @@ class Recorder(compat.Hooks):
             if self.on_progress is not None and self._probe is None:
                 self.on_progress(L.kernel, L.index, 0, L.grid[0] * L.grid[1] * L.grid[2])
                 self._next_progress = time.monotonic() + 0.2
+            if (
+                self.on_partial is not None
+                and self._sampler is None
+                and self._probe is None
+                and not self._benchmarking
+                and not self.in_sample_child
+                and not getattr(self, "in_child", False)  # a parallel split's child (parallel.py)
+                and L.grid[0] * L.grid[1] * L.grid[2] >= max(2, self.partial_min_programs)
+            ):
+                self._sampler = _progressive.Sampler(self, L, L.grid)
+
+    def program(self, x, y, z):
+        """Before each program (compat: set_grid_idx); coordinates returned replace the loop's (the
+        sample child's loop visits only the sample, progressive.py)."""
+        s = self._sampler
+        return None if s is None else s.before_program(x, y, z)
+
+    def begin_sample_child(self) -> None:
+        """In the forked sample child: it reports nothing but its partial, and samples nothing more."""
+        self.in_sample_child = True
+        self.on_launch = self.on_progress = self.on_sizes = self.on_trial = None
+        self._sizes = None
+        self.memory = None
 
     def launch_end(self, token, error) -> None:
         L = self._launch
+        s = self._sampler
+        if s is not None and s.L is L:
+            self._sampler = None
+            if s.phase is _progressive.CHILD:  # the sample child's loop ended: send, or exit quietly
+                if error is None:
+                    s.child_send()
+                s.child_failed()
+            s.end()  # the partial (if any) handed on before the launch
         self._launch = self._stack.pop() if self._stack else None
         if L is None:
             return

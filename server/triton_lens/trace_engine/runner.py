@@ -58,6 +58,10 @@ class RunRequest:
     # "cpu": always (trace_engine/cuda_standin.py). `gpu` names the GPU the stand-in reports (gpu_profiles.py).
     device: str = "auto"
     gpu: str = "H100"
+    # Progressive results (progressive.py): a long launch's sample of programs runs first in a fork and
+    # `run(on_partial=...)` gets a snapshot from it before the launch completes. The complete result is
+    # the same either way.
+    progressive: bool = False
 
 
 @dataclass
@@ -67,6 +71,19 @@ class Progress:
     programs_done: int
     programs_total: int
     seconds: float
+
+
+@dataclass
+class Partial:
+    """A snapshot of a run in progress: the launches complete so far and the sample of the one running
+    (`result.launches[-1]`, complete=False: the exact executions of `programs_done` of its programs)."""
+
+    result: RunResult
+    kernel: str
+    launch: int  # the launch's index
+    programs_done: int
+    programs_total: int
+    seconds: float  # since the run began
 
 
 class _Tail:
@@ -307,9 +324,11 @@ def run(
     on_progress: Callable[[Progress], None] | None = None,
     on_launch: Callable[[LaunchTrace], None] | None = None,
     on_output: Callable[[str, bytes], None] | None = None,
+    on_partial: Callable[[Partial], None] | None = None,
 ) -> RunResult:
     """Run `req`. `on_output("stdout" | "stderr", chunk)` sees the script's own output live; its
-    last 64 KB are kept in the result either way."""
+    last 64 KB are kept in the result either way. `on_partial` (with `req.progressive`) gets each
+    snapshot a launch's sample gives, on the stream's reader thread, before that launch completes."""
     target = os.path.abspath(req.path)
     result = RunResult(file=target, status=OK)
     source = req.source
@@ -339,7 +358,9 @@ def run(
 
     state: dict = {"error": None, "done": False, "in_launch": None}
     reader = threading.Thread(
-        target=_read_stream, args=(worker.read_fd, result, state, t0, on_launch, on_progress), daemon=True
+        target=_read_stream,
+        args=(worker.read_fd, result, state, t0, on_launch, on_progress, on_partial),
+        daemon=True,
     )
     reader.start()
     try:
@@ -430,6 +451,7 @@ def _job(req: RunRequest, target: str, cwd: str, crash_file: str) -> dict:
         "workers": req.workers,
         "size_check": req.size_check,
         "autotune_trials": req.autotune_trials,
+        "progressive": req.progressive,
     }
 
 
@@ -476,6 +498,7 @@ def _read_stream(
     t0: float,
     on_launch: Callable[[LaunchTrace], None] | None,
     on_progress: Callable[[Progress], None] | None,
+    on_partial: Callable[[Partial], None] | None = None,
 ) -> None:
     """The reader thread: the worker's frames (stream.py) into the result and the shared state."""
     with os.fdopen(fd, "rb") as inp:
@@ -495,6 +518,9 @@ def _read_stream(
                     state["partial"] = True
                 if on_launch is not None:
                     on_launch(trace)
+            elif kind == "partial":  # a launch's sample, before the launch (progressive.py)
+                if on_partial is not None and not any(t.index == meta["index"] for t in result.launches):
+                    _hand_partial(on_partial, result, meta, arrays, t0)
             elif kind == "sizes":  # the size check of a launch sent before (trace_engine/size_probe.py)
                 for t in result.launches:
                     if t.index == meta["launch"]:
@@ -523,6 +549,27 @@ def _read_stream(
                 result.scratch_buffers = list(meta["scratch"])
             elif kind == "done":
                 state["done"] = True
+
+
+def _hand_partial(
+    on_partial: Callable[[Partial], None], result: RunResult, meta: dict, arrays: dict, t0: float
+) -> None:
+    import dataclasses
+
+    trace = stream.launch_from_frame(meta, arrays)
+    snapshot = dataclasses.replace(
+        result, launches=list(result.launches) + [trace], autotune_trials=list(result.autotune_trials)
+    )
+    on_partial(
+        Partial(
+            snapshot,
+            trace.kernel,
+            trace.index,
+            int(meta["programs_done"]),
+            int(meta["programs_total"]),
+            time.perf_counter() - t0,
+        )
+    )
 
 
 def _watch(

@@ -480,6 +480,10 @@ def main(argv: list[str]) -> int:
             "sizes", {"launch": trace.index, "findings": trace.size_findings, "checked": trace.size_checked}
         )
 
+    def on_partial(trace, done, total):  # (from a progressive sample's relay thread: the Sink locks)
+        meta, arrays = stream.launch_to_frame(trace)
+        out.write_frame("partial", dict(meta, programs_done=done, programs_total=total), arrays)
+
     def on_progress(kernel, launch, done, total):
         out.write_frame("progress", {"kernel": kernel, "launch": launch, "done": done, "total": total})
 
@@ -501,6 +505,8 @@ def main(argv: list[str]) -> int:
         "memory": memory,
         "on_sizes": on_sizes,
         "size_check_gpu": (job.get("gpu") or "H100") if job.get("size_check", True) else None,
+        # progressive results (progressive.py): a long launch's sample first, as a `partial` frame
+        "on_partial": on_partial if job.get("progressive") else None,
     }
     if workers > 1:  # a launch's programs split over forked children (trace_engine/parallel.py)
         from .parallel import ParallelRecorder

@@ -1,0 +1,69 @@
+"""Progressive results (trace_engine/progressive.py) leave the complete run as it was: with every launch
+of 2+ programs sampled in a fork (the thresholds lowered), each corpus file gives the very launches,
+findings and hints a run without them gives; every snapshot is a launch's real programs, complete=False."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from markers import corpus_files
+
+from triton_lens.analysis import analyze
+from triton_lens.trace_engine.progressive import sample_positions, sample_size
+from triton_lens.trace_engine.runner import RunRequest, run
+
+pytestmark = pytest.mark.engine
+
+FORCE = {
+    "TRITON_LENS_PARTIAL_MIN_PROGRAMS": "2",
+    "TRITON_LENS_PARTIAL_MIN_SECONDS": "0",
+    "TRITON_LENS_PARTIAL_PROBE_SECONDS": "0",
+}
+# Order-sensitive ones first (atomics, a lock, races, several launches), then the rest.
+FIRST = ("atomic_histogram", "lock_critical_section", "race_read_write", "race_write_write", "multi_launch")
+FILES = sorted(
+    (cf for cf in corpus_files() if not any(e.kind == "timeout" for e in cf.expects)),
+    key=lambda cf: (not cf.name.startswith(FIRST), cf.name),
+)
+COLUMNS = ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob", "ex_overrun")  # (ex_vhash: per process)
+
+
+def test_the_sample_has_the_corners_and_spreads_evenly():
+    assert sample_positions((100, 1, 1), 5) == [0, 25, 50, 74, 99]
+    got = sample_positions((4, 3, 2), 2)
+    assert {0, 23} <= set(got) and (3 * 3 + 2) * 2 + 1 in got  # corners: (0,0,0), (3,2,1), (3,2,0)...
+    assert sample_size(1823, 0.002, 0.02, 16, 48, 0.6) == 37
+    assert sample_size(64, 0.08, 0.02, 16, 48, 0.6) == 6  # at most a tenth of the launch
+    assert sample_size(10_000, 0.125, 0.02, 16, 48, 0.6) == 4  # at most 0.6 s of programs
+
+
+def _shape(r):
+    return [(t.kernel, t.grid, t.complete, len(t.ex_site)) for t in r.launches]
+
+
+@pytest.mark.parametrize("cf", FILES, ids=[cf.name for cf in FILES])
+def test_a_sampled_run_completes_as_a_plain_one(cf):
+    plain = run(RunRequest(path=str(cf.path), timeout_s=120))
+    snaps: list = []
+    env = dict(os.environ, **FORCE)
+    prog = run(RunRequest(path=str(cf.path), timeout_s=120, env=env, progressive=True), on_partial=snaps.append)
+    assert (prog.status, _shape(prog)) == (plain.status, _shape(plain))
+    for a, b in zip(plain.launches, prog.launches):
+        for c in COLUMNS:
+            assert np.array_equal(getattr(a, c), getattr(b, c)), (a.kernel, c)
+        for s in ("touched", "masked", "oob"):
+            for k, v in getattr(a, s).arrays().items():
+                assert np.array_equal(v, getattr(b, s).arrays()[k]), (a.kernel, s, k)
+        assert a.values.keys() == b.values.keys()
+        for i in a.values:
+            assert np.array_equal(a.values[i], b.values[i], equal_nan=True), (a.kernel, i)
+    fa, fb = analyze(plain), analyze(prog)
+    assert [(f.kind, f.line, f.message) for f in fa.findings] == [(f.kind, f.line, f.message) for f in fb.findings]
+    assert [s.__dict__ for s in fa.accesses] == [s.__dict__ for s in fb.accesses]
+    for p in snaps:
+        t = p.result.launches[-1]
+        assert not t.complete and t.index == p.launch and p.programs_done <= p.programs_total == t.n_programs
+        assert set(t.ex_program.tolist()) <= set(range(t.n_programs))
+        assert [x.index for x in p.result.launches[:-1]] == [x.index for x in prog.launches if x.index < p.launch]
