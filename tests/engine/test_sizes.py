@@ -9,7 +9,13 @@ import pytest
 
 from triton_lens.analysis import analyze
 from triton_lens.trace_engine.runner import RunRequest, run
-from triton_lens.trace_engine.size_model import TensorSpec, candidate_sizes, largest_fitting, resize
+from triton_lens.trace_engine.size_model import (
+    TensorSpec,
+    candidate_sizes,
+    largest_fitting,
+    per_program_blocks,
+    resize,
+)
 
 pytestmark = pytest.mark.engine
 
@@ -60,10 +66,14 @@ def test_a_buffer_of_one_value_per_block_follows_the_size_in_blocks():
     # is 64; at dim = 257 it holds 5 blocks, not the 4 of dim = 256 (kept at 4, block 4 read outside it).
     ints = {"dim": 256, "stride_ddA_cs_batch": 8}
     tensors = {"dout": _spec((2, 256)), "ddA_cs": _spec((1, 2, 4))}
-    r = resize(256, 257, ints, tensors, frozenset({64}))
+    # Its grid is (cdiv(dim, BLOCK_SIZE), batch, nheads) = (4, 1, 2): ddA_cs holds one value per program.
+    r = resize(256, 257, ints, tensors, per_program_blocks(256, {64}, (4, 1, 2)))
     assert r is not None and r.tensors["ddA_cs"].shape == (1, 2, 5) and r.ints["stride_ddA_cs_batch"] == 10
-    plain = resize(256, 257, ints, tensors)  # no such block: it stays
-    assert plain is not None and plain.tensors["ddA_cs"].shape == (1, 2, 4)
+    # A dimension that is `n // GROUP` (one scale per group, read by `offs // GROUP`) is the same number at a
+    # multiple, but the grid is not sized by it: it stays (at n + 1 the host's n // GROUP stays too).
+    for blocks in (per_program_blocks(256, {64}, (8,)), frozenset()):
+        plain = resize(256, 257, ints, tensors, blocks)
+        assert plain is not None and plain.tensors["ddA_cs"].shape == (1, 2, 4)
     assert r.moved[0] == "dout.shape" and r.assumed == ["dim is the size 256 of dout"]  # not the per-block buffer
 
 
@@ -72,7 +82,8 @@ def test_a_stride_equal_to_one_that_stays_and_to_one_that_moves_is_the_named_ten
     # and moves to 10 with the blocks. stride_dA_cs_chunk is dA_cs's (its name says so): it stays.
     ints = {"dim": 256, "stride_dA_cs_chunk": 8, "stride_ddA_cs_batch": 8}
     view = TensorSpec((1, 2, 2), (32, 16, 8), 4)
-    r = resize(256, 257, ints, {"dout": _spec((2, 256)), "dA_cs": view, "ddA_cs": _spec((1, 2, 4))}, frozenset({64}))
+    blocks = per_program_blocks(256, {64}, (4, 1, 2))
+    r = resize(256, 257, ints, {"dout": _spec((2, 256)), "dA_cs": view, "ddA_cs": _spec((1, 2, 4))}, blocks)
     assert r is not None and r.ints["stride_dA_cs_chunk"] == 8 and r.ints["stride_ddA_cs_batch"] == 10
 
 

@@ -76,12 +76,20 @@ class Resize:
         return sum(t.span_bytes for t in self.tensors.values())
 
 
-def _per_block(d: int, old: int, blocks: frozenset[int]) -> int | None:
+def _per_block(d: int, old: int, blocks: frozenset[tuple[int, int]]) -> int | None:
     """The block size B for which a dimension d is the host's `cdiv(old, B)` (a buffer of one value per
-    block of the size: partial sums, per-chunk states); None when it is not one."""
+    program: partial sums, per-chunk states); None when it is not one."""
     if d < 2 or d >= old:
         return None
-    return next((b for b in sorted(blocks) if b > 1 and -(-old // b) == d), None)
+    return next((b for b, e in sorted(blocks) if e == d and b > 1 and -(-old // b) == d), None)
+
+
+def per_program_blocks(old: int, constants: set[int], grid: tuple[int, ...]) -> frozenset[tuple[int, int]]:
+    """(B, extent) for each integer constexpr B and grid extent equal to `cdiv(old, B)`: a tensor dimension
+    of that extent is a buffer of one value per program along that axis, sized as the grid is. Only then:
+    at a multiple of B, `cdiv(old, B)` and the host's `old // B` (one scale per group, which stays at
+    old + 1) are the same number, and only a buffer sized like the grid says which one the host wrote."""
+    return frozenset((b, g) for b in constants for g in grid if b > 1 and g >= 2 and -(-old // b) == g)
 
 
 def _names_tensor(arg: str, tensor: str) -> bool:
@@ -93,11 +101,15 @@ def _names_tensor(arg: str, tensor: str) -> bool:
 
 
 def resize(
-    old: int, new: int, ints: dict[str, int], tensors: dict[str, TensorSpec], blocks: frozenset[int] = frozenset()
+    old: int,
+    new: int,
+    ints: dict[str, int],
+    tensors: dict[str, TensorSpec],
+    blocks: frozenset[tuple[int, int]] = frozenset(),
 ) -> Resize | None:
     """The launch at size `new` in place of `old`; None when no argument moves with it, or when a tensor
-    that moves is not dense (a view whose other dimensions could not be laid out again). `blocks`: the
-    kernel's integer constexprs; a dimension equal to `cdiv(old, B)` for one of them moves to `cdiv(new, B)`."""
+    that moves is not dense (a view whose other dimensions could not be laid out again). `blocks`: from
+    per_program_blocks; a dimension of one value per program, `cdiv(old, B)`, moves to `cdiv(new, B)`."""
     out_ints = dict(ints)
     out_tensors: dict[str, TensorSpec] = {}
     moved: list[str] = []
@@ -194,7 +206,7 @@ def largest_fitting(
     tensors: dict[str, TensorSpec],
     memory_bytes: int,
     limit: int = INT32_MAX,
-    blocks: frozenset[int] = frozenset(),
+    blocks: frozenset[tuple[int, int]] = frozenset(),
 ) -> Resize | None:
     """The largest size (at most `limit`, int32 arguments staying int32) whose tensors fit in memory."""
     first = resize(old, old, ints, tensors, blocks)

@@ -35,7 +35,17 @@ from typing import Any
 import numpy as np
 
 from . import compat
-from .size_model import INT32_MAX, Resize, TensorSpec, candidate_sizes, describe_size, largest_fitting, resize, spec_of
+from .size_model import (
+    INT32_MAX,
+    Resize,
+    TensorSpec,
+    candidate_sizes,
+    describe_size,
+    largest_fitting,
+    per_program_blocks,
+    resize,
+    spec_of,
+)
 
 # The size check of one launch stops after this many recorded accesses of its re-launches (what it found
 # stands). Counted in accesses, not seconds, so that the same file gives the same findings on an idle
@@ -266,7 +276,7 @@ class SizeCheck:
         # {"script": "n = 4096", "tail": "n = 4097" or None, "largest": "n = ..." or None, "stopped": bool}
         self.last_checked: list[dict] = []
         self._budget = Budget()
-        self._blocks: frozenset[int] = frozenset()  # the launch's integer constexprs (size_model.resize)
+        self._blocks: frozenset[tuple[int, int]] = frozenset()  # size_model.per_program_blocks of the size
         self.spent: list[int] = []  # accesses each check spent (bench/size_check.py reads it)
 
     # -- one re-launch ---------------------------------------------------------------------------
@@ -336,8 +346,8 @@ class SizeCheck:
         try:
             constants = {v for k, v in la.kwargs.items() if k in la.constexprs and type(v) is int}
             constants |= {a for n, a in zip(la.names, la.args) if n in la.constexprs and type(a) is int}
-            self._blocks = frozenset(constants)
             for v in candidate_sizes(la.ints, la.tensors, constants):
+                self._blocks = per_program_blocks(v, constants, la.grid)
                 at = resize(v, v, la.ints, la.tensors, self._blocks)
                 entry: dict = {"script": describe_size(at, old=True) if at else None, "tail": None, "largest": None}
                 entry["stopped"], entry["gpu"] = True, self.gpu_name
