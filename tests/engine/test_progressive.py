@@ -57,6 +57,8 @@ def test_a_sampled_run_completes_as_a_plain_one(cf):
             for k, v in getattr(a, s).arrays().items():
                 assert np.array_equal(v, getattr(b, s).arrays()[k]), (a.kernel, s, k)
         assert a.values.keys() == b.values.keys()
+        if any(e.kind in ("uninit", "unwritten") for e in cf.expects):
+            continue  # torch.empty's garbage differs from process to process, progressive or not
         for i in a.values:
             assert np.array_equal(a.values[i], b.values[i], equal_nan=True), (a.kernel, i)
     fa, fb = analyze(plain), analyze(prog)
