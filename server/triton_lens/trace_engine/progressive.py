@@ -15,9 +15,12 @@ recorded up to the parent, which hands it on (`Recorder.on_partial`) while its o
   writes one `partial` frame (stream.py) to a pipe and exits; it never returns to the script, never
   prints (its stdout and stderr are /dev/null: the parent prints every program's output) and never
   touches the parent's memory.
-- A thread of the parent reads that pipe and calls `on_partial(trace, done, total)`; the parent ends the
-  child (if it still runs) and joins the thread before the launch itself is sent, so a partial always
-  comes before its launch, or not at all (a sample slower than the launch, or one that raised).
+- The child writes its frame into an unlinked temporary file the two share and exits; the parent's own
+  loop looks for its exit at each program boundary and then calls `on_partial(trace, done, total)` from
+  its main thread. (A relay thread was tried: the interpreter's main thread holds the GIL so much that
+  the thread read the frame seconds late, often after the launch.) At the launch's end the parent takes
+  a partial that is ready, ends the child if it still runs, so a partial always comes before its launch,
+  or not at all (a sample slower than the launch, or one that raised).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import os
 import posix
 import signal
 import sys
-import threading
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -115,10 +118,9 @@ class Sampler:
         self.t0 = 0.0
         self.phase = WAIT
         self.pid = 0
-        self.thread: threading.Thread | None = None
+        self.file: Any = None  # the unlinked file the child's frame is written into
         self.rest: list[int] = []  # (child) the sample programs still to run, in order
         self.start = 0  # (child) the loop position at which it took over
-        self.out: Any = None
 
     # -- both -------------------------------------------------------------------------------------
     def before_program(self, x: int, y: int, z: int) -> tuple[int, int, int] | None:
@@ -129,6 +131,9 @@ class Sampler:
             if j >= len(self.rest):
                 self.child_send()  # does not return
             return _coords(self.rest[j], self.grid)
+        if self.phase is FORKED:
+            self._take_if_done()
+            return None
         if self.phase is not WAIT:
             return None
         now = time.perf_counter()
@@ -161,54 +166,67 @@ class Sampler:
             pass
         gc.freeze()  # the child's collections then leave the inherited heap's pages alone
         try:
-            r, w = os.pipe()
+            self.file = tempfile.TemporaryFile(prefix="triton-lens-partial-")  # (unlinked at once)
             pid = os.fork()
-        except OSError:  # out of processes or memory: no partial, the launch goes on
+        except OSError:  # out of processes, memory or disk: no partial, the launch goes on
             gc.unfreeze()
+            self._close_file()
             self.phase = OFF
             return None
         if pid == 0:
-            os.close(r)
-            return self._become_child(w, done, rest)
+            return self._become_child(done, rest)
         gc.unfreeze()
-        os.close(w)
         self.pid, self.phase = pid, FORKED
-        self.thread = threading.Thread(target=self._relay, args=(r,), daemon=True)
-        self.thread.start()
         return None
 
-    def _relay(self, fd: int) -> None:
-        with os.fdopen(fd, "rb") as inp:
-            frame = stream.read_frame(inp)
-        if frame is None:
-            return
-        kind, meta, arrays = frame
-        if kind != "partial" or self.rec.on_partial is None:
-            return
+    def _take_if_done(self) -> None:
+        """(parent) When the child has exited: its frame, if it wrote one, handed to on_partial."""
         try:
-            trace = stream.launch_from_frame(meta, arrays)
-            self.rec.on_partial(trace, int(meta["programs_done"]), int(meta["programs_total"]))
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            pid, status = self.pid, 1
+        if pid == 0:
+            return  # still running
+        self.phase = OFF
+        try:
+            if os.waitstatus_to_exitcode(status) == 0 and self.rec.on_partial is not None:
+                self.file.seek(0)
+                frame = stream.read_frame(self.file)
+                if frame is not None and frame[0] == "partial":
+                    _, meta, arrays = frame
+                    trace = stream.launch_from_frame(meta, arrays)
+                    self.rec.on_partial(trace, int(meta["programs_done"]), int(meta["programs_total"]))
         except Exception:  # noqa: BLE001 - a partial is a nicety; the launch itself follows
             pass
+        finally:
+            self._close_file()
+
+    def _close_file(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
 
     def end(self) -> None:
-        """At the parent's launch end, before the launch is sent: the child ended, its partial handed on."""
+        """At the parent's launch end, before the launch is sent: a partial that is ready handed on, the
+        child ended."""
+        if self.phase is not FORKED:
+            return
+        self._take_if_done()
         if self.phase is not FORKED:
             return
         self.phase = OFF
         try:
-            os.kill(self.pid, signal.SIGKILL)  # (it has exited already if it sent its partial)
+            os.kill(self.pid, signal.SIGKILL)
         except OSError:
             pass
         try:
             os.waitpid(self.pid, 0)
         except ChildProcessError:
             pass
-        if self.thread is not None:
-            self.thread.join(timeout=10.0)
+        self._close_file()
 
     # -- child ------------------------------------------------------------------------------------
-    def _become_child(self, w: int, done: int, rest: list[int]) -> tuple[int, int, int]:
+    def _become_child(self, done: int, rest: list[int]) -> tuple[int, int, int]:
         try:  # Linux: ends with the worker
             import ctypes
 
@@ -224,7 +242,6 @@ class Sampler:
         os.dup2(null, 2)
         os.close(null)
         self.phase, self.start, self.rest, self.i = CHILD, done, rest, done + 1
-        self.out = os.fdopen(w, "wb", buffering=1 << 16)
         self.rec.begin_sample_child()
         return _coords(rest[0], self.grid)
 
@@ -236,8 +253,8 @@ class Sampler:
             meta, arrays = stream.launch_to_frame(trace)
             meta["programs_done"] = self.start + len(self.rest)
             meta["programs_total"] = self.n
-            stream.write_frame(self.out, "partial", meta, arrays)
-            self.out.close()
+            stream.write_frame(self.file, "partial", meta, arrays)  # (flushed; the parent reads it after exit)
+            self.file.close()
         finally:
             posix._exit(0)
 
