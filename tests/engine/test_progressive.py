@@ -69,3 +69,42 @@ def test_a_sampled_run_completes_as_a_plain_one(cf):
         assert not t.complete and t.index == p.launch and p.programs_done <= p.programs_total == t.n_programs
         assert set(t.ex_program.tolist()) <= set(range(t.n_programs))
         assert [x.index for x in p.result.launches[:-1]] == [x.index for x in prog.launches if x.index < p.launch]
+
+
+LONG = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for i in range(12):
+        acc += tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, acc, mask=offs < n)
+
+
+n = 1024 * 64
+x = torch.rand(n)
+out = torch.empty(n)
+k[(1024,)](x, out, n, BLOCK=64)
+"""
+
+
+def test_a_long_launch_sends_its_partial_before_the_launch_every_time(tmp_path):
+    # A worker that just started (no spare kept warm): with the child's frame relayed by a thread of the
+    # worker, the interpreter's main thread kept the GIL from it and the partial came after the launch,
+    # or never, in about one run of four.
+    script = tmp_path / "long.py"
+    script.write_text(LONG)
+    for _ in range(3):
+        order: list[str] = []
+        r = run(
+            RunRequest(path=str(script), timeout_s=120, progressive=True),
+            on_partial=lambda p, order=order: order.append(f"partial {p.programs_done} of {p.programs_total}"),
+            on_launch=lambda t, order=order: order.append("launch"),
+        )
+        assert r.status == "ok" and len(r.launches) == 1
+        assert len(order) == 2 and order[0].endswith("of 1024") and order[1] == "launch", order
