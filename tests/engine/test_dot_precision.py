@@ -1,7 +1,9 @@
 """tl.dot of float32 tiles: TF32 on an NVIDIA GPU (operands truncated to 10 mantissa bits, as measured on
-an H200 by tests/gpu/tf32_probe.py). The run computes IEEE float32 and says at the tl.dot how far the GPU's
-TF32 products are from it; an "ieee" dot, or TRITON_F32_DEFAULT=ieee, or half-precision operands get no
-such finding, and the roofline uses the rate each dot really runs at."""
+an H200 by tests/gpu/tf32_probe.py), and so in the run: its values are the TF32 products, bit for bit
+those of a numpy emulation, and the tl.dot says how far they are from IEEE float32. The precision is the
+one the compiler picks: input_precision, allow_tf32, TRITON_F32_DEFAULT, else "tf32"; an "ieee" dot is
+IEEE, a "tf32x3" one within a few ulps of it; half-precision operands get no finding, and the roofline
+uses the rate each dot really runs at."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 
 from triton_lens.analysis import analyze
+from triton_lens.trace_engine import tf32 as tf32_emulation
 from triton_lens.trace_engine.recorder import tf32_deviation
 from triton_lens.trace_engine.runner import RunRequest, run
 
@@ -31,6 +34,10 @@ def mm(a_ptr, b_ptr, c_ptr, N: tl.constexpr, PRECISION: tl.constexpr):
     b = tl.load(b_ptr + r[:, None] * N + r[None, :])
     if PRECISION == "default":
         c = tl.dot(a, b)
+    elif PRECISION == "no_tf32":
+        c = tl.dot(a, b, allow_tf32=False)
+    elif PRECISION == "allow_tf32":
+        c = tl.dot(a, b, allow_tf32=True)
     else:
         c = tl.dot(a, b, input_precision=PRECISION)
     tl.store(c_ptr + r[:, None] * N + r[None, :], c)
@@ -55,6 +62,26 @@ def _run(tmp_path, precision="default", dtype="torch.float32", env=None):
 
 def _tf32(x: np.ndarray) -> np.ndarray:
     return (x.astype(np.float32).view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+def _outputs(tmp_path):
+    import torch
+
+    a, b, c = torch.load(tmp_path / "out.pt")
+    return a.numpy(), b.numpy(), c.numpy()
+
+
+def _is_tf32(tmp_path) -> None:
+    """The run's product is the TF32 one bit for bit (truncated operands, float32 sums), not IEEE's."""
+    a, b, c = _outputs(tmp_path)
+    want = np.matmul(_tf32(a), _tf32(b), dtype=np.float32)
+    assert np.array_equal(c, want)
+    assert not np.array_equal(c, np.matmul(a, b, dtype=np.float32))
+
+
+def _is_ieee(tmp_path) -> None:
+    a, b, c = _outputs(tmp_path)
+    assert np.array_equal(c, np.matmul(a, b, dtype=np.float32))
 
 
 def test_the_deviation_is_that_of_truncated_operands():
@@ -89,6 +116,38 @@ def test_a_default_float32_dot_says_it_runs_in_tf32_with_the_measured_deviation(
     assert said == pytest.approx(want, rel=0.05)
     assert not [f for f in an.findings if f.severity in ("error", "warning")]
     assert an.performance.dots[0].precision == "tf32"
+    # The values are the GPU's: TF32 products, and the message says so.
+    _is_tf32(tmp_path)
+    assert "so do this run's values" in f.message
+
+
+def test_tf32_truncates_and_keeps_non_finite_values():
+    x = np.array([1.0 + 2.0**-11, -(1.0 + 2.0**-11), 1.0 + 2.0**-10, np.inf, -np.inf, np.nan], np.float32)
+    x = np.append(x, np.array([0x7F800001], np.uint32).view(np.float32))  # a NaN with only low bits set
+    t = tf32_emulation.truncate(x)
+    assert list(t[:5]) == [1.0, -1.0, 1.0 + 2.0**-10, np.inf, -np.inf]
+    assert np.isnan(t[5:]).all()
+    # tf32x3's split rounds to nearest, ties away from zero (cvt.rna.tf32.f32).
+    r = tf32_emulation.round_away(np.array([1.0 + 2.0**-11, -(1.0 + 2.0**-11), 1.0 + 2.0**-12], np.float32))
+    assert list(r) == [1.0 + 2.0**-10, -(1.0 + 2.0**-10), 1.0]
+
+
+def test_tf32x3_is_within_a_few_ulps_of_ieee_and_tf32_is_not():
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((32, 64)).astype(np.float32), rng.standard_normal((64, 16)).astype(np.float32)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    scale = np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64)
+    zero = np.zeros((32, 16), np.float32)
+    x3 = tf32_emulation.dot(a, b, zero, "tf32x3")
+    assert x3.dtype == np.float32 and float(np.max(np.abs(x3 - exact) / scale)) < 1e-6
+    tf = tf32_emulation.dot(a, b, zero, "tf32")
+    assert float(np.max(np.abs(tf - exact) / scale)) > 1e-5
+    assert np.array_equal(tf32_emulation.dot(a, b, zero, "ieee"), np.matmul(a, b, dtype=np.float32))
+    # An infinite operand times TF32-exact ones gives infinities, not the NaN of inf * 0 in the small
+    # products (the pass takes their NaNs as 0).
+    a[0, 0] = np.inf
+    b = np.round(np.abs(b) * 4) / 4 + np.float32(0.25)
+    assert np.isposinf(tf32_emulation.dot(a, b, zero, "tf32x3")[0]).all()
 
 
 @pytest.mark.parametrize("precision", ["ieee", "tf32x3"])
@@ -97,11 +156,33 @@ def test_an_explicit_precision_other_than_tf32_gets_no_finding(tmp_path, precisi
     assert not [f for f in an.findings if f.kind == "tf32"]
     # An IEEE dot runs at the plain fp32 rate, not the tensor cores' TF32 rate.
     assert an.performance.dots[0].precision == ("fp32" if precision == "ieee" else "tf32")
+    a, b, c = _outputs(tmp_path)
+    if precision == "ieee":
+        _is_ieee(tmp_path)
+    else:  # three TF32 products: IEEE to a few ulps, not the TF32 product
+        assert np.array_equal(c, tf32_emulation.dot(a, b, np.zeros_like(c), "tf32x3"))
+        exact = a.astype(np.float64) @ b.astype(np.float64)
+        scale = np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64)
+        assert float(np.max(np.abs(c - exact) / scale)) < 1e-6
 
 
 def test_triton_f32_default_ieee_is_followed_as_the_compiler_does(tmp_path):
     an = _run(tmp_path, env=dict(os.environ, TRITON_F32_DEFAULT="ieee"))
     assert not [f for f in an.findings if f.kind == "tf32"]
+    _is_ieee(tmp_path)
+
+
+def test_triton_f32_default_does_not_override_an_explicit_precision(tmp_path):
+    _run(tmp_path, precision="tf32", env=dict(os.environ, TRITON_F32_DEFAULT="ieee"))
+    _is_tf32(tmp_path)
+
+
+def test_allow_tf32_is_followed_as_the_compiler_does(tmp_path):
+    an = _run(tmp_path, precision="no_tf32")
+    assert not [f for f in an.findings if f.kind == "tf32"]
+    _is_ieee(tmp_path)
+    _run(tmp_path, precision="allow_tf32")
+    _is_tf32(tmp_path)
 
 
 def test_half_precision_operands_get_no_finding(tmp_path):
@@ -113,3 +194,4 @@ def test_half_precision_operands_get_no_finding(tmp_path):
 def test_an_explicit_tf32_dot_gets_the_finding_too(tmp_path):
     an = _run(tmp_path, precision="tf32")
     assert [f.kind for f in an.findings if f.kind == "tf32"] == ["tf32"]
+    _is_tf32(tmp_path)

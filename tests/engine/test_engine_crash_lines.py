@@ -55,3 +55,79 @@ def test_a_script_that_kills_its_own_process_group_is_told_so_at_its_line(tmp_pa
     assert r.status == "crashed" and len(r.launches) == 1, r.error
     assert r.error.line == _line(text, "# the kill"), r.error
     assert "memory limit" not in r.error.message and "killed" in r.error.message
+
+
+SLEEPER = """\
+import signal
+import time
+
+import torch
+import triton
+import triton.language as tl
+
+
+def mine(signum, frame):
+    print("the script's own handler ran", signum, flush=True)
+
+
+{handlers}
+
+
+@triton.jit
+def slow_kernel(x_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+    if pid == 3:
+        time.sleep(1000)  # the sleep
+
+
+x = torch.zeros(8 * 16)
+slow_kernel[(8,)](x, BLOCK=16)  # the launch
+"""
+
+HANDLERS = {
+    "own handlers": "signal.signal(signal.SIGUSR1, mine)\nsignal.signal(signal.SIGUSR2, mine)",
+    "ignored": "signal.signal(signal.SIGUSR1, signal.SIG_IGN)\nsignal.signal(signal.SIGUSR2, signal.SIG_IGN)",
+    "default again": "signal.signal(signal.SIGUSR1, signal.SIG_DFL)\nsignal.signal(signal.SIGUSR2, signal.SIG_DFL)",
+    "the tool's": "",
+}
+
+
+@pytest.mark.parametrize("handlers", list(HANDLERS))
+def test_a_timeout_says_where_whatever_the_scripts_signal_handlers(tmp_path, handlers):
+    # Issue 19: a script that replaced SIGUSR1/SIGUSR2 (the runner's asks at the time limit) was reported
+    # at line 1, after two full waits. The line and the launch in flight come without its dispositions,
+    # within the limit and a few seconds, and the script's own handlers do not run because the tool asked.
+    import time
+
+    text = SLEEPER.format(handlers=HANDLERS[handlers])
+    script = tmp_path / "sleeper.py"
+    script.write_text(text)
+    t0 = time.monotonic()
+    r = run(RunRequest(path=str(script), timeout_s=4.0))
+    took = time.monotonic() - t0
+    assert r.status == "timeout", r.error
+    assert r.error.line == _line(text, "# the sleep"), r.error
+    assert "inside launch 1 of slow_kernel" in r.error.message, r.error.message
+    assert "own handler ran" not in r.stdout
+    # The limit, the worker's start (seconds on a loaded machine), and one short ask: not two full waits.
+    assert took < 4.0 + 12.0, took
+
+
+def test_a_timeout_keeps_the_launch_in_flight_when_the_script_ignores_the_signals(tmp_path):
+    # A long launch (every program accesses memory): the worker's own ask sends the programs that finished.
+    text = KERNEL + (
+        "for s in (signal.SIGUSR1, signal.SIGUSR2):\n"
+        "    signal.signal(s, signal.SIG_IGN)\n"
+        "big = torch.zeros(1 << 22)\n"
+        "inc_kernel[(1 << 15,)](big, 1 << 22, BLOCK=128)  # the long launch\n"
+    )
+    script = tmp_path / "ignores.py"
+    script.write_text(text)
+    r = run(RunRequest(path=str(script), timeout_s=4.0))
+    assert r.status == "timeout", r.error
+    body = {_line(text, "offs = tl.program_id"), _line(text, "tl.store(")}
+    assert r.error.line in body | {_line(text, "# the long launch")}, r.error
+    assert [L.complete for L in r.launches] == [True, False]  # the launch in flight, cut short, is kept
+    assert "inside launch 2 of inc_kernel" in r.error.message

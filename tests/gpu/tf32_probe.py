@@ -1,8 +1,10 @@
 """On a machine with an NVIDIA GPU: how tl.dot of float32 tiles rounds its operands, compiled, for each
 input_precision, measured against numpy emulations (IEEE fp32, fp32 -> tf32 by truncation, by rounding to
-nearest with ties away from zero, by rounding to nearest even). The tool's tl.dot follows what this prints.
+nearest with ties away from zero, by rounding to nearest even), and against the tool's own emulation
+(triton_lens.trace_engine.tf32.dot, "tool=", when triton_lens is importable: PYTHONPATH=server). The tool's
+tl.dot follows what this prints.
 
-    python tests/gpu/tf32_probe.py [--out RESULT.txt]
+    PYTHONPATH=server python tests/gpu/tf32_probe.py [--out RESULT.txt]
 
 Not collected by pytest (CI has no GPU).
 """
@@ -16,6 +18,11 @@ import numpy as np
 import torch
 import triton
 import triton.language as tl
+
+try:
+    from triton_lens.trace_engine import tf32 as _tool
+except ImportError:  # the probe runs without the tool too
+    _tool = None  # type: ignore[assignment]
 
 
 @triton.jit
@@ -68,6 +75,9 @@ def main() -> None:
                     want = _tf32(a, mode).astype(np.float64) @ _tf32(b, mode).astype(np.float64)
                 want = want.astype(np.float32)
                 row.append(f"{mode}={int((got != want).sum())}")
+            if _tool is not None:
+                tool = _tool.dot(a, b, np.zeros((M, N), np.float32), "tf32" if precision == "default" else precision)
+                row.append(f"tool={int((got != tool).sum())}")
             # A dense product: how far from IEEE fp32 the whole dot is (relative to the sum of |a||b|).
             a = rng.standard_normal((M, K)).astype(np.float32)
             b = rng.standard_normal((K, N)).astype(np.float32)
@@ -81,6 +91,9 @@ def main() -> None:
                 eb = b if mode == "ieee" else _tf32(b, mode)
                 want = ea.astype(np.float64) @ eb.astype(np.float64)
                 dev[mode] = float(np.max(np.abs(got - want) / scale))
+            if _tool is not None:
+                tool = _tool.dot(a, b, np.zeros((M, N), np.float32), "tf32" if precision == "default" else precision)
+                dev["tool"] = float(np.max(np.abs(got - tool.astype(np.float64)) / scale))
             dense = " ".join(f"{k}={v:.2e}" for k, v in dev.items())
             lines.append(
                 f"{precision:8} {M}x{N}x{K}: mismatches over {M * N} single products: {' '.join(row)}; "

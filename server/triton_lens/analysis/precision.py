@@ -1,7 +1,8 @@
-"""Where a run's numbers differ from the GPU's by design: tl.dot of float32 tiles runs in TF32 on an
-NVIDIA GPU (input_precision "tf32", Triton's default), and the run computes the IEEE float32 product.
-The recorder measured, per call, how far the TF32 product is from the one computed; this says so at
-the tl.dot, with the fix. Pure functions over the recorded arrays."""
+"""Where a kernel's numbers are not IEEE float32's: tl.dot of float32 tiles runs in TF32 on an NVIDIA
+GPU (input_precision "tf32", Triton's default), and so does the run (semantics.py, tf32.py). The
+recorder measured, per call, how far the TF32 product is from the IEEE float32 one; this says so at the
+tl.dot, with the fix, for the author whose check against torch's float32 matmul fails by that much.
+Pure functions over the recorded arrays."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from .text import plural
 
 
 def tf32_findings(launches: list[LaunchTrace]) -> list[Finding]:
-    """One information finding per tl.dot whose float32 operands run in TF32 on the GPU."""
+    """One information finding per tl.dot whose float32 operands run in TF32 (on the GPU and here)."""
     by_site: dict[tuple[str, int, int], dict[str, Any]] = {}
     for L in launches:
         d = L.dots
@@ -45,12 +46,12 @@ def tf32_findings(launches: list[LaunchTrace]) -> list[Finding]:
                 severity="information",
                 **s.range,
                 message=(
-                    "on an NVIDIA GPU this tl.dot of float32 tiles runs in TF32 (Triton's default "
-                    'input_precision="tf32" keeps 10 of 23 mantissa bits): its products there differ from '
-                    f"this run's IEEE float32 ones by up to {g['dev']:.2g} in a call{rel}, so a check against "
-                    'torch\'s float32 matmul needs that tolerance. Pass input_precision="ieee" (or set '
-                    'TRITON_F32_DEFAULT=ieee) for IEEE products on the GPU, or "tf32x3" for nearly IEEE at '
-                    "about 3x the cost"
+                    "this tl.dot of float32 tiles runs in TF32, as compiled for an NVIDIA GPU (Triton's "
+                    'default input_precision="tf32" keeps 10 of 23 mantissa bits), and so do this run\'s '
+                    f"values: its products differ from IEEE float32 ones by up to {g['dev']:.2g} in a call"
+                    f"{rel}, so a check against torch's float32 matmul needs that tolerance. Pass "
+                    'input_precision="ieee" (or set TRITON_F32_DEFAULT=ieee) for IEEE products, or "tf32x3" '
+                    "for nearly IEEE at about 3x the cost"
                 ),
             )
         )

@@ -203,8 +203,8 @@ class DotTrace:
     n: np.ndarray = field(default_factory=_empty_i32)
     k: np.ndarray = field(default_factory=_empty_i32)
     # For a call whose operands run in TF32 (DotSite.runs_in_tf32): the largest |difference| between
-    # the product with TF32 operands and the IEEE float32 product this run computed, and the largest
-    # |product|; -1 for other calls.
+    # the product with TF32 operands (the one this run computed, as the GPU does) and the IEEE float32
+    # product, and the largest |product|; -1 for other calls.
     tf32_dev: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float64))
     magnitude: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float64))
 

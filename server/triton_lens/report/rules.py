@@ -135,11 +135,12 @@ RULES = {
         Rule(
             "tf32",
             "Float32DotInTF32",
-            "tl.dot of float32 tiles runs in TF32 on the GPU",
+            "tl.dot of float32 tiles runs in TF32",
             "Compiled for an NVIDIA GPU, a tl.dot of float32 operands runs on the TF32 tensor cores by default: "
-            "each operand keeps 10 of its 23 mantissa bits. Results differ from an IEEE float32 matmul (such as "
-            'torch\'s) by about 1e-3 relative. Pass input_precision="ieee" (or set TRITON_F32_DEFAULT=ieee) for '
-            'IEEE products, "tf32x3" for nearly IEEE at about 3x the cost, or compare with a looser tolerance.',
+            "each operand keeps 10 of its 23 mantissa bits (the low 13 dropped). Triton Lens computes the same "
+            "TF32 products, so the outputs differ from an IEEE float32 matmul (such as torch's) by about 1e-3 "
+            'relative, here as on the GPU. Pass input_precision="ieee" (or set TRITON_F32_DEFAULT=ieee) for IEEE '
+            'products, "tf32x3" for nearly IEEE at about 3x the cost, or compare with a looser tolerance.',
         ),
         Rule(
             "allocator",

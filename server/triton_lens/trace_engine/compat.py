@@ -546,14 +546,6 @@ def allocator_is_set() -> bool:
     return current is not None and not (null is not None and isinstance(current, null))
 
 
-def _precision_name(p) -> str:
-    """tl.dot's input precision as the user spells it ("tf32", "tf32x3", "ieee", ...): the builder gets
-    an ir.INPUT_PRECISION member (3.2 - 3.9), or None."""
-    if p is None:
-        return ""
-    return str(getattr(p, "name", p)).rsplit(".", 1)[-1].lower()
-
-
 def _patch_dot(scope: PatchScope, hooks: Hooks) -> None:
     """tl.dot: the operands (shapes, dtypes, and which load produced each, when one did) for the FLOP
     count and the viewer's A/B/C tiles. Loads are wrapped once more, on top of the access hook, to
@@ -562,7 +554,8 @@ def _patch_dot(scope: PatchScope, hooks: Hooks) -> None:
     def make_dot(orig):
         def create_dot(self, a, b, d, *rest, **kw):
             p = rest[0] if rest else kw.get("input_precision")
-            hooks.dot(self, a, b, str(a.dtype.scalar), str(b.dtype.scalar), str(d.dtype.scalar), _precision_name(p))
+            name = _semantics.dot_precision_name(p)
+            hooks.dot(self, a, b, str(a.dtype.scalar), str(b.dtype.scalar), str(d.dtype.scalar), name)
             return orig(self, a, b, d, *rest, **kw)
 
         return create_dot

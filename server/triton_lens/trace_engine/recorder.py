@@ -23,6 +23,7 @@ from ..model import DotSite, DotTrace, LaunchTrace, Site, TensorInfo
 from ..model.elements import RANGE, ElementSets, ElementSetsBuilder, encode
 from . import compat
 from . import progressive as _progressive
+from . import tf32 as _tf32
 from .rows import row_crossings
 from .tensors import TensorView
 
@@ -161,17 +162,12 @@ class _Launch:
         )
 
 
-def _tf32(x: np.ndarray) -> np.ndarray:
-    """float32 -> TF32 as an NVIDIA tensor core takes it: the low 13 mantissa bits dropped."""
-    return (np.ascontiguousarray(x, dtype=np.float32).view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
-
-
 def tf32_deviation(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     """(largest |TF32 product - IEEE float32 product|, largest |IEEE product|) of one tl.dot's
-    operands, over the finite entries."""
+    operands, over the finite entries: how far the run's (and the GPU's) TF32 values are from IEEE."""
     with np.errstate(all="ignore"):
         exact = np.matmul(a, b, dtype=np.float32)
-        diff = np.abs(np.matmul(_tf32(a), _tf32(b), dtype=np.float32) - exact)
+        diff = np.abs(np.matmul(_tf32.truncate(a), _tf32.truncate(b), dtype=np.float32) - exact)
         finite = np.isfinite(diff)
         if not finite.any():
             return 0.0, 0.0

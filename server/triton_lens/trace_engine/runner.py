@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -29,6 +30,7 @@ from .process_tree import descendants, footprint_bytes
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _OUTPUT_TAIL = 64 * 1024
 STARTUP_ALLOWANCE_S = 120.0  # importing torch and triton, before the time limit starts
+ASK_ANSWER_S = 1.0  # at a limit, at most this long for the worker's first answer (worker._TimeLimitAsks)
 FLUSH_GRACE_S = 2.0  # at the time limit, at most this long for the launch in flight (it usually takes ms)
 
 
@@ -149,10 +151,13 @@ class _Worker:
             env["PYTHONSAFEPATH"] = "1"  # Python >= 3.11: -m puts no directory first on sys.path
             env["TRITON_LENS_SAFEPATH_ADDED"] = "1"  # the worker removes it before the script runs
         r, w = os.pipe()
+        # The runner's asks at a limit, answered by a thread of the worker (worker._TimeLimitAsks).
+        self.limits, limits_child = socket.socketpair()
+        lw = limits_child.fileno()
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", _SUPERVISOR, python, "-m", "triton_lens.trace_engine.worker", str(w)],
-                pass_fds=(w,),
+                [sys.executable, "-I", _SUPERVISOR, python, "-m", "triton_lens.trace_engine.worker", str(w), str(lw)],
+                pass_fds=(w, lw),
                 env=env,
                 cwd=self.home,
                 stdin=subprocess.PIPE,
@@ -162,10 +167,12 @@ class _Worker:
             )
         except OSError:
             os.close(r)
+            self.limits.close()
             os.rmdir(self.home)
             raise
         finally:
             os.close(w)
+            limits_child.close()
         self.read_fd = r
         self.python = python
 
@@ -210,6 +217,7 @@ class _Worker:
             os.close(self.read_fd)
         except OSError:
             pass
+        self.limits.close()
         self.remove_home()
 
     def remove_home(self) -> None:
@@ -283,6 +291,28 @@ def _decode_source(raw: bytes) -> tuple[str, tuple[int, str] | None]:
             "Python cannot run it. Save the file as UTF-8, or declare its encoding with a coding comment "
             "on line 1 or 2 (# -*- coding: latin-1 -*-).",
         )
+
+
+def _ask_worker(worker: _Worker, ask: bytes, state: dict) -> bool:
+    """A limit's ask (b"T": the time limit, b"M": the memory limit) to the worker's own thread
+    (worker._TimeLimitAsks). True: the worker did it without signals, because the script replaced the
+    SIGUSR1/SIGUSR2 handlers (the stack is in the crash file, and the launch in flight sent if there
+    was one); False: use the signals (the handlers are the tool's, or no answer came)."""
+    sock = worker.limits
+    try:
+        sock.settimeout(ASK_ANSWER_S)
+        sock.sendall(ask)
+        if sock.recv(1) != b"F":
+            return False
+        sock.settimeout(FLUSH_GRACE_S + ASK_ANSWER_S)
+        done = sock.recv(1)
+    except OSError:  # no answer in time (the worker busy in C, or gone): the signals
+        return False
+    if done == b"P":  # the launch in flight is being sent: wait for its frame
+        grace = time.perf_counter() + FLUSH_GRACE_S
+        while not state.get("partial") and time.perf_counter() < grace and worker.proc.poll() is None:
+            time.sleep(0.02)
+    return done in (b"P", b"D")
 
 
 def _ask_for_launch_in_flight(proc: subprocess.Popen, state: dict) -> None:
@@ -367,6 +397,7 @@ def run(
         stopped = _watch(worker, req, state, cancel, crash_file, t0)
     finally:  # stopped, finished, or the runner itself interrupted (Ctrl-C): nothing stays behind
         worker.end()
+        worker.limits.close()
         worker.remove_home()
     reader.join(timeout=5.0)
     result.stdout, result.stderr = out_tail.text(), err_tail.text()
@@ -441,6 +472,7 @@ def _job(req: RunRequest, target: str, cwd: str, crash_file: str) -> dict:
         "argv": req.argv,
         "cwd": cwd,
         "crash_file": crash_file,
+        "flush_grace_s": FLUSH_GRACE_S,  # how long the worker's own ask waits for the launch in flight
         # where the worker leaves an error it could not send: the script closed its stream
         "stream_note": os.path.join(os.path.dirname(crash_file), "stream-lost.json"),
         # where it notes the script's own os.kill/os.killpg of the run (worker._note_kills_of_the_run)
@@ -513,9 +545,15 @@ def _read_stream(
                     result.autotune_trials.append(trace)  # an autotune config tried: for its findings
                     continue
                 result.launches.append(trace)
-                state["in_launch"] = None
-                if not trace.complete:
+                if trace.complete:
+                    state["in_launch"] = None
+                else:  # the launch in flight at the time limit, cut short: it is still the one in flight
                     state["partial"] = True
+                    il = state["in_launch"]
+                    if il is None or il["launch"] != trace.index:
+                        done = len(set(trace.ex_program.tolist()))  # the programs that finished
+                        il = {"kernel": trace.kernel, "launch": trace.index, "done": done, "total": trace.n_programs}
+                        state["in_launch"] = il
                 if on_launch is not None:
                     on_launch(trace)
             elif kind == "partial":  # a launch's sample, before the launch (progressive.py)
@@ -598,9 +636,9 @@ def _watch(
             stopped = TIMEOUT
         elif limit_bytes and worker.footprint_bytes() > limit_bytes:
             stopped = "memory"
-        if stopped == TIMEOUT:
-            _ask_for_launch_in_flight(proc, state)
-        if stopped in (TIMEOUT, "memory"):
+        if stopped in (TIMEOUT, "memory") and not _ask_worker(worker, b"T" if stopped == TIMEOUT else b"M", state):
+            if stopped == TIMEOUT:
+                _ask_for_launch_in_flight(proc, state)
             _ask_for_stack(proc, crash_file)
         if stopped:
             return stopped

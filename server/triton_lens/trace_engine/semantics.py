@@ -17,6 +17,8 @@ the only release-specific code) patches the interpreter for the duration of a ru
   only the attributes of the language modules, so the kernel's own name for it is resolved to the
   wrapper at the same module attribute (or given the builder keyword) when it is used.
 - float -> fp8 (e4m3 / e5m2) conversions round to nearest even (fp8.py).
+- tl.dot of float32 tiles computes what the GPU's tensor cores do at the dot's input precision: TF32
+  operands (truncated) for "tf32", the default; the three-TF32-dot split for "tf32x3" (tf32.py).
 - numpy 2.4+ refuses int() on a 1-element array, which triton <= 3.6 calls for `range(n)` and
   indexing: tensors convert through their single element instead.
 
@@ -37,6 +39,7 @@ import triton.runtime.interpreter as _interp
 
 from . import fp8 as _fp8
 from . import libdevice as _libdevice
+from . import tf32 as _tf32
 
 _semantic_obj = getattr(_interp, "interpreter_semantic", None)
 # The keyword every @builtin takes: `_semantic` (3.4+) or `_builder` (3.2, 3.3).
@@ -409,6 +412,14 @@ def _index(self):
     return int(data.reshape(-1)[0]) if data.size == 1 else int(data)
 
 
+def dot_precision_name(p: Any) -> str:
+    """tl.dot's input precision as the user spells it ("tf32", "tf32x3", "ieee", ...): the builder gets
+    an ir.INPUT_PRECISION member (3.2 - 3.9), or None."""
+    if p is None:
+        return ""
+    return str(getattr(p, "name", p)).rsplit(".", 1)[-1].lower()
+
+
 def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
     """Patch the interpreter through compat's `patch(owner, name, make)` (undone with compat's hooks)."""
     rewriter = _interp.FunctionRewriter
@@ -508,6 +519,25 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
         return create_fp_to_fp
 
     patch(builder_cls, "create_fp_to_fp", make_fp_to_fp)
+
+    # tl.dot of float32 tiles: the tensor cores' TF32 arithmetic at the precision the frontend chose
+    # (input_precision, allow_tf32, TRITON_F32_DEFAULT and the default are the compiler's own code).
+    def make_dot(orig):
+        def create_dot(self, a, b, d, input_precision, *args, **kwargs):
+            precision = dot_precision_name(input_precision)
+            if (
+                precision in ("tf32", "tf32x3")
+                and a.dtype.scalar == tl.float32
+                and b.dtype.scalar == tl.float32
+                and d.data.dtype == np.float32
+            ):
+                return _interp.TensorHandle(_tf32.dot(a.data, b.data, d.data, precision), d.dtype.scalar)
+            return orig(self, a, b, d, input_precision, *args, **kwargs)
+
+        return create_dot
+
+    if hasattr(builder_cls, "create_dot"):
+        patch(builder_cls, "create_dot", make_dot)
 
     # 3.2's `not_` on a boolean tensor asks the builder for an i1 type the interpreter lacks.
     if not hasattr(builder_cls, "get_int1_ty"):

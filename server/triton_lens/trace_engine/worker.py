@@ -14,6 +14,8 @@ import json
 import os
 import signal
 import sys
+import threading
+import time
 import traceback
 import types
 from typing import Any
@@ -414,10 +416,94 @@ def _report_lost_stream(job: dict, target: str):
     return lost
 
 
+class _TimeLimitAsks:
+    """The runner's asks at a limit without the script's signal dispositions (issue 19).
+
+    The runner asks for the launch in flight (SIGUSR2: the recorder's flush) and for the script's stack
+    (SIGUSR1: faulthandler's dump), through the supervisor. A script may replace those handlers or
+    ignore the signals, and a handler of its own must not run because the tool asked. So before it
+    signals, the runner writes its ask on a socket this thread reads (a thread blocked in recv holds
+    no GIL and costs the script nothing), and the thread answers:
+
+    - b"S": both handlers are still the tool's; the runner signals as it always did (faulthandler's
+      dump comes from a C signal handler, even while the main thread holds the GIL in a long C call,
+      and it reaches the forked children of a launch split over processes);
+    - b"F" then b"P" or b"D": the script replaced (or ignored) one of them; the runner sends no signal,
+      and this thread does the work itself: it asks the recorder for the launch in flight (a flag the
+      main thread reads at its next access), waits for it a moment, and writes the main thread's stack
+      to the crash file, as faulthandler would, from sys._current_frames(); then b"P" (the launch in
+      flight is being sent: the runner waits for its frame) or b"D" (nothing more comes).
+
+    No answer (the thread cannot get the GIL, or the socket is gone) leaves the runner to the signals.
+    Asks: b"T" (the time limit: launch in flight and stack) and b"M" (the memory limit: stack only)."""
+
+    def __init__(self, fd: int, crash, flush_grace_s: float):
+        import socket
+
+        self.sock = socket.socket(fileno=fd)
+        self.crash = crash
+        self.grace = flush_grace_s
+        self.main = threading.main_thread().ident
+        self.rec: Any = None
+        self.on_usr2: Any = None  # the tool's SIGUSR2 handler once a recorder runs
+        self.usr1 = signal.getsignal(signal.SIGUSR1)  # what Python's table says once faulthandler has it
+        threading.Thread(target=self._serve, name="triton-lens-limits", daemon=True).start()
+
+    def ours(self) -> bool:
+        return signal.getsignal(signal.SIGUSR1) == self.usr1 and (
+            self.on_usr2 is None or signal.getsignal(signal.SIGUSR2) is self.on_usr2
+        )
+
+    def _serve(self) -> None:
+        try:
+            while True:
+                ask = self.sock.recv(1)
+                if not ask:
+                    return
+                if self.ours():
+                    # The script may have set SIG_DFL itself, which the table cannot tell from ours.
+                    faulthandler.register(signal.SIGUSR1, file=self.crash, all_threads=False, chain=False)
+                    self.sock.sendall(b"S")
+                    continue
+                self.sock.sendall(b"F")
+                flushed = ask == b"T" and self._flush()
+                self._dump_main()
+                self.sock.sendall(b"P" if flushed else b"D")
+        except OSError:
+            return
+
+    def _flush(self) -> bool:
+        """Ask for the launch in flight; True once the main thread has taken the ask (it is sending the
+        launch: the runner waits for its frame), False if there is none or it did not within the grace."""
+        rec = self.rec
+        if rec is None:
+            return False
+        rec.request_flush()
+        if not getattr(rec, "_flush", False):
+            return False  # no launch running
+        end = time.monotonic() + self.grace
+        while getattr(rec, "_flush", False) and time.monotonic() < end:
+            time.sleep(0.02)
+        return not getattr(rec, "_flush", False)
+
+    def _dump_main(self) -> None:
+        frame = sys._current_frames().get(self.main)  # type: ignore[arg-type]
+        lines = ["Thread (main, at the runner's limit; most recent call first):"]
+        while frame is not None:
+            lines.append(f'  File "{frame.f_code.co_filename}", line {frame.f_lineno} in {frame.f_code.co_name}')
+            frame = frame.f_back
+        try:
+            self.crash.write("\n".join(lines) + "\n")
+            self.crash.flush()
+        except (OSError, ValueError):
+            pass
+
+
 def main(argv: list[str]) -> int:
     """Import the heavy modules first, then wait for the job on stdin: the runner can keep one
     worker started ahead of time, so a run does not pay for importing torch and triton."""
     fd = int(argv[0])
+    limits_fd = int(argv[1]) if len(argv) > 1 else None  # the runner's asks at a limit (_TimeLimitAsks)
     # SIGUSR2 asks for the launch in flight at the time limit; until a recorder runs there is none, and
     # the default action (ending the process) would lose the stack dump that follows.
     signal.signal(signal.SIGUSR2, lambda *_: None)
@@ -458,6 +544,9 @@ def main(argv: list[str]) -> int:
     crash = os.fdopen(stream.move_high(os.open(job["crash_file"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)), "w")
     faulthandler.enable(file=crash, all_threads=False)
     faulthandler.register(signal.SIGUSR1, file=crash, all_threads=False, chain=False)
+    asks = None
+    if limits_fd is not None:
+        asks = _TimeLimitAsks(stream.move_high(limits_fd), crash, float(job.get("flush_grace_s", 2.0)))
     if job.get("cwd"):
         os.chdir(job["cwd"])
 
@@ -516,7 +605,12 @@ def main(argv: list[str]) -> int:
         recorder = Recorder(**recorder_options)
     with recorder as rec, standin or contextlib.nullcontext():
         # The runner's last word before it stops the worker at the time limit: send the launch in flight.
-        signal.signal(signal.SIGUSR2, lambda *_: rec.request_flush())
+        def on_usr2(*_):
+            rec.request_flush()
+
+        signal.signal(signal.SIGUSR2, on_usr2)
+        if asks is not None:
+            asks.rec, asks.on_usr2 = rec, on_usr2
         _seed_random_generators(int(job.get("seed", 0)))
         try:
             _run_target(job, buffer)

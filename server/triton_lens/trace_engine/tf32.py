@@ -1,0 +1,54 @@
+"""tl.dot of float32 tiles as an NVIDIA GPU computes it, for each input precision the frontend hands the
+builder (Triton's own core.dot / semantic.dot run under the interpreter too, so the precision that
+reaches create_dot is the compiler's: the explicit input_precision, else allow_tf32, else
+TRITON_F32_DEFAULT, else the backend's default "tf32", on every release 3.2 - 3.9).
+
+- "tf32": the tensor cores take each float32 operand with its low 13 mantissa bits dropped
+  (truncation: measured on an H200, tests/gpu/tf32_probe.py and its result in tests/gpu/results:
+  0 mismatches with truncation over every single product, 2/3 of them differ from round-to-nearest);
+  a product of two TF32 numbers is exact in float32, the sums are float32.
+- "tf32x3": the compiler's F32DotTC pass splits each operand, big = cvt.rna.tf32.f32(x) (round to
+  nearest, ties away), small = x - big, and sums three TF32 dots, small*big + big*small (a NaN of those
+  taken as 0, as the pass does since it masks them) + big*big: within ~1e-7 of IEEE float32.
+- "ieee" (and anything else): the IEEE float32 product, what the bare interpreter computes.
+
+Pure numpy, no triton import: semantics.py decides when to use it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_LOW = np.uint32(0x1FFF)  # the 13 mantissa bits TF32 drops
+
+
+def truncate(x: np.ndarray) -> np.ndarray:
+    """float32 -> TF32 as the tensor cores take it: the low 13 mantissa bits dropped (NaN stays NaN)."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    out = (x.view(np.uint32) & ~_LOW).view(np.float32)
+    return np.where(np.isnan(x), x, out)
+
+
+def round_away(x: np.ndarray) -> np.ndarray:
+    """float32 -> TF32 by cvt.rna.tf32.f32: to nearest, ties away from zero (a carry into the exponent
+    is the next binade; past the largest TF32 value, infinity). Non-finite values stay as they are."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    bits = x.view(np.uint32).astype(np.uint64) + 0x1000  # half of the dropped part, on the magnitude
+    out = ((bits & 0xFFFFE000) & 0xFFFFFFFF).astype(np.uint32).view(np.float32)
+    return np.where(np.isfinite(x), out, x)
+
+
+def dot(a: np.ndarray, b: np.ndarray, acc: np.ndarray, precision: str) -> np.ndarray:
+    """acc + a @ b for float32 a, b (2-D or batched 3-D), as the GPU computes it at this precision."""
+    with np.errstate(all="ignore"):
+        if precision == "tf32":
+            return np.matmul(truncate(a), truncate(b), dtype=np.float32) + acc
+        if precision == "tf32x3":
+            a_big, b_big = round_away(a), round_away(b)
+            a_small = np.where(np.isfinite(a), a - a_big, np.float32(0)).astype(np.float32)
+            b_small = np.where(np.isfinite(b), b - b_big, np.float32(0)).astype(np.float32)
+            low = np.matmul(truncate(a_small), truncate(b_big), dtype=np.float32)
+            low = low + np.matmul(truncate(a_big), truncate(b_small), dtype=np.float32)
+            low = np.where(np.isnan(low), np.float32(0), low)
+            return (np.matmul(truncate(a_big), truncate(b_big), dtype=np.float32) + low) + acc
+        return np.matmul(a, b, dtype=np.float32) + acc
