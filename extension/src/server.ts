@@ -13,10 +13,11 @@ import {
 } from 'vscode-languageclient/node';
 import { checkInterpreter, type CheckResult, type Interpreter, InterpreterResolver } from './python';
 import { getSettings, needsRestart, SECTION, type TritonLensSettings } from './settings';
-import type { RunFinishedParams, RunStartedParams, StatusBar } from './statusBar';
+import type { RunFinishedParams, RunPartialParams, RunStartedParams, StatusBar } from './statusBar';
 
 export const RUN_STARTED = 'tritonLens/runStarted';
 export const RUN_FINISHED = 'tritonLens/runFinished';
+export const RUN_PARTIAL = 'tritonLens/runPartial';
 export const RESTART_DELAY_MS = 300;
 /** A server that dies is started again, at most this many times in AUTO_RESTART_WINDOW_MS. */
 export const MAX_AUTO_RESTARTS = 3;
@@ -210,6 +211,7 @@ export class ServerManager implements vscode.Disposable, ServerEvents {
         this.status.runStarted(p);
         this.runStarted.fire(p);
       }),
+      client.onNotification(RUN_PARTIAL, (p: RunPartialParams) => this.status.runPartial(p)),
       client.onNotification(RUN_FINISHED, (p: RunFinishedParams) => {
         this.status.runFinished(p);
         this.runFinished.fire(p);

@@ -5,6 +5,7 @@ export type LensState =
   | { kind: 'starting' }
   | { kind: 'idle'; uri?: string }
   | { kind: 'running'; uri: string }
+  | { kind: 'partial'; uri: string; done: number; total: number; kernel: string }
   | { kind: 'done'; uri: string; ms: number; launches: number; standIn?: CudaStandIn }
   | { kind: 'failed'; uri: string; status: string; ms: number; standIn?: CudaStandIn }
   | { kind: 'setup'; message: string }
@@ -19,6 +20,17 @@ export interface RunStartedParams {
 export interface CudaStandIn {
   gpu: string;
   reason: string;
+}
+
+/** A run's partial results are shown (lsp/server.py RUN_PARTIAL): a sample of one launch's programs. */
+export interface RunPartialParams {
+  uri: string;
+  version?: number;
+  kernel: string;
+  launch: number;
+  programsDone: number;
+  programsTotal: number;
+  ms: number;
 }
 
 export interface RunFinishedParams {
@@ -135,6 +147,12 @@ export function render(s: LensState): Rendered {
         tooltip: `Triton Lens: running ${base(s.uri)} under the Triton interpreter`,
         error: false,
       };
+    case 'partial':
+      return {
+        text: `$(sync~spin) Triton Lens: ${s.done} of ${s.total} programs`,
+        tooltip: `Triton Lens: the hints and diagnostics of ${base(s.uri)} are partial: ${s.done} of the ${s.total} programs of ${s.kernel}'s launch so far (their findings are exact; races, unwritten outputs and dead masks wait for the rest). The complete run replaces them.`,
+        error: false,
+      };
     case 'done': {
       const n = s.launches === 1 ? '1 launch' : `${s.launches} launches`;
       return {
@@ -214,6 +232,16 @@ export class StatusBar implements vscode.Disposable {
   runStarted(p: RunStartedParams): void {
     if (typeof p.version === 'number') this.startedVersion.set(p.uri, p.version);
     this.perUri.set(p.uri, { kind: 'running', uri: p.uri });
+    this.latest = p.uri;
+    this.update();
+  }
+
+  runPartial(p: RunPartialParams): void {
+    const newer = this.startedVersion.get(p.uri);
+    if (typeof p.version === 'number' && newer !== undefined && p.version < newer) return;
+    const done = Number(p.programsDone) || 0;
+    const total = Number(p.programsTotal) || 0;
+    this.perUri.set(p.uri, { kind: 'partial', uri: p.uri, done, total, kernel: String(p.kernel) });
     this.latest = p.uri;
     this.update();
   }

@@ -92,6 +92,28 @@ describe('StatusBar', () => {
     expect(it_.text).toBe('$(error) Triton Lens: could not run the file');
     expect(it_.backgroundColor).toBeDefined();
   });
+  it('shows partial results with their program counts until the complete run replaces them', () => {
+    const bar = new StatusBar('x');
+    bar.setGlobal({ kind: 'idle' });
+    window.activeTextEditor = makeEditor(makeDocument('/w/a.py', '')) as never;
+    bar.runStarted({ uri: 'file:///w/a.py', version: 2 });
+    const partial = {
+      uri: 'file:///w/a.py',
+      kernel: 'softmax',
+      launch: 0,
+      programsDone: 37,
+      programsTotal: 1823,
+      ms: 900,
+    };
+    bar.runPartial({ ...partial, version: 2 });
+    expect(item().text).toBe('$(sync~spin) Triton Lens: 37 of 1823 programs');
+    expect(item().tooltip).toContain("of softmax's launch so far");
+    bar.runStarted({ uri: 'file:///w/a.py', version: 3 });
+    bar.runPartial({ ...partial, version: 2 }); // the older run's sample: not shown over the newer run
+    expect(item().text).toBe('$(sync~spin) Triton Lens: running');
+    bar.runFinished({ uri: 'file:///w/a.py', version: 3, status: 'ok', ms: 5000, launches: 1 });
+    expect(item().text).toBe('$(check) Triton Lens: done in 5000 ms');
+  });
   it("shows the server's cudaStandIn of a run, and drops it when the next run has none", () => {
     const bar = new StatusBar('x');
     const it_ = item();
