@@ -24,6 +24,7 @@ from triton.runtime.jit import JITFunction
 
 from . import device_calls as _device_calls
 from . import jit_api as _jit_api
+from . import pointer_args as _pointer_args
 from . import semantics as _semantics
 from .spin import SpinWatch
 
@@ -233,7 +234,7 @@ def install(hooks: Hooks, skip_dead_work: bool = True) -> PatchScope:
         _semantics.install(scope.patch)
         # JITFunction's API on interpreted kernels, for library wrappers (isinstance, .params, .run's
         # compiled kernel): jit_api.py.
-        _jit_api.install(scope.patch, compiled_kernel_takes_constexprs())
+        _jit_api.install(scope.patch, compiled_kernel_takes_constexprs(), jit_module_may_name_the_shim())
         _patch_grid_idx(scope, hooks)
         _patch_provenance(scope, hooks)
         _patch_accesses(scope, hooks, spin)
@@ -269,6 +270,18 @@ def _serialize_launches(scope: PatchScope) -> None:
     scope.patch(GridExecutor, "__call__", make_call)
 
 
+def jit_module_may_name_the_shim() -> bool:
+    """Whether triton.runtime.jit's own global `JITFunction` can be the jit_api shim (for libraries that
+    `from triton.runtime.jit import JITFunction`, as FlagGems does): not where JITFunction's methods name
+    their class (3.2-3.4: `super(JITFunction, self).__setattr__` would find the shim, which a real
+    JITFunction is no instance of; `isinstance(func, JITFunction)` in its dependency finder). Read from
+    the release's own JITFunction."""
+    try:
+        return "JITFunction" not in inspect.getsource(JITFunction.__setattr__)
+    except (OSError, TypeError):
+        return True  # no __setattr__ of its own (3.5+)
+
+
 def compiled_kernel_takes_constexprs() -> bool:
     """Whether the compiled kernel that JITFunction.run returns is launched (`kernel[grid](*args)`) with
     every argument, constexprs too (3.3+; triton 3.6 on an H200 refuses the others: "function takes
@@ -290,6 +303,9 @@ def _patch_launches(scope: PatchScope, hooks: Hooks) -> None:
                 # later releases drop what the kernel does not take, as we do here.
                 spec = inspect.getfullargspec(self.fn)
                 kwargs = {k: v for k, v in kwargs.items() if k in spec.args or k in spec.kwonlyargs or k == "warmup"}
+            # pointer arguments that are no torch tensors (FlagGems's StridedBuffer), as tensors
+            args = tuple(_pointer_args.as_tensor(a) for a in args)
+            kwargs = {k: _pointer_args.as_tensor(v) for k, v in kwargs.items()}
             token = hooks.launch_begin(self, self.fn)
             try:
                 out = orig(self, *args, **kwargs)

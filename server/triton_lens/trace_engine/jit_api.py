@@ -8,8 +8,9 @@ value (the compiled kernel) it keeps and launches later with `kernel[grid](*args
 Autotuner walks `.fn` the same way (its disk cache and listener). For one run (`install(patch)`):
 
 - `triton.JITFunction`, `triton.runtime.JITFunction` and the autotuner module's name for it are a
-  subclass whose isinstance also admits InterpretedFunction (a real JITFunction still is one).
-  `triton.runtime.jit.JITFunction` stays the class itself: triton's methods name it.
+  subclass whose isinstance also admits InterpretedFunction (a real JITFunction still is one), and so is
+  `triton.runtime.jit.JITFunction` where the release allows it (compat.jit_module_may_name_the_shim:
+  3.5+; on 3.2-3.4 JITFunction's methods name it).
 - an InterpretedFunction answers JITFunction's attributes (`params`, `signature`, `src`, `cache_key`,
   `constexprs`, ...) from a JITFunction built from the same Python function, without compiling;
 - `run(...)` (and `warmup(...)`) return a `CompiledKernelStandIn`: `kernel[grid](*args)` launches the
@@ -21,6 +22,7 @@ Autotuner walks `.fn` the same way (its disk cache and listener). For one run (`
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import types
 from collections.abc import Callable
@@ -103,7 +105,25 @@ def _jit_of(self: Any) -> Any:
     return jit
 
 
+def _key(self: Any) -> str:
+    """The kernel's cache key, the same at every ask. The JITFunction's own, where its dependency walk
+    gets through; that walk meets the interpreter's stand-ins for the device library (`erf =
+    libdevice.erf` taken at import: "Unsupported function referenced"), which a compiled run never sees:
+    then a key of the source and the options (a library keys its caches of wrappers with it)."""
+    key = self.__dict__.get("_triton_lens_key")
+    if key is None:
+        try:
+            key = str(_jit_of(self).cache_key)
+        except RuntimeError:
+            text = f"{_jit_of(self).src}{sorted(getattr(self, 'kwargs', {}).items())}"
+            key = hashlib.sha256(text.encode()).hexdigest()
+        self.__dict__["_triton_lens_key"] = key
+    return key
+
+
 def _getattr(self: Any, name: str) -> Any:
+    if name in ("cache_key", "hash") and "fn" in self.__dict__:
+        return _key(self)
     if name in _DELEGATED and "fn" in self.__dict__:
         return getattr(_jit_of(self), name)
     raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
@@ -208,18 +228,22 @@ def _own_run(fn: Any, own: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-def install(patch: Callable[[Any, str, Callable[[Any], Any]], None], takes_constexprs: bool = True) -> None:
+def install(
+    patch: Callable[[Any, str, Callable[[Any], Any]], None], takes_constexprs: bool = True, jit_module: bool = False
+) -> None:
     """Patch through compat's `patch(owner, name, make)`, undone with the run's other hooks.
-    `takes_constexprs`: whether the release's compiled kernel is launched with its constexprs too."""
+    `takes_constexprs`: whether the release's compiled kernel is launched with its constexprs too;
+    `jit_module`: whether triton.runtime.jit's own name may be the shim too."""
     global _TAKES_CONSTEXPRS
     _TAKES_CONSTEXPRS = takes_constexprs
     shim = _jit_type()
     import triton.runtime as runtime
     import triton.runtime.autotuner as autotuner
+    import triton.runtime.jit as jit_module_
 
-    # Not triton.runtime.jit's own global: JITFunction's methods name it (3.2's __setattr__ calls
-    # super(JITFunction, self)), and a JITFunction is no subtype of the shim.
-    for owner in (triton, runtime, autotuner):
+    # triton.runtime.jit's own global only where JITFunction's methods do not name it (3.2-3.4's
+    # __setattr__ calls super(JITFunction, self), and a JITFunction is no subtype of the shim).
+    for owner in (triton, runtime, autotuner) + ((jit_module_,) if jit_module else ()):
         if getattr(owner, "JITFunction", None) is JITFunction:
             patch(owner, "JITFunction", lambda orig: shim)
     interpreted = _interp.InterpretedFunction
