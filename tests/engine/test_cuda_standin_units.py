@@ -195,6 +195,21 @@ def test_library_op_bodies_see_cuda_tensors_and_a_cuda_only_op_runs(standin):
     lib._destroy()
 
 
+def test_a_builtin_op_a_library_overrides_for_cuda_only_still_runs_natively_on_cpu_tensors(standin):
+    # FlagGems' use_gems: aten ops implemented for CUDA by Triton kernels. Stand-in CUDA tensors run the
+    # library's kernel; CPU tensors (the interpreter's own copies among them) run aten's CPU kernel, as
+    # on a GPU machine. Before: "aten::neg is implemented for CUDA only" for every CPU tensor.
+    seen = []
+    lib = torch.library.Library("aten", "IMPL")
+    lib.impl("neg", lambda x: (seen.append(x.device), torch.zeros_like(x) - x)[1], "CUDA")
+    try:
+        x = torch.arange(4.0, device="cuda")
+        assert torch.neg(x).tolist() == [0, -1, -2, -3] and seen == [torch.device("cuda", 0)]
+        assert torch.neg(torch.arange(4.0)).tolist() == [0, -1, -2, -3] and len(seen) == 1
+    finally:
+        lib._destroy()
+
+
 def test_threads_the_script_starts_see_cuda_tensors(standin):
     import threading
 

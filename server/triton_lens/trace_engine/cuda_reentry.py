@@ -174,9 +174,33 @@ def _library(p: _Patches, within: Callable) -> None:
         if key == "CUDA":
             impl(self, op_name, kernel, dispatch_key, *args, **kwargs)
         if first:
-            impl(self, op_name, _router(f"{self.ns}::{op_name.split('::')[-1]}", table), "CPU", *args, **kwargs)
+            qualname = f"{self.ns}::{op_name.split('::')[-1]}"
+            native = _native_cpu_kernel(qualname)  # before the router takes its place: what CPU tensors run
+            if native is not None:
+                table.setdefault("CPU", native)
+            impl(self, op_name, _router(qualname, table), "CPU", *args, **kwargs)
 
     p.set(Library, "impl", library_impl)
+
+
+def _native_cpu_kernel(qualname: str) -> Callable | None:
+    """The op's own CPU kernel (aten's, or one a library registered before), as a callable: a library
+    that overrides a built-in op for CUDA only (FlagGems' `aten::copy_` under use_gems) leaves CPU tensors
+    running it, on a GPU as here. None when it has none (an op of the library's own), or with a torch
+    too old to say (torch.library.get_kernel)."""
+    get_kernel = getattr(torch.library, "get_kernel", None)
+    if get_kernel is None:
+        return None
+    try:
+        kernel = get_kernel(qualname, "CPU")  # (also a composite kernel CPU tensors reach: aten::copy_'s)
+    except Exception:  # noqa: BLE001 - "no kernel for CPU", or an op name torch does not know this way
+        return None
+    keys = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
+
+    def native(*args, **kwargs):
+        return kernel.call_boxed(keys, *args, **kwargs)
+
+    return native
 
 
 def _router(op: str, table: dict[str, Callable]) -> Callable:
