@@ -210,6 +210,30 @@ def test_a_builtin_op_a_library_overrides_for_cuda_only_still_runs_natively_on_c
         lib._destroy()
 
 
+def test_nvidia_smi_answers_for_the_stood_in_gpu_where_the_machine_has_none():
+    # FlagGems finds its vendor by running nvidia-smi: "No device were detected on your machine!" before.
+    import os
+    import shutil
+    import subprocess
+
+    path, own = os.environ.get("PATH"), shutil.which("nvidia-smi")
+    with CudaStandIn("test") as s:
+        if own is not None:  # a machine with its own: it stays the one that answers
+            assert shutil.which("nvidia-smi") == own
+            return
+        q = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+        )
+        assert q.returncode == 0 and q.stdout.strip() == f"{s.gpu.name}, {s.gpu.total_memory // 2**20}"
+        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout
+        assert listed.startswith(f"GPU 0: {s.gpu.name} (UUID: GPU-")
+        plain = subprocess.run(["nvidia-smi"], capture_output=True, text=True)
+        assert plain.returncode == 0 and "Triton Lens CPU stand-in" in plain.stdout
+    assert os.environ.get("PATH") == path and shutil.which("nvidia-smi") is None
+
+
 def test_threads_the_script_starts_see_cuda_tensors(standin):
     import threading
 

@@ -6,7 +6,8 @@ The worker enters it for the run when the machine has no usable CUDA device, or 
   where torch runs the script's Python beneath a call: autograd.Function backward, torch.library ops,
   threads (cuda_reentry.py);
 - `torch.cuda.*`, `triton.runtime.driver.active` and `triton.testing.do_bench` answer for one GPU
-  (gpu_profiles.py; default H100), and do_bench times the interpreter (cuda_api.py);
+  (gpu_profiles.py; default H100), and do_bench times the interpreter (cuda_api.py); so does
+  `nvidia-smi` where the machine has none (nvidia_smi.py, first on PATH for the script's processes);
 - what cannot be stood in raises, or is explained as, `NeedsRealGPU` naming what was missing.
 Everything is put back on exit. `report()` says what the script used, for the run's result.
 """
@@ -61,7 +62,7 @@ class CudaStandIn:
         import torch
         import triton.testing
 
-        from . import cuda_reentry
+        from . import cuda_reentry, nvidia_smi
         from .cuda_tensors import CudaTensors, generator_class
 
         api = CudaApi(self.gpu, self._use)
@@ -77,6 +78,7 @@ class CudaStandIn:
         mode.__enter__()
         self._undo.append(lambda: mode.__exit__(None, None, None))
         self._undo.append(cuda_reentry.install(mode))  # backward, torch.library ops, threads
+        self._undo.append(nvidia_smi.install(self.gpu))  # vendor probes that shell out
         return self
 
     def __exit__(self, *exc) -> None:
