@@ -25,6 +25,8 @@ $(VENV)/.done: pyproject.toml
 	# Real-world kernels for tests/realworld (imported, not copied). --no-deps: they must not pull another
 	# torch or triton; einops is fla's one other import.
 	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps liger-kernel==0.8.5 fla-core==0.6.0 conch-triton-kernels==1.3 einops
+	# FlagGems (2.2 MB wheel): its two imports besides numpy and packaging, pinned as it pins them.
+	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps flag-gems==5.0.2 PyYAML==6.0.3 sqlalchemy==2.0.48 greenlet
 	# mamba-ssm and flash-attn are sdists whose setup.py builds CUDA extensions: the SKIP flags build none
 	# (their Triton ops are Python), FORCE_BUILD stops setup.py fetching a prebuilt CUDA wheel, and
 	# --no-build-isolation builds against this torch (setuptools and wheel are what setup.py imports).
@@ -96,7 +98,8 @@ lint: setup $(NODE_STAMP)
 	npx tsc -p tsconfig.webview.json
 
 # pytest: tests/engine, tests/lsp, tests/viz (the viz tests drive Chromium through tests/viz's playwright-core).
-test-python: setup viz-deps
+# (tests/realworld runs FlagGems on triton 3.6 too, the newest release it compiles on.)
+test-python: setup viz-deps $(call release_venv,3.6.0)/.done
 	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=25
 
 viz-deps: tests/viz/node_modules/.done browser

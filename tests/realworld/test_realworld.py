@@ -1,4 +1,4 @@
-"""Real kernels from PyPI libraries (Liger-Kernel, flash-linear-attention, conch, mamba-ssm, flash-attn),
+"""Real kernels from PyPI libraries (Liger-Kernel, flash-linear-attention, conch, mamba-ssm, flash-attn; FlagGems by release),
 imported, not copied,
 run under the engine: each script runs to the end, its outputs equal torch's (the script asserts that),
 and the analysis has no warning or error."""
@@ -72,3 +72,31 @@ def test_real_kernels_run_clean_and_match_torch(script):
     # At other sizes: exactly the findings judged true (docs/findings.md), nothing else.
     other = {(Path(f.file).name, f.line, f.kind, f.arg) for f in a.findings if f.kind in ("oob-sizes", "wrap")}
     assert other == AT_OTHER_SIZES.get(script.stem, set()), sorted(other)
+
+
+FLAGGEMS = HERE / "by_release" / "flaggems_ops.py"
+TRITON36 = Path(__file__).parents[2] / ".venv-triton36" / "bin" / "python"  # make setup-releases
+
+
+def test_flaggems_ops_run_on_triton_3_6_and_would_not_compile_on_3_9():
+    """FlagGems 5.0.2 emits block pointers (tl.make_block_ptr), which triton 3.9 removed: on 3.9 the
+    tool says what the compiler says; on 3.6, which FlagGems supports, its ops run and equal torch's."""
+    import triton
+
+    here = run(RunRequest(path=str(FLAGGEMS), timeout_s=300))
+    if triton.__version__.startswith("3.9"):
+        assert here.status == "exception" and here.error is not None, here.status
+        assert "would not compile" in here.error.message and "Block pointers" in here.error.message
+        assert here.error.file and "pointwise_dynamic" in here.error.file  # the generated kernel's line
+    assert TRITON36.exists(), f"{TRITON36} is missing: `make setup-releases` makes it"
+    r = run(RunRequest(path=str(FLAGGEMS), timeout_s=300, python=str(TRITON36)))
+    assert r.status == "ok", (r.error.type, r.error.message, r.error.traceback[-3000:]) if r.error else r.status
+    assert "flaggems ops ok" in r.stdout and r.triton_version == "3.6.0"
+    assert [L.kernel for L in r.launches] == [
+        "abs_func_kernel_rank_1",
+        "add_func_kernel_rank_1",
+        "softmax_kernel_inner",
+        "mul_func_scalar_kernel_rank_1",
+    ]
+    bad = [(f.kind, f.line, f.message) for f in analyze(r).findings if f.severity in ("warning", "error")]
+    assert not bad, bad
