@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from markers import CORPUS
+
 from triton_lens.analysis import analyze
 from triton_lens.trace_engine.runner import RunRequest, run
 
@@ -96,6 +98,19 @@ def test_cancel_kills_the_worker():
 def test_a_missing_interpreter_is_a_tool_error():
     r = run(RunRequest(path=str(SCRIPTS / "exits.py"), python="/nonexistent/python3"))
     assert r.status == "error" and "tritonLens.python" in r.error.message
+
+
+def test_an_interpreter_named_relative_to_the_current_folder_runs(tmp_path, monkeypatch):
+    # `--python .venv/bin/python`, `tritonLens.python: "./.venv/bin/python"`: the worker starts in a folder
+    # of its own, where the relative name found nothing ("the script exited with status 127").
+    import os
+    import sys
+
+    monkeypatch.chdir(os.path.dirname(os.path.dirname(sys.executable)))  # the venv's folder: bin/python
+    r = run(
+        RunRequest(path=str(CORPUS / "vector_add.py"), python=os.path.join("bin", os.path.basename(sys.executable)))
+    )
+    assert r.status == "ok" and len(r.launches) == 1, (r.status, r.error)
 
 
 def test_an_interpreter_without_triton_is_a_tool_error_that_says_how_to_fix_it():

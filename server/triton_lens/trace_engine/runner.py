@@ -145,6 +145,9 @@ class _Worker:
         exe = shutil.which(python)
         if exe is None:  # the supervisor would only find out after it forked
             raise FileNotFoundError(errno.ENOENT, "no such file or executable", python)
+        # Absolute: the worker starts in its own directory, where `.venv/bin/python` names nothing (exit 127,
+        # "the script exited with status 127"). Not resolved further: a venv's python is its symlink's path.
+        exe = os.path.abspath(exe)
         self.home = tempfile.mkdtemp(prefix="triton-lens-worker-")  # 0700
         env = dict(env)
         if not env.get("PYTHONSAFEPATH"):
@@ -156,7 +159,7 @@ class _Worker:
         lw = limits_child.fileno()
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", _SUPERVISOR, python, "-m", "triton_lens.trace_engine.worker", str(w), str(lw)],
+                [sys.executable, "-I", _SUPERVISOR, exe, "-m", "triton_lens.trace_engine.worker", str(w), str(lw)],
                 pass_fds=(w, lw),
                 env=env,
                 cwd=self.home,
