@@ -84,6 +84,9 @@ def test_an_interrupted_run_leaves_the_output_file_as_it_was(project):
         cwd=project,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        # Ctrl-C as a terminal's, also when pytest runs in the background (where SIGINT is ignored,
+        # and its children would inherit that)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         started = project / "kernels" / "started"

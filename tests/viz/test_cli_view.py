@@ -79,6 +79,10 @@ def test_view_through_the_cli_entry_point_and_its_errors(tmp_path):
     assert p.returncode == 2 and "cloudflared" in p.stderr and "share=False" in p.stderr
 
 
+def _default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class _View:
     """`triton-lens view SCRIPT --port PORT` in a child process; SIGINT (Ctrl-C) ends it.
 
@@ -93,7 +97,9 @@ class _View:
         self.out_w, self.err_w = os.dup(out_w), os.dup(err_w)  # the tests that fill the pipes write here
         try:
             cmd = [sys.executable, "-m", "triton_lens.cli", "view", script, "--port", str(port), *args]
-            self.proc = subprocess.Popen(cmd, stdout=out_w, stderr=err_w, env=env)
+            # Ctrl-C as a terminal's: a pytest started in the background (`make test &`) ignores SIGINT, and
+            # its children would inherit that and never see the interrupt this test sends.
+            self.proc = subprocess.Popen(cmd, stdout=out_w, stderr=err_w, env=env, preexec_fn=_default_sigint)
         finally:
             os.close(out_w)
             os.close(err_w)
