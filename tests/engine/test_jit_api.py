@@ -80,3 +80,14 @@ def test_flaggems_constructs_run_jit_type_cache_key_of_a_libdevice_alias_and_poi
     assert not [f for f in a.findings if f.severity in ("warning", "error")]
     # the pointer objects' memory is recorded as the tensor views it is: 300 elements each
     assert {s.arg: s.unique for s in a.accesses} == {"x_ptr": 300, "out_ptr": 300}
+
+
+def test_a_launch_through_torchs_wrap_triton_runs_and_is_recorded():
+    # With interpreted kernels answering isinstance(JITFunction) (above), torch's wrap_triton takes its
+    # operator path, which stopped under the run's host-write tracking: "There was no rule registered for
+    # HigherOrderOperator triton_kernel_wrapper_mutation".
+    r = run(RunRequest(path=str(SCRIPTS / "wrap_triton.py"), timeout_s=120))
+    assert r.status == "ok", (r.error.message if r.error else r.status, r.stderr[-2000:])
+    assert "wrap_triton ok" in r.stdout
+    assert [L.kernel for L in r.launches] == ["add_kernel"]
+    assert not [f for f in analyze(r).findings if f.severity in ("warning", "error")]

@@ -282,3 +282,30 @@ class HostWrites(TorchDispatchMode):
 
 def _storage_ptr(t) -> int:
     return t.untyped_storage().data_ptr()
+
+
+def _register_triton_kernel_rule() -> None:
+    """torch's wrapper of a Triton launch (`torch.library.wrap_triton`, `triton_op` bodies: the
+    triton_kernel_wrapper_mutation operator) asks each dispatch mode for a rule; under HostWrites it runs
+    the launch itself, as with no mode (the recorder marks the kernel's stores). Without one torch stops
+    with "There was no rule registered for HigherOrderOperator triton_kernel_wrapper_mutation"."""
+    try:
+        from torch._higher_order_ops import triton_kernel_wrap as wrap
+    except ImportError:  # a torch without it: nothing asks
+        return
+    hop = getattr(wrap, "triton_kernel_wrapper_mutation", None)
+    dense = getattr(wrap, "triton_kernel_wrapper_mutation_dense", None)
+    if hop is None or dense is None or HostWrites in getattr(hop, "python_key_table", {}):
+        return
+
+    def rule(mode, *args, **kwargs):
+        return dense(*args, **kwargs)
+
+    hop.py_impl(HostWrites)(rule)
+
+
+if torch is not None:
+    try:
+        _register_triton_kernel_rule()
+    except Exception:  # noqa: BLE001 - a torch whose operator API differs: launches still run without it
+        pass
