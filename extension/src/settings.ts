@@ -13,6 +13,8 @@ export interface TritonLensSettings {
   memoryLimitMb: number;
   /** Processes a launch's programs are split over; 0: the machine's cores (at most 16) less one. */
   workers: number;
+  /** A long launch's sample of programs first, shown as partial results until the complete run. */
+  progressive: boolean;
   /** glob -> command line (or argv), e.g. {"kernels/**": "pytest tests -x"} */
   runCommands: Record<string, string | string[]>;
   inlayHints: boolean;
@@ -28,6 +30,7 @@ export const DEFAULTS: TritonLensSettings = {
   timeLimit: 30,
   memoryLimitMb: 8192,
   workers: 0,
+  progressive: true,
   runCommands: {},
   inlayHints: true,
   debounceMs: 400,
@@ -42,6 +45,7 @@ export function getSettings(scope?: vscode.ConfigurationScope): TritonLensSettin
     timeLimit: c.get<number>('timeLimit', DEFAULTS.timeLimit),
     memoryLimitMb: c.get<number>('memoryLimitMb', DEFAULTS.memoryLimitMb),
     workers: c.get<number>('workers', DEFAULTS.workers),
+    progressive: c.get<boolean>('progressive', DEFAULTS.progressive),
     runCommands: { ...(c.get<Record<string, string | string[]>>('runCommands', DEFAULTS.runCommands) ?? {}) },
     inlayHints: c.get<boolean>('inlayHints', DEFAULTS.inlayHints),
     debounceMs: c.get<number>('debounceMs', DEFAULTS.debounceMs),

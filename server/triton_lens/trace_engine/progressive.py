@@ -33,7 +33,6 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from typing import Any
 
 from . import stream
@@ -264,7 +263,6 @@ class Sampler:
 
 
 def options(
-    on_partial: Callable | None,
     min_programs: float | None = None,
     min_seconds: float | None = None,
     probe_seconds: float | None = None,

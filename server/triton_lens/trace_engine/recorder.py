@@ -314,7 +314,7 @@ class Recorder(compat.Hooks):
         # Progressive results (progressive.py): a long launch's sample of programs, run first in a fork,
         # handed to on_partial(trace, programs done, programs in all) before the launch completes.
         self.on_partial = on_partial
-        o = _progressive.options(on_partial, partial_min_programs, partial_min_seconds)
+        o = _progressive.options(partial_min_programs, partial_min_seconds)
         self.partial_min_programs, self.partial_min_seconds = o["partial_min_programs"], o["partial_min_seconds"]
         self.partial_probe_seconds, self.sample_fraction = o["partial_probe_seconds"], o["sample_fraction"]
         self.sample_min, self.sample_max, self.sample_seconds = o["sample_min"], o["sample_max"], o["sample_seconds"]

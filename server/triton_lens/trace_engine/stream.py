@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import struct
-import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
@@ -71,7 +70,6 @@ class Sink:
         self.fd, self.identity, self.on_lost = fd, (st.st_dev, st.st_ino), on_lost
         self.lost = False
         self.pid = os.getpid()  # a child the script forked (and that closes descriptors) reports nothing
-        self.lock = threading.Lock()  # frames from the main thread and a progressive sample's relay
         # closefd=False: closing (or the interpreter finalising) this object never closes a number
         # that may have become the user's.
         self.file = os.fdopen(fd, "wb", buffering=1 << 16, closefd=False)
@@ -92,10 +90,9 @@ class Sink:
         return same
 
     def write_frame(self, type_: str, meta: dict, arrays: dict[str, np.ndarray] | None = None) -> int:
-        with self.lock:
-            if not self.intact():
-                return 0
-            return write_frame(self.file, type_, meta, arrays)
+        if not self.intact():
+            return 0
+        return write_frame(self.file, type_, meta, arrays)
 
     def close(self) -> None:
         if self.intact():

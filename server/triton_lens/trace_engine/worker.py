@@ -569,7 +569,7 @@ def main(argv: list[str]) -> int:
             "sizes", {"launch": trace.index, "findings": trace.size_findings, "checked": trace.size_checked}
         )
 
-    def on_partial(trace, done, total):  # (from a progressive sample's relay thread: the Sink locks)
+    def on_partial(trace, done, total):  # a launch's sample, taken by the main thread (progressive.py)
         meta, arrays = stream.launch_to_frame(trace)
         out.write_frame("partial", dict(meta, programs_done=done, programs_total=total), arrays)
 
