@@ -120,6 +120,11 @@ async def test_a_new_edit_cancels_a_run_showing_partial_results(session: Session
         lambda: [p for p in session.partials if p["uri"] == uri and p["version"] == 1], 120, "runPartial v1"
     )
     assert any("partial:" in d.message for d in session.diagnostics(uri))
+    # This run takes minutes, so the partial results are still what is shown: hints and lens say so.
+    hints = await session.hints(uri)
+    assert hints and all("partial:" in h.tooltip.value for h in hints), [h.tooltip for h in hints]
+    titles = [ln.command.title for ln in await session.lenses(uri) if ln.command]
+    assert any("partial results" in t and "of 1024 programs" in t for t in titles), titles
     t0 = time.monotonic()
     v2 = session.edit(uri, 0, 0, 0, 0, "# edited\n")  # the same kernel, one line down
     published_before = len(session.published)
