@@ -175,13 +175,20 @@ def test_hooks_leave_the_interpreter_as_it_was():
     assert all(x is y for x, y in zip(before, after))
 
 
-def test_program_waiting_for_a_later_one_stops_at_the_waiting_line():
+def test_program_waiting_for_a_later_one_runs_by_turns_as_on_a_gpu():
     r = run(RunRequest(path=str(SCRIPTS / "wait_for_later_program.py"), timeout_s=60))
+    assert r.status == "ok", r.error
+    (L,) = r.launches
+    assert L.complete and L.grid == (2, 1, 1)
+
+
+def test_program_waiting_for_what_no_program_sets_stops_at_the_waiting_line():
+    r = run(RunRequest(path=str(SCRIPTS / "waits_forever.py"), timeout_s=60))
     assert r.status == "exception", r.status
     assert r.error.type == "ProgramsWaitOnEachOther"
     assert r.error.line == 12  # the `while tl.atomic_add(...)` line
-    assert "program (0,)" in r.error.message and "one at a time" in r.error.message
-    assert "1 program of this launch, (1,), has not run yet" in r.error.message
+    assert "program (0,) waits on a flag or lock that no program of this launch sets" in r.error.message
+    assert "On a GPU this launch hangs" in r.error.message
 
 
 def test_spin_watch_counts_only_identical_polls():

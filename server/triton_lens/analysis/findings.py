@@ -238,6 +238,11 @@ def dead_findings(groups: dict[Key, Group]) -> list[Finding]:
     return out
 
 
+def _stop(text: str) -> str:
+    """The text as a sentence: a full stop added unless it ends with one (the script's own messages)."""
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
 def run_findings(result: RunResult) -> list[Finding]:
     """The script's own failures, and kernels that never ran."""
     out = []
@@ -270,14 +275,14 @@ def run_findings(result: RunResult) -> list[Finding]:
         span: dict[str, Any] = {}
         if result.status == EXCEPTION and e.would_not_compile:
             # the compiler's error, at the expression it is raised at (the kernel's file may be another)
-            msg = f"{e.message}.{kept}"
+            msg = f"{_stop(e.message)}{kept}"
             sev = "error"
             if e.file is not None and e.line is not None:
                 span = {"file": e.file, "line": e.line, "col": e.col if e.col is not None else -1}
                 span.update(end_line=e.end_line or e.line, end_col=e.end_col if e.end_col is not None else -1)
         elif result.status == EXCEPTION:
             where = "" if in_file else f" (raised in {e.file}:{e.line})" if e.file else ""
-            msg = f"{e.type}: {e.message}{where}.{kept}"
+            msg = f"{e.type}: {_stop(e.message + where)}{kept}"
             sev = "error"
         elif result.status == TIMEOUT:
             msg = (
@@ -286,7 +291,7 @@ def run_findings(result: RunResult) -> list[Finding]:
             )
             sev = "warning"
         else:
-            msg = f"{e.message}.{kept}"
+            msg = f"{_stop(e.message)}{kept}"
             sev = "error"
         at = span or {"file": result.file, "line": line}
         # a compile error is the compiler's, at its expression: the interpreter's traceback (through

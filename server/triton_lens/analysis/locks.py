@@ -2,10 +2,11 @@
 
 A lock is one element of a tensor argument that programs take with tl.atomic_cas (or tl.atomic_xchg
 on a tensor used only that way) and give back with tl.atomic_xchg, tl.atomic_store or a plain
-tl.store to the same element. The interpreter runs programs one after another, so each program's
-executions are consecutive rows and its first attempt to take a lock succeeds: the rows between a
-program's acquire and its release are its critical section. See docs/findings.md for what the
-memory model says and what is modelled.
+tl.store to the same element. A program's rows are in its own order (the interpreter runs programs
+one after another; programs that wait on each other run by turns and interleave their rows,
+trace_engine/cooperative.py): the program's rows between its acquire (the last attempt, the one that
+took the lock) and its release are its critical section. See docs/findings.md for what the memory model
+says and what is modelled.
 """
 
 from __future__ import annotations
@@ -74,7 +75,11 @@ def _walk(L: LaunchTrace, t: int, rows: np.ndarray, take: set[int], give: set[in
         if start is not None and site in give and (s.op != "tl.atomic_cas"):
             del state[k]
             if _acquires(L.sites[int(L.ex_site[start])]) and _releases(s):
-                inside = held[start + 1 : r]  # a view: nested sections keep the innermost lock
-                inside[inside == NO_LOCK] = t * _KEY + elem
+                # the program's own rows in between (programs run by turns interleave theirs);
+                # nested sections keep the innermost lock
+                between = np.arange(start + 1, r)
+                between = between[L.ex_program[between] == prog]
+                free = between[held[between] == NO_LOCK]
+                held[free] = t * _KEY + elem
         elif site in take:
             state[k] = r  # a retry of the spin loop starts the section again

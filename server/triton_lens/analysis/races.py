@@ -18,6 +18,7 @@ import numpy as np
 
 from ..model import Finding, LaunchTrace, Related, Site
 from ..model.elements import runs_to_indices
+from .flags import FlagOrder
 from .groups import Key, program_label
 from .locks import NO_LOCK, lock_sections
 from .text import EXAMPLES, format_program, plural
@@ -25,6 +26,7 @@ from .text import EXAMPLES, format_program, plural
 LOAD, STORE, ATOMIC = 0, 1, 2
 _LAST = 3  # in classify's counts only: a store that is its program's last store to the element
 _SAMPLES = 32  # racing touches per line whose other sides are looked up (for the message and related lines)
+_FLAG_CHECKS = 4096  # racing touches looked at pair by pair for an order through a flag; beyond: kept
 _NOUN = {"load": "load", "store": "store", "atomic": "atomic"}
 _CLASS = {"load": LOAD, "store": STORE, "atomic": ATOMIC}
 
@@ -197,10 +199,26 @@ def race_findings(launches: list[LaunchTrace]) -> list[Finding]:
             H = L.ex_vhash[R] if L.ex_vhash.size == L.ex_site.size else np.zeros(R.size, dtype=np.int64)
             T = _Touches(E=E, R=R, P=L.ex_program[R].astype(np.int64), C=site_class[L.ex_site[R]], K=held[R], H=H)
             racing, identical = classify(T)
-            _collect(L, t.name, T, racing, races, want_pair=True)
+            flags = FlagOrder(L)
+            order = flags if flags.any() else None
+            if order is not None:
+                racing = _unordered(L, T, racing, order)
+            _collect(L, t.name, T, racing, races, want_pair=True, order=order)
             _collect(L, t.name, T, identical & ~_racing_elements(T, racing), same, want_pair=False)
     out = [_race_finding(k, a) for k, a in races.items()]
     out += [_identical_finding(k, a) for k, a in same.items() if k not in races]
+    return out
+
+
+def _unordered(L: LaunchTrace, T: _Touches, racing: np.ndarray, order: FlagOrder) -> np.ndarray:
+    """racing, less the touches whose every conflicting touch a flag orders (flags.py)."""
+    idx = np.flatnonzero(racing)
+    if idx.size > _FLAG_CHECKS:
+        return racing
+    out: np.ndarray = np.array(racing, dtype=bool)
+    for i in idx.tolist():
+        if not _partners(L, T, i, order, first=True):
+            out[i] = False
     return out
 
 
@@ -209,7 +227,15 @@ def _racing_elements(T: _Touches, racing: np.ndarray) -> np.ndarray:
     return np.isin(T.E, bad)
 
 
-def _collect(L: LaunchTrace, arg: str, T: _Touches, sel: np.ndarray, acc: dict[Key, _Acc], want_pair: bool) -> None:
+def _collect(
+    L: LaunchTrace,
+    arg: str,
+    T: _Touches,
+    sel: np.ndarray,
+    acc: dict[Key, _Acc],
+    want_pair: bool,
+    order: FlagOrder | None = None,
+) -> None:
     if not sel.any():
         return
     S = L.ex_site[T.R]
@@ -230,7 +256,7 @@ def _collect(L: LaunchTrace, arg: str, T: _Touches, sel: np.ndarray, acc: dict[K
             picks = np.flatnonzero(mine)
             picks = picks[np.linspace(0, picks.size - 1, min(picks.size, _SAMPLES)).astype(np.int64)]
             for j in picks.tolist():
-                for other in _partners(L, T, j):
+                for other in _partners(L, T, j, order):
                     o = L.sites[int(L.ex_site[T.R[other]])]
                     if a.pair is None:
                         a.pair = (
@@ -249,9 +275,9 @@ def _collect(L: LaunchTrace, arg: str, T: _Touches, sel: np.ndarray, acc: dict[K
                     a.others[(o.file, o.line, o.kind)] = o
 
 
-def _partners(L: LaunchTrace, T: _Touches, i: int) -> list[int]:
+def _partners(L: LaunchTrace, T: _Touches, i: int, order: FlagOrder | None = None, first: bool = False) -> list[int]:
     """The other sides of touch i's race: conflicting touches of its element by other programs that no
-    common lock orders, one per site."""
+    common lock (nor a flag, given `order`) orders, one per site; `first`: the first one only."""
     at = np.flatnonzero((T.E == T.E[i]) & (T.P != T.P[i]))
     ci = T.C[i]
     out: list[int] = []
@@ -264,10 +290,15 @@ def _partners(L: LaunchTrace, T: _Touches, i: int) -> list[int]:
             and not (ci == STORE and cj == STORE and _stores_agree(T, i, j))
         )
         ordered = T.K[i] != NO_LOCK and T.K[i] == T.K[j]
+        if conflict and not ordered and order is not None:
+            pi, ri, pj, rj = int(T.P[i]), int(T.R[i]), int(T.P[j]), int(T.R[j])
+            ordered = order.before(pj, rj, pi, ri) or order.before(pi, ri, pj, rj)
         site = int(L.ex_site[T.R[j]])
         if conflict and not ordered and site not in seen:
             seen.add(site)
             out.append(j)
+            if first:
+                break
     return out
 
 

@@ -22,11 +22,11 @@ import triton
 import triton.runtime.interpreter as _interp
 from triton.runtime.jit import JITFunction
 
+from . import cooperative as _cooperative
 from . import device_calls as _device_calls
 from . import jit_api as _jit_api
 from . import pointer_args as _pointer_args
 from . import semantics as _semantics
-from .spin import SpinWatch
 
 TRITON_VERSION: str = triton.__version__
 TRITON_DIR: str = os.path.dirname(triton.__file__)
@@ -174,6 +174,14 @@ class Hooks:
     def device_descriptor(self) -> None: ...
     # After a launch that returned: its executor and the arguments it was called with (the size check).
     def launched(self, executor, args: tuple, kwargs: dict) -> None: ...
+    # A launch whose programs wait on each other runs by turns (cooperative.py): may it here (not in a
+    # process that runs only part of the launch)? And a program's own part of the hooks' state, swapped
+    # at each turn: installs `state` (None: a program that starts) and returns the one it replaces.
+    def may_take_turns(self) -> bool:
+        return True
+
+    def program_state(self, state: Any = None) -> Any:
+        return None
 
 
 class PatchScope:
@@ -225,9 +233,10 @@ def install(hooks: Hooks, skip_dead_work: bool = True) -> PatchScope:
     `restore()`) puts it back exactly. The order matters: later wrappers sit on top of earlier ones."""
     scope = PatchScope()
     try:
-        spin = SpinWatch()  # polls that can never see a change: programs waiting for a later one
-        _patch_launches(scope, hooks)
-        _patch_grid_dim(scope, hooks, spin)
+        # polls that can never see a change: programs waiting for a later one (then run by turns)
+        waits = _cooperative.Waits()
+        _patch_launches(scope, hooks, waits)
+        _patch_grid_dim(scope, hooks, waits)
         # The compiler's semantics where the bare interpreter differs (and/or/not, scalar argument
         # types, libdevice, string annotations, list grids, fp8 rounding, numpy 2.4+): semantics.py.
         # Installed before the argument hook below, which then sees the converted scalars.
@@ -235,9 +244,9 @@ def install(hooks: Hooks, skip_dead_work: bool = True) -> PatchScope:
         # JITFunction's API on interpreted kernels, for library wrappers (isinstance, .params, .run's
         # compiled kernel): jit_api.py.
         _jit_api.install(scope.patch, compiled_kernel_takes_constexprs(), jit_module_may_name_the_shim())
-        _patch_grid_idx(scope, hooks)
+        _patch_grid_idx(scope, hooks, waits)
         _patch_provenance(scope, hooks)
-        _patch_accesses(scope, hooks, spin)
+        _patch_accesses(scope, hooks, waits)
         _patch_dot(scope, hooks)
         _patch_device_descriptor(scope, hooks)
         _patch_autotuner(scope, hooks)
@@ -293,7 +302,7 @@ def compiled_kernel_takes_constexprs() -> bool:
         return True
 
 
-def _patch_launches(scope: PatchScope, hooks: Hooks) -> None:
+def _patch_launches(scope: PatchScope, hooks: Hooks, waits: _cooperative.Waits) -> None:
     """A launch's begin and end (GridExecutor.__call__) and its arguments (_init_args_hst)."""
 
     def make_call(orig):
@@ -307,11 +316,19 @@ def _patch_launches(scope: PatchScope, hooks: Hooks) -> None:
             args = tuple(_pointer_args.as_tensor(a) for a in args)
             kwargs = {k: _pointer_args.as_tensor(v) for k, v in kwargs.items()}
             token = hooks.launch_begin(self, self.fn)
+            outer, waits.turns = waits.turns, None
+            _kernel_fns.append((self, self.fn))
             try:
                 out = orig(self, *args, **kwargs)
             except BaseException as e:
+                _end_turns(waits, self, e)
+                waits.turns = outer
                 hooks.launch_end(token, e)
                 raise
+            finally:
+                _kernel_fns.pop()
+            _end_turns(waits, self, None)
+            waits.turns = outer
             hooks.launch_end(token, None)
             hooks.launched(self, args, kwargs)
             return out
@@ -331,7 +348,66 @@ def _patch_launches(scope: PatchScope, hooks: Hooks) -> None:
     scope.patch(GridExecutor, "_init_args_hst", make_init_args)
 
 
-def _patch_grid_dim(scope: PatchScope, hooks: Hooks, spin: SpinWatch) -> None:
+# -- launches by turns (cooperative.py) ---------------------------------------------------------------
+
+_GRID_LOOP = GridExecutor.__call__.__code__  # the interpreter's own grid loop, before any patch
+_kernel_fns: list[tuple[Any, Any]] = []  # (executor, its kernel function) of each launch in flight
+
+
+def _ran_by_turns(**args) -> None:
+    """executor.fn for the grid loop's visits after a launch went on by turns: those programs ran."""
+
+
+def _begin_turns(hooks: Hooks, builder) -> _cooperative.Turns | None:
+    """Turns for the launch in flight, from its running program on; None where they may not start: the
+    hooks say no, the loop is not the interpreter's plain loop over every program (a re-launch of some
+    programs, a sample's loop), its function was swapped (a parallel split's child), or no program
+    comes after this one."""
+    if not _kernel_fns or not hooks.may_take_turns():
+        return None
+    executor, kernel_fn = _kernel_fns[-1]
+    frame = inspect.currentframe()
+    while frame is not None and not (frame.f_code is _GRID_LOOP and frame.f_locals.get("self") is executor):
+        frame = frame.f_back
+    if frame is None or executor.fn is not kernel_fn:
+        return None
+    local = frame.f_locals
+    x, y, z = (int(v) for v in builder.grid_idx)
+    nx, ny, nz = (int(v) for v in builder.grid_dim)
+    idx, grid = (x, y, z), (nx, ny, nz)
+    if (local.get("x"), local.get("y"), local.get("z")) != idx or not isinstance(local.get("args"), dict):
+        return None
+    rest = _cooperative.later_programs(idx, grid)
+    args = local["args"]
+    del frame, local
+
+    def save():
+        return (builder.grid_idx, hooks.unmasked, hooks.program_state(None))
+
+    def load(state):
+        builder.grid_idx, hooks.unmasked = state[0], state[1]
+        hooks.program_state(state[2])
+
+    turns = _cooperative.Turns(
+        idx, rest, grid, run=lambda _idx: kernel_fn(**args), save=save, load=load, fresh=lambda i: (i, 0, None)
+    )
+    if turns.done_before_start():
+        return None
+    turns.executor, turns.kernel_fn = executor, kernel_fn
+    return turns
+
+
+def _end_turns(waits: _cooperative.Waits, executor, error: BaseException | None) -> None:
+    """After a launch: threads of programs that still wait are ended, the loop's function put back."""
+    turns = waits.turns
+    if turns is None or turns.executor is not executor:
+        return
+    if error is not None:
+        turns.unwind()
+    executor.fn = turns.kernel_fn
+
+
+def _patch_grid_dim(scope: PatchScope, hooks: Hooks, spin: _cooperative.Waits) -> None:
     """The launch's grid, before its first program (a new grid also starts the spin watch afresh)."""
 
     def make_set_grid_dim(orig):
@@ -345,17 +421,23 @@ def _patch_grid_dim(scope: PatchScope, hooks: Hooks, spin: SpinWatch) -> None:
     scope.patch(InterpreterBuilder, "set_grid_dim", make_set_grid_dim)
 
 
-def _patch_grid_idx(scope: PatchScope, hooks: Hooks) -> None:
-    """Each program, before it runs: only for hooks that define `program` (the parallel grid loop of
-    trace_engine/parallel.py, the progressive sample of progressive.py)."""
-    if type(hooks).program is Hooks.program:
-        return
+def _patch_grid_idx(scope: PatchScope, hooks: Hooks, waits: _cooperative.Waits) -> None:
+    """Each program, before it runs: the hooks' `program` where they define it (the parallel grid loop
+    of trace_engine/parallel.py, the progressive sample of progressive.py); once a launch went on by
+    turns, the loop's remaining visits run nothing (cooperative.py: their programs ran by turns)."""
+    program = None if type(hooks).program is Hooks.program else hooks.program
 
     def make_set_grid_idx(orig):
         def set_grid_idx(self, x, y, z):
-            instead = hooks.program(x, y, z)
-            if instead is not None:
-                x, y, z = instead
+            turns = waits.turns
+            if turns is not None:
+                turns.main_returned()
+                turns.executor.fn = _ran_by_turns
+                return orig(self, x, y, z)
+            if program is not None:
+                instead = program(x, y, z)
+                if instead is not None:
+                    x, y, z = instead
             return orig(self, x, y, z)
 
         return set_grid_idx
@@ -457,14 +539,24 @@ def _patch_provenance(scope: PatchScope, hooks: Hooks) -> None:
             scope.patch(InterpreterBuilder, name, functools.partial(make_context, pos=pos, kind=kind, op=op))
 
 
-def _patch_accesses(scope: PatchScope, hooks: Hooks, spin: SpinWatch) -> None:
+def _patch_accesses(scope: PatchScope, hooks: Hooks, waits: _cooperative.Waits) -> None:
     """Memory accesses: every load/store path of every release ends in create_masked_load/store,
     create_atomic_rmw or create_atomic_cas. The hook's answer (a mask without the out-of-bounds
     lanes) replaces the mask before the interpreter sees it."""
     access = hooks.access
 
-    def polled(op, builder, ptrs, result):
-        spin.observe(op, builder.grid_idx, builder.grid_dim, ptrs.data.tobytes(), result.data.tobytes())
+    def polled(op, builder, ptrs, result, changed=False):
+        turns = waits.turns
+        if turns is not None and changed:
+            turns.wrote()
+        waits.observe(
+            op,
+            builder.grid_idx,
+            builder.grid_dim,
+            ptrs.data.tobytes(),
+            result.data.tobytes(),
+            functools.partial(_begin_turns, hooks, builder),
+        )
         return result
 
     def make_load(orig):
@@ -484,6 +576,8 @@ def _patch_accesses(scope: PatchScope, hooks: Hooks, spin: SpinWatch) -> None:
             new = access("store", "tl.store", self, ptrs, mask_array(mask), value=value)
             if new is not None:
                 mask = _with_mask(mask, new)
+            if waits.turns is not None:
+                waits.turns.wrote()
             return orig(self, ptrs, value, mask, *a, **k)
 
         return create_masked_store
@@ -494,7 +588,11 @@ def _patch_accesses(scope: PatchScope, hooks: Hooks, spin: SpinWatch) -> None:
             new = access("atomic", name, self, ptr, mask_array(mask), order=(sem, scope))
             if new is not None:
                 mask = _with_mask(mask, new)
-            return polled(name, self, ptr, orig(self, rmwOp, ptr, val, mask, sem, scope))
+            out = orig(self, rmwOp, ptr, val, mask, sem, scope)
+            changed = waits.turns is not None and _cooperative.atomic_changes(
+                name, out.data, val.data, mask_array(mask)
+            )
+            return polled(name, self, ptr, out, changed)
 
         return create_atomic_rmw
 
@@ -508,8 +606,12 @@ def _patch_accesses(scope: PatchScope, hooks: Hooks, spin: SpinWatch) -> None:
                 data = np.where(new.reshape(ptr.data.shape), ptr.data, lanes.reshape(ptr.data.shape))
                 out = orig(self, TensorHandle(data, ptr.dtype), cmp, val, sem, scope)
                 del scratch
-                return polled("tl.atomic_cas", self, ptr, out)
-            return polled("tl.atomic_cas", self, ptr, orig(self, ptr, cmp, val, sem, scope))
+            else:
+                out = orig(self, ptr, cmp, val, sem, scope)
+            changed = waits.turns is not None and _cooperative.atomic_changes(
+                "tl.atomic_cas", out.data, val.data, None, cmp.data
+            )
+            return polled("tl.atomic_cas", self, ptr, out, changed)
 
         return create_atomic_cas
 

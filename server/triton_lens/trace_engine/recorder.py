@@ -636,6 +636,16 @@ class Recorder(compat.Hooks):
                 if base is None or not hasattr(handle, "block_shape"):
                     handle._tl_arg = idx
 
+    def may_take_turns(self) -> bool:
+        """Programs that wait on each other run by turns only where the whole launch runs here: not in a
+        progressive sample's child, a parallel split's child or a size check's re-launch."""
+        return not (self.in_sample_child or getattr(self, "in_child", False) or self._probe is not None)
+
+    def program_state(self, state=None):
+        """The running program's access contexts (a block pointer load in progress), swapped at a turn."""
+        old, self._ctx = self._ctx, ([] if state is None else state)
+        return old
+
     def push_context(self, kind, op, operand) -> None:
         self._ctx.append(_Context(kind, op, compat.operand_tag(operand)))
 

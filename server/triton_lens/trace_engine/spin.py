@@ -18,7 +18,7 @@ class ProgramsWaitOnEachOther(RuntimeError):
     pass
 
 
-def _pid_text(idx, dim) -> str:
+def pid_text(idx, dim) -> str:
     used = [i for i, d in enumerate(dim) if d > 1] or [0]
     return "(" + ", ".join(str(idx[i]) for i in used) + ("," if len(used) == 1 else "") + ")"
 
@@ -33,8 +33,8 @@ def _later_text(idx, dim) -> str:
         return "no program runs after it in this launch, and none before it set the value"
     last = (nx - 1, ny - 1, nz - 1)
     if later == 1:
-        return f"1 program of this launch, {_pid_text(last, dim)}, has not run yet"
-    return f"{later} programs of this launch, up to {_pid_text(last, dim)}, have not run yet"
+        return f"1 program of this launch, {pid_text(last, dim)}, has not run yet"
+    return f"{later} programs of this launch, up to {pid_text(last, dim)}, have not run yet"
 
 
 class SpinWatch:
@@ -42,6 +42,11 @@ class SpinWatch:
         self.limit = limit
         self._key: tuple | None = None
         self._count = 0
+
+    @property
+    def count(self) -> int:
+        """Identical polls in a row so far."""
+        return self._count
 
     def reset(self) -> None:
         self._key = None
@@ -59,7 +64,7 @@ class SpinWatch:
             count = self._count
             self.reset()
             raise ProgramsWaitOnEachOther(
-                f"program {_pid_text(grid_idx, grid_dim)} waits on a flag or lock that only a program that has "
+                f"program {pid_text(grid_idx, grid_dim)} waits on a flag or lock that only a program that has "
                 f"not run yet sets: {op} read the same value {count} times in a row. The interpreter runs "
                 f"programs one at a time, so it would wait forever; {_later_text(grid_idx, grid_dim)}. On a GPU "
                 f"this works only if every program it waits for is resident at the same time."
