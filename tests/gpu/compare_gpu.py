@@ -2,7 +2,7 @@
 GPU and once under Triton Lens (same CUDA tensors, same seed), gives the same launches and the same output
 tensors (within the dtype's tolerance) wherever the tool's run has no finding.
 
-    python tests/gpu/compare_gpu.py [--only NAME ...] [--out RESULT.txt] [--skip-realworld]
+    python tests/gpu/compare_gpu.py [--only NAME|PATH.py ...] [--out RESULT.txt] [--skip-realworld]
 
 Prints one row per script and a summary; exits 1 if a script without findings differs. The repo's
 `server/` must be importable (pip install -e ., or PYTHONPATH=server). Not collected by pytest: CI has
@@ -274,7 +274,10 @@ def scripts(only: list[str], realworld: bool) -> list[Path]:
         out += sorted(p for p in (TESTS / "realworld").glob("*.py") if not p.name.startswith(("test_", "conftest")))
     # the timeout file sleeps forever by design: nothing to compare
     out = [p for p in out if p.stem != "hangs_after_launch"]
-    return [p for p in out if not only or p.stem in only]
+    # --only takes names (corpus and real-world stems) and paths of other scripts (tests/engine/scripts/...)
+    names = [o for o in only if not o.endswith(".py")]
+    files = [Path(o).resolve() for o in only if o.endswith(".py")]
+    return [p for p in out if not only or p.stem in names] + files
 
 
 def main(argv: list[str] | None = None) -> int:
