@@ -195,3 +195,42 @@ def test_an_explicit_tf32_dot_gets_the_finding_too(tmp_path):
     an = _run(tmp_path, precision="tf32")
     assert [f.kind for f in an.findings if f.kind == "tf32"] == ["tf32"]
     _is_tf32(tmp_path)
+
+
+def test_bf16_parts_round_to_nearest_even_and_keep_non_finite_values():
+    # 1 + 2^-8 lies halfway between bfloat16 neighbours 1 and 1 + 2^-7: to the even one, 1
+    x = np.array([1 + 2**-8, 1 + 3 * 2**-8, -2.5, np.inf, np.nan, 3.4e38], dtype=np.float32)
+    got = tf32_emulation.to_bf16(x)
+    assert got[0] == 1.0 and got[1] == 1 + 2**-6 and got[2] == -2.5
+    assert got[3] == np.inf and np.isnan(got[4]) and got[5] == np.inf  # past bfloat16's largest
+
+
+@pytest.mark.parametrize("precision, bits", [("bf16x3", 16), ("bf16x6", 23)])
+def test_bf16_split_dots_keep_about_the_bits_their_parts_hold(precision, bits):
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((32, 32)).astype(np.float32), rng.standard_normal((32, 32)).astype(np.float32)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    got = tf32_emulation.dot(a, b, np.zeros((32, 32), np.float32), precision)
+    err = float(np.abs(got - exact).max()) / float(np.abs(exact).max())
+    assert 2.0 ** -(bits + 3) < err < 2.0 ** -(bits - 4), err
+    tf32_err = float(np.abs(tf32_emulation.dot(a, b, np.zeros((32, 32), np.float32), "tf32") - exact).max())
+    assert float(np.abs(got - exact).max()) < tf32_err
+
+
+def _release() -> tuple[int, int]:
+    import triton
+
+    major, minor = triton.__version__.split(".")[:2]
+    return int(major), int(minor)
+
+
+@pytest.mark.skipif(_release() < (3, 6), reason="bf16x3 and bf16x6 are compiled for NVIDIA from triton 3.6")
+def test_a_kernel_at_bf16x3_and_bf16x6_runs_as_compiled_from_3_6():
+    # the script asserts bf16x6 near IEEE and bf16x3 between; before, the interpreter refused them
+    # ("input_precision must be one of ('tf32', 'tf32x3', 'ieee')") where the GPU compiles them
+    from pathlib import Path
+
+    script = Path(__file__).parent / "scripts" / "semantics" / "dot_bf16xn.py"
+    r = run(RunRequest(path=str(script), timeout_s=120.0))
+    assert r.status == "ok", r.error
+    assert [L.kernel for L in r.launches] == ["dot_at"] * 4

@@ -28,6 +28,7 @@ the only release-specific code) patches the interpreter for the duration of a ru
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable
@@ -412,6 +413,15 @@ def _index(self):
     return int(data.reshape(-1)[0]) if data.size == 1 else int(data)
 
 
+def _nvidia_dot_precisions() -> tuple[str, ...]:
+    """tl.dot's input precisions the installed release's NVIDIA backend compiles."""
+    try:
+        from triton.backends.nvidia.compiler import CUDAOptions
+    except ImportError:  # a build without the NVIDIA backend
+        return ()
+    return tuple(getattr(CUDAOptions, "allowed_dot_input_precisions", ()))
+
+
 def dot_precision_name(p: Any) -> str:
     """tl.dot's input precision as the user spells it ("tf32", "tf32x3", "ieee", ...): the builder gets
     an ir.INPUT_PRECISION member (3.2 - 3.9), or None."""
@@ -526,7 +536,7 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
         def create_dot(self, a, b, d, input_precision, *args, **kwargs):
             precision = dot_precision_name(input_precision)
             if (
-                precision in ("tf32", "tf32x3")
+                precision in ("tf32", "tf32x3", "bf16x3", "bf16x6")
                 and a.dtype.scalar == tl.float32
                 and b.dtype.scalar == tl.float32
                 and d.data.dtype == np.float32
@@ -538,6 +548,14 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
 
     if hasattr(builder_cls, "create_dot"):
         patch(builder_cls, "create_dot", make_dot)
+    # The input precisions the NVIDIA backend of this release accepts (bf16x3 and bf16x6 from 3.6),
+    # where the interpreter's options list fewer: a kernel the GPU compiles runs here too.
+    builder = getattr(_interp, "interpreter_builder", None)
+    options = getattr(builder, "options", None)
+    allowed = tuple(getattr(options, "allowed_dot_input_precisions", ()))
+    wanted = allowed + tuple(p for p in _nvidia_dot_precisions() if p not in allowed)
+    if options is not None and wanted != allowed:
+        patch(builder, "options", lambda orig: dataclasses.replace(orig, allowed_dot_input_precisions=wanted))
 
     # 3.2's `not_` on a boolean tensor asks the builder for an i1 type the interpreter lacks.
     if not hasattr(builder_cls, "get_int1_ty"):

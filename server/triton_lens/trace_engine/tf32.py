@@ -10,6 +10,11 @@ TRITON_F32_DEFAULT, else the backend's default "tf32", on every release 3.2 - 3.
 - "tf32x3": the compiler's F32DotTC pass splits each operand, big = cvt.rna.tf32.f32(x) (round to
   nearest, ties away), small = x - big, and sums three TF32 dots, small*big + big*small (a NaN of those
   taken as 0, as the pass does since it masks them) + big*big: within ~1e-7 of IEEE float32.
+- "bf16x3" and "bf16x6" (3.6+ on NVIDIA): the compiler's BF16xN pattern splits each operand into two
+  (three) bfloat16 parts, hi = bf16(x) rounded to nearest even, the next part bf16 of what is left,
+  and sums the IEEE dots of the part pairs it keeps, the small ones first (bf16x3: mid*hi, hi*mid;
+  bf16x6: mid*mid, lo*hi, hi*lo, mid*hi, hi*mid), a NaN of those taken as 0, then hi*hi, then the
+  accumulator. A product of two bfloat16 numbers is exact in float32, the sums are float32.
 - "ieee" (and anything else): the IEEE float32 product, what the bare interpreter computes.
 
 Pure numpy, no triton import: semantics.py decides when to use it.
@@ -38,6 +43,31 @@ def round_away(x: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(x), out, x)
 
 
+def to_bf16(x: np.ndarray) -> np.ndarray:
+    """float32 -> the nearest bfloat16 (ties to even), kept as float32 (arith.truncf, cvt.rn.bf16.f32).
+    NaN stays NaN; a value past the largest bfloat16 becomes infinity."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    bits = x.view(np.uint32).astype(np.uint64)
+    bits = bits + 0x7FFF + ((bits >> 16) & 1)
+    out = ((bits & 0xFFFF0000) & 0xFFFFFFFF).astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(x), x, out)
+
+
+def _bf16_parts(x: np.ndarray, n: int) -> list[np.ndarray]:
+    """x as n bfloat16 parts, largest first: each part rounds what the parts before it left."""
+    parts = []
+    for i in range(n):
+        part = to_bf16(x)
+        if i != n - 1:
+            x = (x - part).astype(np.float32)
+        parts.append(part)
+    return parts
+
+
+# The part pairs (a's, b's; 0 = hi) summed before hi * hi, in the compiler's order.
+_BF16_PAIRS = {"bf16x3": ((1, 0), (0, 1)), "bf16x6": ((1, 1), (2, 0), (0, 2), (1, 0), (0, 1))}
+
+
 def dot(a: np.ndarray, b: np.ndarray, acc: np.ndarray, precision: str) -> np.ndarray:
     """acc + a @ b for float32 a, b (2-D or batched 3-D), as the GPU computes it at this precision."""
     with np.errstate(all="ignore"):
@@ -51,4 +81,13 @@ def dot(a: np.ndarray, b: np.ndarray, acc: np.ndarray, precision: str) -> np.nda
             low = low + np.matmul(truncate(a_big), truncate(b_small), dtype=np.float32)
             low = np.where(np.isnan(low), np.float32(0), low)
             return (np.matmul(truncate(a_big), truncate(b_big), dtype=np.float32) + low) + acc
+        pairs = _BF16_PAIRS.get(precision)
+        if pairs is not None:
+            n = 2 if precision == "bf16x3" else 3
+            ap, bp = _bf16_parts(a, n), _bf16_parts(b, n)
+            low = np.zeros(np.broadcast_shapes(acc.shape), dtype=np.float32)
+            for i, j in pairs:
+                low = np.matmul(ap[i], bp[j], dtype=np.float32) + low
+            low = np.where(np.isnan(low), np.float32(0), low)
+            return (np.matmul(ap[0], bp[0], dtype=np.float32) + low) + acc
         return np.matmul(a, b, dtype=np.float32) + acc
