@@ -24,7 +24,7 @@ def test_text_and_json_name_the_config():
     lines = text.stdout.splitlines()
     assert lines[0] == (
         "note: dequant_kernel autotuned at line 32: the table and hints show BLOCK=64, the first of 3 configs "
-        "tried (BLOCK=64; BLOCK=128; BLOCK=256); the findings cover every one."
+        "tried (BLOCK = 64, 128, 256); the findings cover every one."
     )
     (oob,) = [x for x in lines if x.endswith("[oob]")]
     assert f"{SCALES.name}:23:9: error: s_ptr: 128 lanes of program (2,) would read past the end" in oob

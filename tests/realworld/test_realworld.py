@@ -1,7 +1,8 @@
-"""Real kernels from PyPI libraries (Liger-Kernel, flash-linear-attention, conch, mamba-ssm, flash-attn; FlagGems by release),
+"""Real kernels from PyPI libraries (Liger-Kernel, flash-linear-attention, conch, mamba-ssm, flash-attn, gemlite; FlagGems
+by release),
 imported, not copied,
 run under the engine: each script runs to the end, its outputs equal torch's (the script asserts that),
-and the analysis has no warning or error."""
+and the analysis has no warning or error but the ones judged true, each written down below."""
 
 from __future__ import annotations
 
@@ -45,6 +46,17 @@ AT_OTHER_SIZES = {
 }
 
 
+# Findings at the script's own sizes judged true (the script's outputs still equal torch's). gemlite's
+# split-K GEMM indexes its per-group scales with k_m = (k * SPLIT_K + pid_k) * BLOCK_SIZE_K / group_size:
+# with channel-wise scales (group_size = K = 256, one row of scales) and a config whose K blocks times
+# SPLIT_K pass K (6 of the 18 tried here, e.g. BLOCK_SIZE_K=128, SPLIT_K=4), programs with pid_k >= 2
+# read scales row 1, past the tensor. Their weights are masked to 0, so on a GPU the sum stays right
+# unless the bytes read there are NaN or Inf (or the page is unmapped): undefined behaviour.
+JUDGED_TRUE = {
+    "gemlite_ops": {("gemm_splitK_kernels.py", 441, "oob", "scales_ptr")},
+}
+
+
 def test_the_set_is_there():
     assert {p.stem for p in SCRIPTS} >= {
         "liger_norms",
@@ -53,6 +65,7 @@ def test_the_set_is_there():
         "conch_ops",
         "mamba_ops",
         "flash_attn_ops",
+        "gemlite_ops",
     }
 
 
@@ -63,12 +76,15 @@ def test_real_kernels_run_clean_and_match_torch(script):
     assert script.stem.replace("_", " ") + " ok" in r.stdout  # the script's torch comparisons all passed
     assert r.launches, "no kernel ran"
     a = analyze(r)
-    bad = [
-        (f.severity, f.kind, Path(f.file).name, f.line, f.message)
+    judged = JUDGED_TRUE.get(script.stem, set())
+    found = [
+        (f.severity, f.kind, Path(f.file).name, f.line, f.arg, f.message)
         for f in a.findings
         if f.severity in ("warning", "error") and f.kind not in ("oob-sizes", "wrap")
     ]
+    bad = [f for f in found if (f[2], f[3], f[1], f[4]) not in judged]
     assert not bad, bad
+    assert {(f[2], f[3], f[1], f[4]) for f in found} == judged, found
     # At other sizes: exactly the findings judged true (docs/findings.md), nothing else.
     other = {(Path(f.file).name, f.line, f.kind, f.arg) for f in a.findings if f.kind in ("oob-sizes", "wrap")}
     assert other == AT_OTHER_SIZES.get(script.stem, set()), sorted(other)

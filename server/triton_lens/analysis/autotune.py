@@ -40,8 +40,36 @@ def launch_findings(L: LaunchTrace) -> list[Finding]:
     )
 
 
+def configs_text(configs: list[str], limit: int | None = None) -> str:
+    """Configs as a reader takes them in: up to two as they are written (`BLOCK=64, num_warps=4`); more
+    with what they share said once and the rest as one tuple each, `num_warps=4 and (BLOCK, SPLIT_K) =
+    (64, 2), (128, 4), (256, 1)`; past `limit` configs, the first ones and how many more."""
+    more = ""
+    if limit is not None and len(configs) > limit:
+        more = f", and {len(configs) - limit} more (--format json lists them)"
+        configs = configs[:limit]
+    if len(configs) <= 2:
+        return "; ".join(configs) + more
+    parsed = []
+    for c in configs:
+        items = [part.split("=", 1) for part in c.split(", ")]
+        if not all(len(kv) == 2 for kv in items):
+            return "; ".join(configs) + more  # not k=v pairs: as written
+        parsed.append(dict((k, v) for k, v in items))
+    keys = list(dict.fromkeys(k for p in parsed for k in p))
+    common = [k for k in keys if all(k in p and p[k] == parsed[0].get(k) for p in parsed)]
+    varying = [k for k in keys if k not in common]
+    if not varying:
+        return "; ".join(configs) + more
+    rows = ", ".join("(" + ", ".join(p.get(k, "-") for k in varying) + ")" for p in parsed)
+    shared = ", ".join(f"{k}={parsed[0][k]}" for k in common)
+    names = varying[0] if len(varying) == 1 else "(" + ", ".join(varying) + ")"
+    rows = rows if len(varying) > 1 else ", ".join(p.get(varying[0], "-") for p in parsed)
+    return f"{shared + ' and ' if shared else ''}{names} = {rows}{more}"
+
+
 def _note(configs: list[str], total: int, shown: str | None) -> str:
-    which = "; ".join(configs)
+    which = configs_text(configs)
     if shown is None:
         tail = ""  # the run stopped before the autotuner launched the config it kept
     elif shown in configs:
@@ -116,7 +144,7 @@ def autotune_notices(result: RunResult) -> list[str]:
     for L in result.launches:
         kept = kept_config(L)
         if kept is not None and L.autotune is not None:
-            tried = "; ".join(L.autotune["configs"])
+            tried = configs_text(L.autotune["configs"], limit=6)
             out.append(
                 f"note: {L.kernel} autotuned at line {L.line}: the table and hints show {kept} ({tried}); "
                 "the findings cover every one."
