@@ -260,3 +260,26 @@ def test_a_check_of_triton_language_that_fails_in_a_kernel_is_reported_as_would_
         assert text[f.col : f.end_col] == "tl.arange(0, 100)", (f.col, f.end_col)
     assert f.message.startswith("this would not compile: triton's compiler raises CompilationError here")
     assert "arange's range must be a power of 2" in f.message
+
+
+def test_bfloat16_arithmetic_reductions_and_dots_compute_on_values_as_the_gpu_does():
+    # The bare interpreter added, multiplied, compared and tl.dot-ed the uint16 bit patterns (x * y was
+    # 3e38, tl.dot 8e10 off, cut-cross-entropy's loss NaN). The script asserts each result: elementwise
+    # equal to torch's bfloat16 ops bit for bit, reductions and the dot within bfloat16's precision.
+    r = run(RunRequest(path=str(SCRIPTS / "bf16_arithmetic.py"), timeout_s=120))
+    assert r.status == "ok", (r.error.message, r.error.traceback[-2000:]) if r.error else r.status
+    assert "bf16 arithmetic as on a GPU" in r.stdout
+    assert [L.kernel for L in r.launches] == ["elementwise", "reductions", "dot"]
+
+
+def test_bfloat16_tree_sum_rounds_each_partial():
+    import numpy as np
+
+    from triton_lens.trace_engine import semantics
+
+    # bfloat16 has steps of 2 at 256: combined pairwise, (256 + 1) rounds to 256 and (1 + 1) = 2, then
+    # 256 + 2 = 258; one step after another every + 1 is lost (256); float32 rounded once gives 260.
+    x = semantics._to_bf16_bits(np.array([256.0, 1.0, 1.0, 1.0], dtype=np.float32))
+    got = semantics._bf16_as_f32(semantics._bf16_tree_sum(x, 0, False))
+    assert got.shape == () and float(got) == 258.0
+    assert semantics._bf16_tree_sum(x.reshape(2, 2), 1, True).shape == (2, 1)

@@ -413,6 +413,60 @@ def _index(self):
     return int(data.reshape(-1)[0]) if data.size == 1 else int(data)
 
 
+def _bf16_as_f32(bits: np.ndarray) -> np.ndarray:
+    """bfloat16 bit patterns (uint16) as their float32 values (exact)."""
+    return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)
+
+
+def _bf16_result(out: np.ndarray) -> np.ndarray:
+    """An op's float32 result as bfloat16 bits; a comparison's booleans as the interpreter keeps them for
+    a 16-bit operand type (0 / 1 in its storage dtype)."""
+    out = np.asarray(out)
+    if out.dtype == np.bool_:
+        return out.astype(np.uint16)
+    return _to_bf16_bits(out)
+
+
+def _bf16_tree_sum(bits: np.ndarray, axis: int | None, keep_dims: bool) -> np.ndarray:
+    """The sum of bfloat16 values (bits in, bits out) along an axis (None: all), combined pairwise
+    (element i with i + half, halving), each partial rounded to bfloat16."""
+    x = _bf16_as_f32(bits)
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+        keep_dims = False
+    x = np.moveaxis(x, axis, 0)
+    with np.errstate(all="ignore"):
+        while x.shape[0] > 1:
+            n = x.shape[0]
+            half = (n + 1) // 2
+            top = x[:half].copy()
+            top[: n - half] = _bf16_as_f32(_to_bf16_bits(top[: n - half] + x[half:]))
+            x = top
+    total = x[0] if x.shape[0] else np.zeros(x.shape[1:], np.float32)
+    out = _to_bf16_bits(total).reshape(x.shape[1:])  # (ascontiguousarray makes a 0-d result 1-d)
+    return np.expand_dims(out, axis) if keep_dims else out
+
+
+def _bf16_running(bits: np.ndarray, axis: int, op) -> np.ndarray:
+    """A scan of bfloat16 values along an axis, one step after another, each partial rounded."""
+    x = np.moveaxis(_bf16_as_f32(bits), axis, 0)
+    out = np.empty(x.shape, dtype=np.uint16)
+    acc = None
+    with np.errstate(all="ignore"):
+        for i in range(x.shape[0]):
+            step = np.shape(x[i])
+            acc = x[i] if acc is None else _bf16_as_f32(_to_bf16_bits(op(acc, x[i]))).reshape(step)
+            out[i] = _to_bf16_bits(acc).reshape(step)
+    return np.moveaxis(out, 0, axis)
+
+
+def _bf16_values(h) -> np.ndarray:
+    """A tl.dot operand's values as float32: bfloat16 bits widened (exact), any other dtype as it is."""
+    if h.dtype.scalar == tl.bfloat16:
+        return (np.asarray(h.data).astype(np.uint32) << 16).view(np.float32)
+    return np.asarray(h.data, dtype=np.float32)
+
+
 def _nvidia_dot_precisions() -> tuple[str, ...]:
     """tl.dot's input precisions the installed release's NVIDIA backend compiles."""
     try:
@@ -530,6 +584,103 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
 
     patch(builder_cls, "create_fp_to_fp", make_fp_to_fp)
 
+    # bfloat16 arithmetic on values, not bits: the interpreter keeps bf16 as its uint16 bit patterns and
+    # hands those to numpy, so x + y, x * y, x < y, -x, max(x, y), fma and clamp computed on integers
+    # (every release 3.2 - 3.9). The GPU computes each in float32 and rounds to bfloat16 (to nearest
+    # even; native bf16 add/mul on sm_90 round the exact result, the same value): so do we.
+    def make_bf16_binary(orig):
+        def binary_op(self, lhs, rhs, op):
+            if lhs.dtype.scalar != tl.bfloat16 or rhs.dtype.scalar != tl.bfloat16:
+                return orig(self, lhs, rhs, op)
+            with np.errstate(all="ignore"):
+                out = op(_bf16_as_f32(lhs.data), _bf16_as_f32(rhs.data))
+            return _interp.TensorHandle(_bf16_result(out), tl.bfloat16)
+
+        return binary_op
+
+    def make_bf16_unary(orig):
+        def unary_op(self, arg, op):
+            if arg.dtype.scalar != tl.bfloat16:
+                return orig(self, arg, op)
+            with np.errstate(all="ignore"):
+                return _interp.TensorHandle(_bf16_result(op(_bf16_as_f32(arg.data))), tl.bfloat16)
+
+        return unary_op
+
+    def make_bf16_ternary(orig):
+        def ternary_op(self, lhs, rhs, other, op):
+            if op is np.where or other.dtype.scalar != tl.bfloat16:  # select moves bits: exact as it is
+                return orig(self, lhs, rhs, other, op)
+            with np.errstate(all="ignore"):
+                out = op(*(_bf16_as_f32(h.data) for h in (lhs, rhs, other)))
+            return _interp.TensorHandle(_bf16_result(out), tl.bfloat16)
+
+        return ternary_op
+
+    def make_bf16_fma(orig):
+        def create_fma(self, x, y, z):
+            if z.dtype.scalar != tl.bfloat16:
+                return orig(self, x, y, z)
+            xs, ys, zs = (_bf16_as_f32(h.data).astype(np.float64) for h in (x, y, z))
+            return _interp.TensorHandle(_to_bf16_bits(xs * ys + zs), tl.bfloat16)  # exact product: one rounding
+
+        return create_fma
+
+    for name, make in (
+        ("binary_op", make_bf16_binary),
+        ("unary_op", make_bf16_unary),
+        ("ternary_op", make_bf16_ternary),
+        ("create_fma", make_bf16_fma),
+    ):
+        if hasattr(builder_cls, name):
+            patch(builder_cls, name, make)
+
+    # Reductions and scans of bfloat16 (tl.sum, tl.cumsum, ...): numpy summed the bits. The GPU combines
+    # in bfloat16, each partial rounded: a tree across the axis (as the lanes' shuffles combine) for a
+    # reduction, one step after another for a scan.
+    def make_bf16_sum(orig):
+        def sum(self, input):
+            if input.dtype.scalar != tl.bfloat16:
+                return orig(self, input)
+            data = _bf16_tree_sum(input.handle.data, self.axis, self.keep_dims)
+            return self.to_tensor(data, input.dtype)
+
+        return sum
+
+    def make_bf16_min_max(orig):
+        def min_max(self, input, val_reduce_op, idx_reduce_op=None):
+            x = input[0] if isinstance(input, tuple) else input
+            if x.dtype.scalar != tl.bfloat16:
+                return orig(self, input, val_reduce_op, idx_reduce_op)
+            values = _interp.TensorHandle(_bf16_as_f32(x.handle.data), tl.float32)
+            out = orig(self, tl.core.tensor(values, x.type.with_element_ty(tl.float32)), val_reduce_op, idx_reduce_op)
+            outs = out if isinstance(out, tuple) else (out,)
+            fixed = tuple(
+                self.to_tensor(_to_bf16_bits(o.handle.data), x.dtype) if o.dtype.scalar == tl.float32 else o
+                for o in outs
+            )
+            return fixed if isinstance(out, tuple) else fixed[0]
+
+        return min_max
+
+    def make_bf16_scan(orig, op):
+        def scan(self, input):
+            if input.dtype.scalar != tl.bfloat16:
+                return orig(self, input)
+            return [self.to_tensor(_bf16_running(input.handle.data, self.axis, op), input.dtype)]
+
+        return scan
+
+    reduce_ops, scan_ops = getattr(_interp, "ReduceOps", None), getattr(_interp, "ScanOps", None)
+    if reduce_ops is not None and hasattr(reduce_ops, "sum"):
+        patch(reduce_ops, "sum", make_bf16_sum)
+    if reduce_ops is not None and hasattr(reduce_ops, "min_max"):
+        patch(reduce_ops, "min_max", make_bf16_min_max)
+    if scan_ops is not None:
+        for name, op in (("cumsum", np.add), ("cumprod", np.multiply)):
+            if hasattr(scan_ops, name):
+                patch(scan_ops, name, functools.partial(make_bf16_scan, op=op))
+
     # tl.dot of float32 tiles: the tensor cores' TF32 arithmetic at the precision the frontend chose
     # (input_precision, allow_tf32, TRITON_F32_DEFAULT and the default are the compiler's own code).
     def make_dot(orig):
@@ -542,6 +693,11 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
                 and d.data.dtype == np.float32
             ):
                 return _interp.TensorHandle(_tf32.dot(a.data, b.data, d.data, precision), d.dtype.scalar)
+            if (a.dtype.scalar == tl.bfloat16 or b.dtype.scalar == tl.bfloat16) and d.data.dtype == np.float32:
+                # The interpreter keeps bfloat16 as its uint16 bits and multiplies those as integers (every
+                # release 3.2 - 3.9). The GPU multiplies the values (exact in float32) and sums in float32.
+                av, bv = _bf16_values(a), _bf16_values(b)
+                return _interp.TensorHandle(np.matmul(av, bv, dtype=np.float32) + d.data, d.dtype.scalar)
             return orig(self, a, b, d, input_precision, *args, **kwargs)
 
         return create_dot
