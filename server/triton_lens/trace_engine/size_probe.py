@@ -255,6 +255,16 @@ def read_launch(executor, args: tuple, kwargs: dict, frame) -> LaunchArgs | None
     return LaunchArgs(executor, args, kwargs, names, constexprs, ints, tensors, devices, g0, at)
 
 
+def _last_programs(grid: tuple[int, int, int], launched: tuple[int, int, int]) -> list[tuple[int, int, int]]:
+    """The programs a wrap is looked for in: the last along every axis, and the one that is last along the
+    axes that grew with the size and first along those that did not. A wrapped offset is negative; in
+    the last batch of a tensor it can land inside an earlier batch (wrong data, no fault), in the first
+    it leaves the tensor, where address-only memory sees it."""
+    last = (grid[0] - 1, grid[1] - 1, grid[2] - 1)
+    first_held = tuple(g - 1 if g != was else 0 for g, was in zip(grid, launched))
+    return [last] if first_held == last else [last, first_held]  # type: ignore[list-item]
+
+
 def _corners(grid: tuple[int, int, int]) -> list[tuple[int, int, int]]:
     out: list[tuple[int, int, int]] = []
     for x in sorted({0, grid[0] - 1}):
@@ -393,12 +403,14 @@ class SizeCheck:
         overflows; returns the largest size it ran at (None: not run)."""
         if la.grid_at is None:
             return None  # the programs' ids do not grow with the size: nothing to overflow that the run did not
-        step = resize(v, v + 1, la.ints, la.tensors, self._blocks)
-        if step is None or self._grid_at(la, step) in (None, la.grid):
-            return None  # the grid does not follow this size
         top = largest_fitting(v, la.ints, la.tensors, self.memory_bytes, INT32_MAX, self._blocks)
         if top is None or top.new <= v:
             return None
+        # Whether the grid follows this size, asked at the largest size, not at v + 1: a grid of
+        # cdiv(n, BLOCK) is the same at n + 1 unless n was a multiple of BLOCK (40 and 41 rows in blocks of
+        # 16 are both 3 programs), and yet it grows with n.
+        if self._grid_at(la, top) in (None, la.grid):
+            return None  # the grid does not follow this size
 
         seen: dict[int, tuple[ProbeRun, Resize, tuple[int, int, int]] | None] = {}
         admitted: set[int] = set()  # sizes whose re-launch ran (the kernel admits them)
@@ -415,31 +427,68 @@ class SizeCheck:
             grid = self._grid_at(la, r)
             if grid is None:
                 return None
-            last = [(grid[0] - 1, grid[1] - 1, grid[2] - 1)]
-            run = self.probe(la, r, grid, last, watch_overflow=True)
+            run = self.probe(la, r, grid, _last_programs(grid, la.grid), watch_overflow=True)
             if run.admitted:
                 admitted.add(n)
             return (run, r, grid) if run.admitted and run.overflows else None
 
-        if overflows(top.new) is None:
-            return describe_size(top) if top.new in admitted else None
-        lo, hi = v, top.new  # lo: no overflow (the script's run), hi: overflow
+        largest = describe_size(top)
+        got = overflows(top.new)
+        if got is None:
+            return largest if top.new in admitted else None
+
+        def wrapped(run: ProbeRun) -> set[tuple]:
+            """The accesses a wrap sends out of their tensor in this run (active lanes only)."""
+            return {pos for pos in run.oob if pos not in already and (pos, "wrap") not in found}
+
+        # The smallest size where anything overflows (what overflows only grows with the size).
+        lo, hi = v, top.new
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if overflows(mid) is None:
                 lo = mid
             else:
                 hi = mid
-        largest = describe_size(top)
-        got = overflows(hi)
-        if got is None:
-            return largest
-        run, r, grid = got
-        for pos, o in run.oob.items():
-            if pos in already or (pos, "wrap") in found:
-                continue
-            ov = run.overflows[o["overflow"]] if o["overflow"] >= 0 else run.overflows[0]
-            found[(pos, "wrap")] = _finding("wrap", o, r, grid, ov, self.gpu_name)
+        first = hi
+        # Each access that leaves its tensor at the largest size gets a failing size of its own: the first
+        # overflow can be in masked-off lanes only (the last block's rows past n: out of bounds a few sizes
+        # later), and two products of one kernel wrap at different sizes (a fix that widens one leaves the
+        # other). A wrapped offset is negative, so out of bounds, from its first overflow until it reaches
+        # 2**32 (about twice the size, for a product that grows with it), and may land back inside the tensor
+        # past that. So each search steps up from where the last one ended (the first overflowing size,
+        # then the last failing size found) by 1.5 times, and bisects the first step that fails.
+
+        def seen_wrapped() -> set[tuple]:
+            # Every access any run so far sent out of bounds: one that is back inside its tensor at the
+            # largest size (wrapped past 2**32) was out at some size the searches ran.
+            return set().union(*(wrapped(x[0]) for x in seen.values() if x is not None))
+
+        def fails(n: int) -> bool:
+            at = overflows(n)
+            return at is not None and bool(wrapped(at[0]) & pending)
+
+        pending = seen_wrapped()
+        lo = first - 1
+        while pending:
+            # Up from lo in steps of 1.5 times: the first step's end where something pending fails lies in
+            # its first band (each band spans twice its start), so the size before it is in bounds.
+            hi = min(top.new, lo + max(lo // 2, 1))
+            while not fails(hi) and hi < top.new:
+                lo, hi = hi, min(top.new, hi + max(hi // 2, 1))
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if fails(mid) else (mid, hi)
+            at = overflows(hi)
+            now = wrapped(at[0]) & pending if at is not None else set()
+            if not now:
+                break
+            run, r, grid = at  # type: ignore[misc]
+            for pos in now:
+                o = run.oob[pos]
+                ov = run.overflows[o["overflow"]] if o["overflow"] >= 0 else run.overflows[0]
+                found[(pos, "wrap")] = _finding("wrap", o, r, grid, ov, self.gpu_name)
+            pending = seen_wrapped()
+            lo = hi
         return largest
 
 
@@ -482,7 +531,7 @@ def _finding(kind: str, o: dict, r: Resize, grid, ov: Overflow | None, gpu: str)
     shape = (
         ("×".join(str(d) for d in spec.shape) if len(spec.shape) > 1 else f"{spec.shape[0]} elements") if spec else "?"
     )
-    size = describe_size(r)
+    size = describe_size(r, prefer=arg)
     prog = ", ".join(str(tuple(p)) if len(p) > 1 else f"({p[0]},)" for p in o["programs"][:3])
     g = tuple(x for x in grid[: 3 if grid[2] > 1 else 2 if grid[1] > 1 else 1])
     site = o["site"]
@@ -501,12 +550,14 @@ def _finding(kind: str, o: dict, r: Resize, grid, ov: Overflow | None, gpu: str)
         what = f"`{ov.text}`" if ov.text else "an int32 " + ov.op.replace("create_", "")
         names = _operand_names(ov.text)
         if names:
-            at = f"from {names[0]} = {ov.operands[0]} with {names[1]} = {ov.operands[1]}"
+            # A literal operand is its own value ("with 64", not "with 64 = 64": generated kernels bake sizes in).
+            a, b = (n if n.lstrip("-").isdigit() else f"{n} = {v}" for n, v in zip(names, ov.operands))
+            at = f"from {a} with {b}"
         else:
             at = f"with operands {ov.operands[0]} and {ov.operands[1]}"
         where = "" if ov.line == site["line"] else f" (line {ov.line})"
         message = (
-            f"{arg}: {what}{where} overflows int32 {at}: with {grid_text} and {arg} {shape} "
+            f"{arg}: at {size}, {what}{where} overflows int32 {at}: with {grid_text} and {arg} {shape} "
             f"({_gib(spec.span_bytes if spec else 0)}, which an {gpu} holds), the compiled kernel wraps it and "
             f"program {prog} would {verb} outside the tensor, at element offset {o['first']} — confirmed by running "
             f"that program at that size on address-only memory{why}. Widen before the arithmetic: "
