@@ -57,7 +57,8 @@ SAFETY_S = 30.0
 
 
 class ProbeTimeout(BaseException):
-    """Raised from the recorder's access hook when a re-launch runs past its budget."""
+    """Raised from the recorder's access hook when a re-launch runs past its budget (the size's share, or
+    the launch's whole budget); with an argument (the reason) when the whole check must stop."""
 
 
 class Budget:
@@ -66,12 +67,17 @@ class Budget:
     def __init__(self, accesses: int = ACCESS_BUDGET, seconds: float = SAFETY_S):
         self.left = accesses
         self.spent = 0
+        self.cap = accesses  # what the size being checked may spend up to (SizeCheck.check shares the budget)
         self.deadline = time.monotonic() + seconds
 
     def spend(self) -> None:
         self.spent += 1
-        if self.spent > self.left or (self.spent & 63 == 0 and time.monotonic() > self.deadline):
+        if self.spent > self.cap or (self.spent & 63 == 0 and time.monotonic() > self.deadline):
             raise ProbeTimeout()
+
+    @property
+    def exhausted(self) -> bool:
+        return self.spent >= self.left or time.monotonic() > self.deadline
 
 
 @dataclass
@@ -353,20 +359,26 @@ class SizeCheck:
         found: dict[tuple, dict] = {}
         checked: list[dict] = []
         self._budget = Budget()
-        try:
-            constants = {v for k, v in la.kwargs.items() if k in la.constexprs and type(v) is int}
-            constants |= {a for n, a in zip(la.names, la.args) if n in la.constexprs and type(a) is int}
-            for v in candidate_sizes(la.ints, la.tensors, constants):
-                self._blocks = per_program_blocks(v, constants, la.grid)
-                at = resize(v, v, la.ints, la.tensors, self._blocks)
-                entry: dict = {"script": describe_size(at, old=True) if at else None, "tail": None, "largest": None}
-                entry["stopped"], entry["gpu"] = True, self.gpu_name
-                checked.append(entry)
+        constants = {v for k, v in la.kwargs.items() if k in la.constexprs and type(v) is int}
+        constants |= {a for n, a in zip(la.names, la.args) if n in la.constexprs and type(a) is int}
+        sizes = candidate_sizes(la.ints, la.tensors, constants)
+        for i, v in enumerate(sizes):
+            # Each size may spend an equal share of what is left, so that one whose re-launches are costly (a
+            # loop whose trip count grows with it) stops at its share and leaves the others theirs.
+            b = self._budget
+            b.cap = b.spent + (b.left - b.spent) // (len(sizes) - i)
+            self._blocks = per_program_blocks(v, constants, la.grid)
+            at = resize(v, v, la.ints, la.tensors, self._blocks)
+            entry: dict = {"script": describe_size(at, old=True) if at else None, "tail": None, "largest": None}
+            entry["stopped"], entry["gpu"] = True, self.gpu_name
+            checked.append(entry)
+            try:
                 entry["tail"] = self._ragged(la, v, already, found)
                 entry["largest"] = self._wrap(la, v, already, found)
                 entry["stopped"] = False
-        except ProbeTimeout:
-            pass
+            except ProbeTimeout as stop:
+                if b.exhausted or stop.args:
+                    break
         self.spent.append(self._budget.spent)
         out = list(found.values())
         self.last_checked = [e for e in checked if e["tail"] or e["largest"]]
@@ -450,45 +462,45 @@ class SizeCheck:
             else:
                 hi = mid
         first = hi
-        # Each access that leaves its tensor at the largest size gets a failing size of its own: the first
+        # Each access that leaves its tensor at some size tried gets a failing size of its own: the first
         # overflow can be in masked-off lanes only (the last block's rows past n: out of bounds a few sizes
         # later), and two products of one kernel wrap at different sizes (a fix that widens one leaves the
         # other). A wrapped offset is negative, so out of bounds, from its first overflow until it reaches
-        # 2**32 (about twice the size, for a product that grows with it), and may land back inside the tensor
-        # past that. So each search steps up from where the last one ended (the first overflowing size,
-        # then the last failing size found) by 1.5 times, and bisects the first step that fails.
+        # 2**32 (about twice the size, for a product that grows with it), and may land back inside the
+        # tensor past that. So for each access: the smallest size tried where it fails, the largest below
+        # that where it does not; where those are more than 1.5 times apart, a step up by 1.5 times from the
+        # lower (the first step that fails lies in its first band); then a bisection between the two.
 
-        def seen_wrapped() -> set[tuple]:
-            # Every access any run so far sent out of bounds: one that is back inside its tensor at the
-            # largest size (wrapped past 2**32) was out at some size the searches ran.
-            return set().union(*(wrapped(x[0]) for x in seen.values() if x is not None))
-
-        def fails(n: int) -> bool:
+        def fails(n: int, pos: tuple) -> bool:
             at = overflows(n)
-            return at is not None and bool(wrapped(at[0]) & pending)
+            return at is not None and pos in wrapped(at[0])
 
-        pending = seen_wrapped()
-        lo = first - 1
-        while pending:
-            # Up from lo in steps of 1.5 times: the first step's end where something pending fails lies in
-            # its first band (each band spans twice its start), so the size before it is in bounds.
-            hi = min(top.new, lo + max(lo // 2, 1))
-            while not fails(hi) and hi < top.new:
-                lo, hi = hi, min(top.new, hi + max(hi // 2, 1))
+        def bracket(pos: tuple) -> tuple[int, int]:
+            tried = sorted(n for n in seen if seen[n] is not None or n in admitted)
+            hi = min(n for n in tried if fails(n, pos))
+            lo = max([n for n in tried if n < hi and not fails(n, pos)], default=first - 1)
+            return lo, hi
+
+        while True:
+            pending = {pos for x in seen.values() if x is not None for pos in wrapped(x[0])}
+            if not pending:
+                break
+            pos = min(pending, key=lambda q: bracket(q)[1])
+            lo, hi = bracket(pos)
+            step = min(hi, lo + max(lo // 2, 1))
+            while step < hi and not fails(step, pos):
+                lo, step = step, min(hi, step + max(step // 2, 1))
+            hi = step
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                lo, hi = (lo, mid) if fails(mid) else (mid, hi)
+                lo, hi = (lo, mid) if fails(mid, pos) else (mid, hi)
             at = overflows(hi)
-            now = wrapped(at[0]) & pending if at is not None else set()
-            if not now:
-                break
-            run, r, grid = at  # type: ignore[misc]
-            for pos in now:
-                o = run.oob[pos]
+            assert at is not None
+            run, r, grid = at
+            for q in wrapped(run) & pending:  # every access that fails there too, with that size
+                o = run.oob[q]
                 ov = run.overflows[o["overflow"]] if o["overflow"] >= 0 else run.overflows[0]
-                found[(pos, "wrap")] = _finding("wrap", o, r, grid, ov, self.gpu_name)
-            pending = seen_wrapped()
-            lo = hi
+                found[(q, "wrap")] = _finding("wrap", o, r, grid, ov, self.gpu_name)
         return largest
 
 

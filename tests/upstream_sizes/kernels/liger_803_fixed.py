@@ -7,9 +7,11 @@ _block_rms_norm_forward_kernel, which rms_norm_forward launches instead for rows
 and at least 32768 rows (`_block_rms_norm_forward_kernel[(triton.cdiv(n_rows, BLOCK_ROW),)]`, BLOCK_ROW =
 16), was not touched: its `row_idx = tl.program_id(0) * BLOCK_ROW + tl.arange(0, BLOCK_ROW)` is int32, and
 `row_idx[:, None] * X_row_stride` wraps once n_rows * n_cols passes 2**31 (8,388,608 rows of 256 in bf16:
-4 GiB). It is still int32 at the snapshot's HEAD. Both kernels are written again here with the library's
-offset arithmetic, masks and grids (the Llama casting path); the script calls the block kernel directly
-at a small size, as the host would at 32768 rows or more.
+4 GiB). It is still int32 at the snapshot's HEAD; Liger-Kernel issue #1483 ("Blocked Triton RMSNorm
+forward overflows int32 row offsets", September 2026, fixed by PR #1482) later reported exactly this wrap.
+Both kernels are written again here with the library's offset arithmetic, masks and grids (the Llama
+casting path); the script calls the block kernel directly at a small size, as the host would at 32768
+rows or more.
 """
 
 import torch
