@@ -49,8 +49,9 @@ from .size_model import (
 
 # The size check of one launch stops after this many recorded accesses of its re-launches (what it found
 # stands). Counted in accesses, not seconds, so that the same file gives the same findings on an idle
-# laptop and on a loaded CI runner. The corpus's costliest launch (attention_4d) spends 362, in about 1 s
-# idle and 7 s at load 7 (bench/results/size_check_2026-12-02.txt). SAFETY_S only stops a check whose
+# laptop and on a loaded CI runner. The corpus's costliest launch (attention_4d, whose sequence loop grows
+# with S) spends 1457, under 1 s in-process on an idle 2-core VM (420 before each access got its own
+# wrap search; bench/results/size_check_2026-12-02.txt). SAFETY_S only stops a check whose
 # re-launches compute for long between accesses (then what it found depends on the machine).
 ACCESS_BUDGET = 2_000
 SAFETY_S = 30.0

@@ -16,7 +16,7 @@ literals for a (P, 24, 64) int8 input; the library autotunes the blocks (one con
 
 `(pid_p * 24 + linear_index[:, None]) * 64` is int32 (program id, int32 index values, literals): it wraps
 once the prefix passes 2**31 / (24 * 64) rows, a 2 GiB int8 input (the report's mamba state
-(30, 1566, 8, 128, 128) wraps from its 11th prefix row).
+(30, 1566, 8, 128, 128), read as (30, 1566, 131072), wraps within its 30 prefix rows).
 """
 
 import torch
