@@ -7,7 +7,7 @@ sizes where the run alone is clean:
 - each fixed version has no size finding (`oob-sizes`, `wrap`, `overrun`) beyond its markers: a fix that
   leaves a wrap behind has that wrap marked where it is, and nothing else;
 - what the check cannot see (offsets from loaded values) is asserted as the documented miss it is.
-About 45 s on one core (16 scripts, each a run plus its size check).
+About 55 s in one process on a shared 2-core VM (16 scripts, each a run plus its size check).
 """
 
 from __future__ import annotations
