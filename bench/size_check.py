@@ -70,7 +70,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--out")
     a = ap.parse_args()
-    files = [Path(f) for f in a.files] or sorted((ROOT / "tests" / "corpus").glob("*.py"))
+    files = [Path(f).resolve() for f in a.files] or sorted((ROOT / "tests" / "corpus").glob("*.py"))
     rows, ratios, per_launch = [], [], []
     for f in files:
         if "hangs" in f.name:

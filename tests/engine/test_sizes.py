@@ -274,3 +274,70 @@ def test_the_hover_says_which_other_sizes_an_access_stayed_in_bounds_at(tmp_path
     # Where the check found the tail's out-of-bounds lanes, the hover claims nothing: the diagnostic says it.
     assert [f.kind for f in a.findings if f.arg == "x_ptr" and f.line == unmasked[0].line] == ["oob-sizes"]
     assert unmasked[0].sizes_checked == []
+
+
+WRAPS = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def block_rows(x_ptr, y_ptr, n_rows, stride_x, stride_y, BLOCK_ROW: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_ROW + tl.arange(0, BLOCK_ROW)
+    cols = tl.arange(0, BLOCK)
+    m = (rows[:, None] < n_rows) & (cols[None, :] < 48)
+    v = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=m)
+    tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], v, mask=m)
+
+
+@triton.jit
+def heads(out_ptr, stride_b, stride_h, C: tl.constexpr):
+    pid_b = tl.program_id(0).to(tl.int64)
+    h = tl.program_id(1)
+    tl.store(out_ptr + pid_b * stride_b + h * stride_h + tl.arange(0, C), tl.zeros([C], dtype=tl.float32) + 1)
+
+
+x = torch.randn(40, 96)
+y = torch.empty(40, 48)
+block_rows[(triton.cdiv(x.shape[0], 16),)](x, y, x.shape[0], x.stride(0), y.stride(0), BLOCK_ROW=16, BLOCK=64)
+assert torch.equal(y, x[:, :48])
+out = torch.empty(3, 10, 32)
+heads[(out.shape[0], out.shape[1])](out, out.stride(0), out.stride(1), C=32)
+assert torch.equal(out, torch.ones(3, 10, 32))
+"""
+
+
+def _smallest(threshold) -> int:
+    n = 1
+    while not threshold(n):
+        n *= 2
+    lo = n // 2
+    while n - lo > 1:
+        mid = (lo + n) // 2
+        lo, n = (lo, mid) if threshold(mid) else (mid, n)
+    return n
+
+
+def test_each_access_gets_the_smallest_size_where_its_own_wrap_fails(tmp_path):
+    # block_rows: 40 rows in blocks of 16 is 3 programs, and so is 41: the grid follows the size although
+    # n + 1 leaves it as it was. The first product to overflow does so in the last block's masked-off rows
+    # (past n); the access fails from the size where an active row's offset passes 2**31, and x (rows of
+    # 96) fails at half the rows y (rows of 48) needs: each gets its own size.
+    a = _run(tmp_path, WRAPS)
+    wraps = {f.arg: f for f in a.findings if f.kind == "wrap"}
+    assert set(wraps) >= {"x_ptr", "y_ptr"}, [(f.kind, f.arg, f.message) for f in a.findings]
+    assert wraps["x_ptr"].witness["size_value"] == _smallest(lambda n: (n - 1) * 96 >= 2**31)
+    assert wraps["y_ptr"].witness["size_value"] == _smallest(lambda n: (n - 1) * 48 >= 2**31)
+    assert "at n_rows = 22369623, `rows[:, None] * stride_x` overflows int32" in wraps["x_ptr"].message
+
+
+def test_a_wrap_the_last_batch_would_absorb_is_seen_in_the_first(tmp_path):
+    # heads: `h * stride_h` is int32 and wraps as the heads grow, but the batch axis (3, held) is int64: in
+    # the last batch the negative offset lands inside an earlier batch (wrong data, no fault), in the first
+    # it leaves the tensor. The check runs both, and reports the first batch's program.
+    a = _run(tmp_path, WRAPS)
+    f = next((f for f in a.findings if f.kind == "wrap" and f.arg == "out_ptr"), None)
+    assert f is not None, [(f.kind, f.arg, f.message) for f in a.findings]
+    assert f.witness["size_value"] == _smallest(lambda n: (n - 1) * 32 >= 2**31)
+    assert "program (0, " in f.message, f.message

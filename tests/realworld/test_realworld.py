@@ -20,7 +20,8 @@ SCRIPTS = sorted(p for p in HERE.glob("*.py") if not p.name.startswith(("test_",
 # What the size check finds in these libraries, each judged by hand: conch's GeGLU kernel computes its row
 # offset `token_idx * in_stride` in int32 (tl.program_id and an int argument), which wraps from 22,369,622
 # tokens of a 96-wide projection (8 GiB in float32, which an H100 holds): both loads of the row read the
-# wrong memory there.
+# wrong memory there; its store, `token_idx * out_stride` into the 48-wide output, wraps from 44,739,244
+# tokens (each access is given the smallest size where it fails).
 # flash-attn's LayerNorm forward moves to its row with `row * stride_x_row` (and the same for Y, RESIDUAL and
 # RESIDUAL_OUT) in int32: from 29,826,163 rows of 72 (8 GiB in float32) the offsets wrap. (The message names
 # `row * stride_res_out_row`, line 221, for all four: every stride is 72, so the check cannot tell the
@@ -32,6 +33,7 @@ AT_OTHER_SIZES = {
     "conch_ops": {
         ("gelu_tanh_and_mul.py", 61, "wrap", "in_ptr"),
         ("gelu_tanh_and_mul.py", 62, "wrap", "in_ptr"),
+        ("gelu_tanh_and_mul.py", 67, "wrap", "out_ptr"),
     },
     "flash_attn_ops": {
         ("layer_norm.py", 228, "wrap", "X"),

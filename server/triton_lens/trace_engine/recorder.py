@@ -733,7 +733,7 @@ class Recorder(compat.Hooks):
             from .size_probe import ProbeTimeout
 
             self._flush = False
-            raise ProbeTimeout()
+            raise ProbeTimeout("the run's time limit")  # with a reason: the whole check stops, not one size
         if self._flush:
             self._flush_in_flight(L, x + gx * (y + gy * z))
         L.ex_site.append(site)

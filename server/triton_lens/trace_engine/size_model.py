@@ -244,13 +244,15 @@ def candidate_sizes(
     return seen[:most]
 
 
-def describe_size(r: Resize, old: bool = False) -> str:
-    """'n = 4097' or 'x.shape = (4097,)': the first thing that moved, at its new value (old: as launched)."""
+def describe_size(r: Resize, old: bool = False, prefer: str | None = None) -> str:
+    """'n = 4097' or 'x.shape = (4097,)': the first thing that moved, at its new value (old: as launched).
+    With no integer argument among them, `prefer`'s shape when that tensor moved (a finding on x names x)."""
     ints = [m for m in r.moved if m in r.ints]
     # A size and a stride equal at the launch move together; name the size (`n_cols`, not `x_row_stride`).
     for m in sorted(ints, key=lambda m: "stride" in m.lower()):
         return f"{m} = {r.old if old else r.ints[m]}"
-    name = r.moved[0].split(".")[0]
+    names = [m.split(".")[0] for m in r.moved if "." in m and "one per block" not in m]
+    name = prefer if prefer in names else r.moved[0].split(".")[0]
     shape = tuple(r.tensors[name].shape)
     if old:
         shape = tuple(r.old if d == r.new else d for d in shape)

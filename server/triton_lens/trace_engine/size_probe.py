@@ -49,15 +49,17 @@ from .size_model import (
 
 # The size check of one launch stops after this many recorded accesses of its re-launches (what it found
 # stands). Counted in accesses, not seconds, so that the same file gives the same findings on an idle
-# laptop and on a loaded CI runner. The corpus's costliest launch (attention_4d) spends 362, in about 1 s
-# idle and 7 s at load 7 (bench/results/size_check_2026-12-02.txt). SAFETY_S only stops a check whose
+# laptop and on a loaded CI runner. The corpus's costliest launch (attention_4d, whose sequence loop grows
+# with S) spends 1457, under 1 s in-process on an idle 2-core VM (420 before each access got its own
+# wrap search; bench/results/size_check_2026-12-02.txt). SAFETY_S only stops a check whose
 # re-launches compute for long between accesses (then what it found depends on the machine).
 ACCESS_BUDGET = 2_000
 SAFETY_S = 30.0
 
 
 class ProbeTimeout(BaseException):
-    """Raised from the recorder's access hook when a re-launch runs past its budget."""
+    """Raised from the recorder's access hook when a re-launch runs past its budget (the size's share, or
+    the launch's whole budget); with an argument (the reason) when the whole check must stop."""
 
 
 class Budget:
@@ -66,12 +68,17 @@ class Budget:
     def __init__(self, accesses: int = ACCESS_BUDGET, seconds: float = SAFETY_S):
         self.left = accesses
         self.spent = 0
+        self.cap = accesses  # what the size being checked may spend up to (SizeCheck.check shares the budget)
         self.deadline = time.monotonic() + seconds
 
     def spend(self) -> None:
         self.spent += 1
-        if self.spent > self.left or (self.spent & 63 == 0 and time.monotonic() > self.deadline):
+        if self.spent > self.cap or (self.spent & 63 == 0 and time.monotonic() > self.deadline):
             raise ProbeTimeout()
+
+    @property
+    def exhausted(self) -> bool:
+        return self.spent >= self.left or time.monotonic() > self.deadline
 
 
 @dataclass
@@ -255,6 +262,16 @@ def read_launch(executor, args: tuple, kwargs: dict, frame) -> LaunchArgs | None
     return LaunchArgs(executor, args, kwargs, names, constexprs, ints, tensors, devices, g0, at)
 
 
+def _last_programs(grid: tuple[int, int, int], launched: tuple[int, int, int]) -> list[tuple[int, int, int]]:
+    """The programs a wrap is looked for in: the last along every axis, and the one that is last along the
+    axes that grew with the size and first along those that did not. A wrapped offset is negative; in
+    the last batch of a tensor it can land inside an earlier batch (wrong data, no fault), in the first
+    it leaves the tensor, where address-only memory sees it."""
+    last = (grid[0] - 1, grid[1] - 1, grid[2] - 1)
+    first_held = tuple(g - 1 if g != was else 0 for g, was in zip(grid, launched))
+    return [last] if first_held == last else [last, first_held]  # type: ignore[list-item]
+
+
 def _corners(grid: tuple[int, int, int]) -> list[tuple[int, int, int]]:
     out: list[tuple[int, int, int]] = []
     for x in sorted({0, grid[0] - 1}):
@@ -343,20 +360,26 @@ class SizeCheck:
         found: dict[tuple, dict] = {}
         checked: list[dict] = []
         self._budget = Budget()
-        try:
-            constants = {v for k, v in la.kwargs.items() if k in la.constexprs and type(v) is int}
-            constants |= {a for n, a in zip(la.names, la.args) if n in la.constexprs and type(a) is int}
-            for v in candidate_sizes(la.ints, la.tensors, constants):
-                self._blocks = per_program_blocks(v, constants, la.grid)
-                at = resize(v, v, la.ints, la.tensors, self._blocks)
-                entry: dict = {"script": describe_size(at, old=True) if at else None, "tail": None, "largest": None}
-                entry["stopped"], entry["gpu"] = True, self.gpu_name
-                checked.append(entry)
+        constants = {v for k, v in la.kwargs.items() if k in la.constexprs and type(v) is int}
+        constants |= {a for n, a in zip(la.names, la.args) if n in la.constexprs and type(a) is int}
+        sizes = candidate_sizes(la.ints, la.tensors, constants)
+        for i, v in enumerate(sizes):
+            # Each size may spend an equal share of what is left, so that one whose re-launches are costly (a
+            # loop whose trip count grows with it) stops at its share and leaves the others theirs.
+            b = self._budget
+            b.cap = b.spent + (b.left - b.spent) // (len(sizes) - i)
+            self._blocks = per_program_blocks(v, constants, la.grid)
+            at = resize(v, v, la.ints, la.tensors, self._blocks)
+            entry: dict = {"script": describe_size(at, old=True) if at else None, "tail": None, "largest": None}
+            entry["stopped"], entry["gpu"] = True, self.gpu_name
+            checked.append(entry)
+            try:
                 entry["tail"] = self._ragged(la, v, already, found)
                 entry["largest"] = self._wrap(la, v, already, found)
                 entry["stopped"] = False
-        except ProbeTimeout:
-            pass
+            except ProbeTimeout as stop:
+                if b.exhausted or stop.args:
+                    break
         self.spent.append(self._budget.spent)
         out = list(found.values())
         self.last_checked = [e for e in checked if e["tail"] or e["largest"]]
@@ -393,12 +416,14 @@ class SizeCheck:
         overflows; returns the largest size it ran at (None: not run)."""
         if la.grid_at is None:
             return None  # the programs' ids do not grow with the size: nothing to overflow that the run did not
-        step = resize(v, v + 1, la.ints, la.tensors, self._blocks)
-        if step is None or self._grid_at(la, step) in (None, la.grid):
-            return None  # the grid does not follow this size
         top = largest_fitting(v, la.ints, la.tensors, self.memory_bytes, INT32_MAX, self._blocks)
         if top is None or top.new <= v:
             return None
+        # Whether the grid follows this size, asked at the largest size, not at v + 1: a grid of
+        # cdiv(n, BLOCK) is the same at n + 1 unless n was a multiple of BLOCK (40 and 41 rows in blocks of
+        # 16 are both 3 programs), and yet it grows with n.
+        if self._grid_at(la, top) in (None, la.grid):
+            return None  # the grid does not follow this size
 
         seen: dict[int, tuple[ProbeRun, Resize, tuple[int, int, int]] | None] = {}
         admitted: set[int] = set()  # sizes whose re-launch ran (the kernel admits them)
@@ -415,31 +440,68 @@ class SizeCheck:
             grid = self._grid_at(la, r)
             if grid is None:
                 return None
-            last = [(grid[0] - 1, grid[1] - 1, grid[2] - 1)]
-            run = self.probe(la, r, grid, last, watch_overflow=True)
+            run = self.probe(la, r, grid, _last_programs(grid, la.grid), watch_overflow=True)
             if run.admitted:
                 admitted.add(n)
             return (run, r, grid) if run.admitted and run.overflows else None
 
-        if overflows(top.new) is None:
-            return describe_size(top) if top.new in admitted else None
-        lo, hi = v, top.new  # lo: no overflow (the script's run), hi: overflow
+        largest = describe_size(top)
+        got = overflows(top.new)
+        if got is None:
+            return largest if top.new in admitted else None
+
+        def wrapped(run: ProbeRun) -> set[tuple]:
+            """The accesses a wrap sends out of their tensor in this run (active lanes only)."""
+            return {pos for pos in run.oob if pos not in already and (pos, "wrap") not in found}
+
+        # The smallest size where anything overflows (what overflows only grows with the size).
+        lo, hi = v, top.new
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if overflows(mid) is None:
                 lo = mid
             else:
                 hi = mid
-        largest = describe_size(top)
-        got = overflows(hi)
-        if got is None:
-            return largest
-        run, r, grid = got
-        for pos, o in run.oob.items():
-            if pos in already or (pos, "wrap") in found:
-                continue
-            ov = run.overflows[o["overflow"]] if o["overflow"] >= 0 else run.overflows[0]
-            found[(pos, "wrap")] = _finding("wrap", o, r, grid, ov, self.gpu_name)
+        first = hi
+        # Each access that leaves its tensor at some size tried gets a failing size of its own: the first
+        # overflow can be in masked-off lanes only (the last block's rows past n: out of bounds a few sizes
+        # later), and two products of one kernel wrap at different sizes (a fix that widens one leaves the
+        # other). A wrapped offset is negative, so out of bounds, from its first overflow until it reaches
+        # 2**32 (about twice the size, for a product that grows with it), and may land back inside the
+        # tensor past that. So for each access: the smallest size tried where it fails, the largest below
+        # that where it does not; where those are more than 1.5 times apart, a step up by 1.5 times from the
+        # lower (the first step that fails lies in its first band); then a bisection between the two.
+
+        def fails(n: int, pos: tuple) -> bool:
+            at = overflows(n)
+            return at is not None and pos in wrapped(at[0])
+
+        def bracket(pos: tuple) -> tuple[int, int]:
+            tried = sorted(n for n in seen if seen[n] is not None or n in admitted)
+            hi = min(n for n in tried if fails(n, pos))
+            lo = max([n for n in tried if n < hi and not fails(n, pos)], default=first - 1)
+            return lo, hi
+
+        while True:
+            pending = {pos for x in seen.values() if x is not None for pos in wrapped(x[0])}
+            if not pending:
+                break
+            pos = min(pending, key=lambda q: bracket(q)[1])
+            lo, hi = bracket(pos)
+            step = min(hi, lo + max(lo // 2, 1))
+            while step < hi and not fails(step, pos):
+                lo, step = step, min(hi, step + max(step // 2, 1))
+            hi = step
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if fails(mid, pos) else (mid, hi)
+            at = overflows(hi)
+            assert at is not None
+            run, r, grid = at
+            for q in wrapped(run) & pending:  # every access that fails there too, with that size
+                o = run.oob[q]
+                ov = run.overflows[o["overflow"]] if o["overflow"] >= 0 else run.overflows[0]
+                found[(q, "wrap")] = _finding("wrap", o, r, grid, ov, self.gpu_name)
         return largest
 
 
@@ -482,7 +544,7 @@ def _finding(kind: str, o: dict, r: Resize, grid, ov: Overflow | None, gpu: str)
     shape = (
         ("×".join(str(d) for d in spec.shape) if len(spec.shape) > 1 else f"{spec.shape[0]} elements") if spec else "?"
     )
-    size = describe_size(r)
+    size = describe_size(r, prefer=arg)
     prog = ", ".join(str(tuple(p)) if len(p) > 1 else f"({p[0]},)" for p in o["programs"][:3])
     g = tuple(x for x in grid[: 3 if grid[2] > 1 else 2 if grid[1] > 1 else 1])
     site = o["site"]
@@ -501,12 +563,14 @@ def _finding(kind: str, o: dict, r: Resize, grid, ov: Overflow | None, gpu: str)
         what = f"`{ov.text}`" if ov.text else "an int32 " + ov.op.replace("create_", "")
         names = _operand_names(ov.text)
         if names:
-            at = f"from {names[0]} = {ov.operands[0]} with {names[1]} = {ov.operands[1]}"
+            # A literal operand is its own value ("with 64", not "with 64 = 64": generated kernels bake sizes in).
+            a, b = (n if n.lstrip("-").isdigit() else f"{n} = {v}" for n, v in zip(names, ov.operands))
+            at = f"from {a} with {b}"
         else:
             at = f"with operands {ov.operands[0]} and {ov.operands[1]}"
         where = "" if ov.line == site["line"] else f" (line {ov.line})"
         message = (
-            f"{arg}: {what}{where} overflows int32 {at}: with {grid_text} and {arg} {shape} "
+            f"{arg}: at {size}, {what}{where} overflows int32 {at}: with {grid_text} and {arg} {shape} "
             f"({_gib(spec.span_bytes if spec else 0)}, which an {gpu} holds), the compiled kernel wraps it and "
             f"program {prog} would {verb} outside the tensor, at element offset {o['first']} — confirmed by running "
             f"that program at that size on address-only memory{why}. Widen before the arithmetic: "
