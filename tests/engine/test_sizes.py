@@ -341,3 +341,34 @@ def test_a_wrap_the_last_batch_would_absorb_is_seen_in_the_first(tmp_path):
     assert f is not None, [(f.kind, f.arg, f.message) for f in a.findings]
     assert f.witness["size_value"] == _smallest(lambda n: (n - 1) * 32 >= 2**31)
     assert "program (0, " in f.message, f.message
+
+
+HEURISTIC_MASK = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+@triton.jit
+def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:  # the host picks the unmasked path only where every block is full
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs))
+    else:
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+x = torch.randn(256)
+y = torch.empty_like(x)
+n = x.numel()
+copy[(triton.cdiv(n, 64),)](x, y, n, BLOCK=64)
+"""
+
+
+def test_a_heuristic_is_worked_out_again_at_the_other_size(tmp_path):
+    # At n = 257 the host's heuristic sets EVEN False and the kernel takes its masked path: no lane leaves
+    # the tensor there. Re-launching with the script's EVEN = True reported a false oob-sizes on both
+    # accesses (cut-cross-entropy's EVEN_D, at D + 1).
+    a = _run(tmp_path, HEURISTIC_MASK)
+    assert not [f for f in a.findings if f.kind in ("oob-sizes", "oob")], [(f.kind, f.message) for f in a.findings]

@@ -1,4 +1,5 @@
-"""Real kernels from PyPI libraries (Liger-Kernel, flash-linear-attention, conch, mamba-ssm, flash-attn, gemlite; FlagGems
+"""Real kernels from PyPI libraries (Liger-Kernel, flash-linear-attention, conch, mamba-ssm, flash-attn, gemlite,
+cut-cross-entropy; FlagGems
 by release),
 imported, not copied,
 run under the engine: each script runs to the end, its outputs equal torch's (the script asserts that),
@@ -29,7 +30,14 @@ SCRIPTS = sorted(p for p in HERE.glob("*.py") if not p.name.startswith(("test_",
 # and dA_cumsum by `offs_h * stride_head` in int32, where the head stride is nchunks * chunk_size: it wraps
 # once nheads * seqlen passes 2**31, where those two tensors take 8 GiB each; true of the kernel as launched,
 # though through mamba_chunk_scan_combined an x of that many rows (headdim times more) would not fit one GPU.
+# cut-cross-entropy computes its row offsets in int32: `offs_b * stride_eb` (E in the LSE forward and the
+# indexed dot) and `offs_v * stride_cv` (C) wrap from 33,554,433 rows of 64 (4 GiB in bfloat16).
 AT_OTHER_SIZES = {
+    "cce_ops": {
+        ("cce_lse_forward.py", 66, "wrap", "E"),
+        ("cce_lse_forward.py", 67, "wrap", "C"),
+        ("indexed_dot.py", 52, "wrap", "E"),
+    },
     "conch_ops": {
         ("gelu_tanh_and_mul.py", 61, "wrap", "in_ptr"),
         ("gelu_tanh_and_mul.py", 62, "wrap", "in_ptr"),
@@ -68,6 +76,7 @@ def test_the_set_is_there():
         "mamba_ops",
         "flash_attn_ops",
         "gemlite_ops",
+        "cce_ops",
     }
 
 

@@ -250,6 +250,7 @@ def install(hooks: Hooks, skip_dead_work: bool = True) -> PatchScope:
         _patch_dot(scope, hooks)
         _patch_device_descriptor(scope, hooks)
         _patch_autotuner(scope, hooks)
+        _patch_heuristics(scope)
         if skip_dead_work:
             _skip_unused_overflow_checks(scope)
             # @jit helper calls re-scanning triton.language to patch what the launch patched.
@@ -689,6 +690,37 @@ def _patch_dot(scope: PatchScope, hooks: Hooks) -> None:
     if hasattr(InterpreterBuilder, "create_dot"):
         scope.patch(InterpreterBuilder, "create_dot", make_dot)
         scope.patch(InterpreterBuilder, "create_masked_load", make_loaded)
+
+
+_heuristics: list[Any] = []  # the triton.heuristics wrappers of the launches in flight, outermost first
+
+
+def _patch_heuristics(scope: PatchScope) -> None:
+    """Which @triton.heuristics a launch went through, so that the size check can work their values out
+    again at another size (`EVEN_D = D % BLOCK_D == 0` is False at D + 1)."""
+    from triton.runtime import autotuner as _autotuner
+
+    heuristics = getattr(_autotuner, "Heuristics", None)
+    if heuristics is None or not hasattr(heuristics, "run"):
+        return
+
+    def make_run(orig):
+        def run(self, *args, **kwargs):
+            _heuristics.append(self)
+            try:
+                return orig(self, *args, **kwargs)
+            finally:
+                _heuristics.pop()
+
+        return run
+
+    scope.patch(heuristics, "run", make_run)
+
+
+def heuristics_in_flight() -> list[tuple[str, Callable[[dict], Any]]]:
+    """(meta-parameter, its function of the arguments by name) of every heuristic of the launch in
+    flight, in the order triton applies them."""
+    return [(name, fn) for h in _heuristics for name, fn in getattr(h, "values", {}).items()]
 
 
 def _patch_autotuner(scope: PatchScope, hooks: Hooks) -> None:

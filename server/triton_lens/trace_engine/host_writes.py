@@ -98,6 +98,11 @@ class _Storage:
             self.granule = 1
 
 
+def _compiling() -> bool:
+    is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    return bool(is_compiling is not None and is_compiling())
+
+
 class HostWrites(TorchDispatchMode):
     """Install with `start()`, remove with `stop()`. The recorder pauses it during launches."""
 
@@ -131,7 +136,10 @@ class HostWrites(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        if self.paused:
+        # Under torch.compile, Dynamo traces this mode as if it were the script's code, and its schema
+        # walk is nothing Dynamo can trace (cut-cross-entropy's fullgraph compile stopped here): while
+        # compiling, the mode only passes the call on.
+        if self.paused or _compiling():
             return out
         try:
             self._note(func, args, kwargs, out)

@@ -113,6 +113,7 @@ class LaunchArgs:
     devices: dict[str, Any]  # tensor name -> (dtype, device) of the real argument
     grid: tuple[int, int, int]
     grid_at: Any  # Resize -> new grid (3-tuple), or None when the grid is held
+    heuristics: list = field(default_factory=list)  # (meta-parameter, fn of the arguments) of @triton.heuristics
 
 
 def _grid3(g) -> tuple[int, int, int] | None:
@@ -222,6 +223,28 @@ def grid_function(executor, frame, by_id: dict[int, str]):
     return at_expression
 
 
+def _heuristics_again(la: LaunchArgs, r: Resize, args: tuple, kwargs: dict) -> None:
+    """The launch's @triton.heuristics values worked out again at the new size, as the host would
+    (cut-cross-entropy's EVEN_D = D % BLOCK_D == 0 picks the unmasked loads at D = 64, not at 65).
+    Tensors reach a heuristic as meta tensors of their new shape; one that raises keeps its value."""
+    if not la.heuristics:
+        return
+    import torch
+
+    named: dict[str, Any] = dict(zip(la.names, args))
+    named.update(kwargs)
+    for name, spec in r.tensors.items():
+        if name in named and name in la.devices:
+            named[name] = torch.empty_strided(spec.shape, spec.strides, dtype=la.devices[name][0], device="meta")
+    for name, fn in la.heuristics:
+        if name not in kwargs:
+            continue
+        try:
+            kwargs[name] = named[name] = fn(named)
+        except Exception:
+            pass
+
+
 def read_launch(executor, args: tuple, kwargs: dict, frame) -> LaunchArgs | None:
     """The launch's integer and tensor arguments, or None when it has arguments the check does not
     model (tuples, descriptors, block pointers made on the host)."""
@@ -259,7 +282,9 @@ def read_launch(executor, args: tuple, kwargs: dict, frame) -> LaunchArgs | None
         at = grid_function(executor, frame, by_id)
     except Exception:
         at = None
-    return LaunchArgs(executor, args, kwargs, names, constexprs, ints, tensors, devices, g0, at)
+    return LaunchArgs(
+        executor, args, kwargs, names, constexprs, ints, tensors, devices, g0, at, compat.heuristics_in_flight()
+    )
 
 
 def _last_programs(grid: tuple[int, int, int], launched: tuple[int, int, int]) -> list[tuple[int, int, int]]:
@@ -307,6 +332,7 @@ class SizeCheck:
             small[n] if n in small else r.ints.get(n, a) if n in r.ints else a for n, a in zip(la.names, la.args)
         )
         kwargs = {k: small[k] if k in small else r.ints.get(k, v) for k, v in la.kwargs.items()}
+        _heuristics_again(la, r, args, kwargs)
         run = ProbeRun(admitted=True)
 
         def on_overflow(op, lhs, rhs, lanes):
