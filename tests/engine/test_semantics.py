@@ -272,14 +272,16 @@ def test_bfloat16_arithmetic_reductions_and_dots_compute_on_values_as_the_gpu_do
     assert [L.kernel for L in r.launches] == ["elementwise", "reductions", "dot"]
 
 
-def test_bfloat16_tree_sum_rounds_each_partial():
+def test_bfloat16_sums_accumulate_in_float32_and_round_once():
     import numpy as np
 
     from triton_lens.trace_engine import semantics
 
-    # bfloat16 has steps of 2 at 256: combined pairwise, (256 + 1) rounds to 256 and (1 + 1) = 2, then
-    # 256 + 2 = 258; one step after another every + 1 is lost (256); float32 rounded once gives 260.
+    # bfloat16 has steps of 2 at 256: 256 + 1 + 1 + 1 rounded at each step stays 256; accumulated in
+    # float32 (as the H200 does, tests/gpu/bf16_reduce_probe.py) it is 259, rounded once to 260.
     x = semantics._to_bf16_bits(np.array([256.0, 1.0, 1.0, 1.0], dtype=np.float32))
     got = semantics._bf16_as_f32(semantics._bf16_tree_sum(x, 0, False))
-    assert got.shape == () and float(got) == 258.0
+    assert got.shape == () and float(got) == 260.0
     assert semantics._bf16_tree_sum(x.reshape(2, 2), 1, True).shape == (2, 1)
+    scan = semantics._bf16_as_f32(semantics._bf16_running(x, 0, np.add))
+    assert scan.tolist() == [256.0, 256.0, 258.0, 260.0]  # 257 -> 256 (even), 258, 259 -> 260

@@ -428,8 +428,9 @@ def _bf16_result(out: np.ndarray) -> np.ndarray:
 
 
 def _bf16_tree_sum(bits: np.ndarray, axis: int | None, keep_dims: bool) -> np.ndarray:
-    """The sum of bfloat16 values (bits in, bits out) along an axis (None: all), combined pairwise
-    (element i with i + half, halving), each partial rounded to bfloat16."""
+    """The sum of bfloat16 values (bits in, bits out) along an axis (None: all), as the GPU computes it:
+    accumulated in float32, combined pairwise (element i with i + half, halving), rounded to bfloat16
+    once (tests/gpu/bf16_reduce_probe.py: partials rounded to bf16 match the H200 far less often)."""
     x = _bf16_as_f32(bits)
     if axis is None:
         x, axis = x.reshape(-1), 0
@@ -440,7 +441,7 @@ def _bf16_tree_sum(bits: np.ndarray, axis: int | None, keep_dims: bool) -> np.nd
             n = x.shape[0]
             half = (n + 1) // 2
             top = x[:half].copy()
-            top[: n - half] = _bf16_as_f32(_to_bf16_bits(top[: n - half] + x[half:]))
+            top[: n - half] = top[: n - half] + x[half:]
             x = top
     total = x[0] if x.shape[0] else np.zeros(x.shape[1:], np.float32)
     out = _to_bf16_bits(total).reshape(x.shape[1:])  # (ascontiguousarray makes a 0-d result 1-d)
@@ -448,16 +449,12 @@ def _bf16_tree_sum(bits: np.ndarray, axis: int | None, keep_dims: bool) -> np.nd
 
 
 def _bf16_running(bits: np.ndarray, axis: int, op) -> np.ndarray:
-    """A scan of bfloat16 values along an axis, one step after another, each partial rounded."""
-    x = np.moveaxis(_bf16_as_f32(bits), axis, 0)
-    out = np.empty(x.shape, dtype=np.uint16)
-    acc = None
+    """A scan of bfloat16 values along an axis as the GPU computes it: accumulated in float32, each
+    output rounded to bfloat16 (bit-equal to the H200's tl.cumsum in 149 of 150 probes)."""
+    x = _bf16_as_f32(bits)
     with np.errstate(all="ignore"):
-        for i in range(x.shape[0]):
-            step = np.shape(x[i])
-            acc = x[i] if acc is None else _bf16_as_f32(_to_bf16_bits(op(acc, x[i]))).reshape(step)
-            out[i] = _to_bf16_bits(acc).reshape(step)
-    return np.moveaxis(out, 0, axis)
+        acc = np.cumsum(x, axis=axis, dtype=np.float32) if op is np.add else np.cumprod(x, axis=axis, dtype=np.float32)
+    return _to_bf16_bits(acc).reshape(x.shape)
 
 
 def _bf16_values(h) -> np.ndarray:
@@ -635,9 +632,9 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
         if hasattr(builder_cls, name):
             patch(builder_cls, name, make)
 
-    # Reductions and scans of bfloat16 (tl.sum, tl.cumsum, ...): numpy summed the bits. The GPU combines
-    # in bfloat16, each partial rounded: a tree across the axis (as the lanes' shuffles combine) for a
-    # reduction, one step after another for a scan.
+    # Reductions and scans of bfloat16 (tl.sum, tl.cumsum, ...): numpy summed the bits. The GPU accumulates
+    # in float32 and rounds the result (measured: tests/gpu/bf16_reduce_probe.py); its order of combines is
+    # its layout's, ours a pairwise tree for a reduction, in order for a scan.
     def make_bf16_sum(orig):
         def sum(self, input):
             if input.dtype.scalar != tl.bfloat16:
