@@ -74,7 +74,10 @@ def test_fused_softmax_sizes_its_grid_from_the_stood_in_gpus_properties():
 
 def test_matmul_tutorial_autotunes_on_its_cuda_configs():
     rc, out = check_json(SCRIPTS / "matmul.py")
-    assert rc == 0 and out["status"] == "ok" and serious(out) == [], out["error"]
+    # The tutorial's `stride_cm * offs_cm` is int32: with M = N (64 here, 46342 there) it wraps once C passes
+    # 2**31 elements (4 GiB of float16, which an H100 holds): the one finding, and a true one.
+    wraps = [(f["kind"], f["line"], f["arg"]) for f in serious(out)]
+    assert rc == 1 and out["status"] == "ok" and wraps == [("wrap", 66, "c_ptr")], (out["error"], wraps)  # 1: a warning
     assert {"triton driver", "torch.cuda.get_device_capability"} <= set(out["cuda_standin"]["used"])
     assert sorted(f["line"] for f in out["findings"] if f["kind"] == "cpu-timing") == [90, 91]
     assert [L["kernel"] for L in out["launches"]] == ["matmul_kernel"] * 2  # matmul(a, b), and once in do_bench
