@@ -546,18 +546,13 @@ def _patch_accesses(scope: PatchScope, hooks: Hooks, waits: _cooperative.Waits) 
     lanes) replaces the mask before the interpreter sees it."""
     access = hooks.access
 
+    begin_turns = functools.partial(_begin_turns, hooks)
+
     def polled(op, builder, ptrs, result, changed=False):
         turns = waits.turns
         if turns is not None and changed:
             turns.wrote()
-        waits.observe(
-            op,
-            builder.grid_idx,
-            builder.grid_dim,
-            ptrs.data.tobytes(),
-            result.data.tobytes(),
-            functools.partial(_begin_turns, hooks, builder),
-        )
+        waits.observe(op, builder, ptrs.data.tobytes(), result.data.tobytes(), begin_turns)
         return result
 
     def make_load(orig):

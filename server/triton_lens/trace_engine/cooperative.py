@@ -250,15 +250,16 @@ class Waits:
         self.spin.reset()
 
     def observe(
-        self, op: str, grid_idx, grid_dim, addresses: bytes, value: bytes, begin_turns: Callable[[], Turns | None]
+        self, op: str, builder: Any, addresses: bytes, value: bytes, begin_turns: Callable[[Any], Turns | None]
     ) -> None:
+        """One poll of the running program (`builder`: the interpreter's, with grid_idx and grid_dim)."""
         turns = self.turns
         if turns is not None:
             turns.poll(op, addresses, value)
             return
-        self.spin.observe(op, grid_idx, grid_dim, addresses, value)
+        self.spin.observe(op, builder.grid_idx, builder.grid_dim, addresses, value)
         if self.spin.count == START:
-            self.turns = begin_turns()
+            self.turns = begin_turns(builder)
             if self.turns is not None:
                 self.spin.reset()
                 self.turns.poll(op, addresses, value)
