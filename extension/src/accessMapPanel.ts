@@ -12,6 +12,7 @@ import {
   type ViewerParams,
   type ViewerResult,
 } from './viewerProtocol';
+import { editorLocation, type EditorLocation } from './sourceLines';
 import { fillTemplate, makeNonce } from './webviewHtml';
 
 export const VIEW_TYPE = 'tritonLens.accessMap';
@@ -123,8 +124,21 @@ export class AccessMapPanel implements vscode.Disposable {
     } else if (m.type === 'request') {
       await this.answer(m);
     } else if (m.type === 'reveal') {
-      await revealLine(m.file, m.line, m.col);
+      await this.reveal(m.file, m.line, m.col);
     }
+  }
+
+  /** Shows a line the page names, where the editor has it: in a notebook, the cell and the line inside it. */
+  private async reveal(file: string, line: number, col?: number): Promise<void> {
+    let at: EditorLocation | null;
+    try {
+      at = await editorLocation(this.server, this.uri, file, line);
+    } catch (e) {
+      // the server is not running (or predates the request): a file's line is the page's
+      this.log.warn(`reveal ${file}:${line}: ${e instanceof Error ? e.message : String(e)}`);
+      at = { uri: file, line };
+    }
+    if (at) await revealLine(at.uri, at.line, col);
   }
 
   private async answer(m: Extract<PageMessage, { type: 'request' }>): Promise<void> {

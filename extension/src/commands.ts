@@ -5,6 +5,7 @@ import type { CursorSync } from './cursorSync';
 import type { KernelDebugger } from './debug';
 import { kernelOutline } from './kernelOutline';
 import type { ServerManager } from './server';
+import { isNotebookCell, viewLocation } from './sourceLines';
 
 export const COMMANDS = {
   restartServer: 'tritonLens.restartServer',
@@ -82,7 +83,12 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     vscode.commands.registerCommand(COMMANDS.visualizeAtCursor, async () => {
       const k = await kernelAtCursor(vscode.window.activeTextEditor, deps.server);
       if (!k) return;
-      visualize(k.uri, k.name, k.defLine);
+      if (isNotebookCell({ uri: k.uri })) {
+        // a cell's kernel is its notebook's: the view is of the notebook, at the script's line (the server's)
+        const at = await viewLocation(deps.server, k.uri, k.defLine + 1).catch(() => null);
+        if (!at) return;
+        visualize(vscode.Uri.parse(at.uri), k.name, at.line - 1);
+      } else visualize(k.uri, k.name, k.defLine);
       deps.cursor.flush(); // follow the load/store the cursor is on, if it is on one
     }),
     // code lens: [uri, kernelName]

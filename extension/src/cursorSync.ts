@@ -1,6 +1,8 @@
 // Tells the access-map page where the editor cursor is: {type:"cursor", file, line} (line 1-based), debounced.
+// A notebook cell's line is asked of the server (sourceLines.ts): the view names the notebook's script lines.
 import * as vscode from 'vscode';
 import type { HostEvent } from './accessMapPanel';
+import { isNotebookCell, viewLocation, type LineServer } from './sourceLines';
 
 export const CURSOR_DEBOUNCE_MS = 150;
 
@@ -13,11 +15,15 @@ export interface CursorTarget {
 export class CursorSync implements vscode.Disposable {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private last: string | undefined;
+  /** Counts the positions sent: a cell's answer that comes back after a newer position is dropped. */
+  private seq = 0;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
     private readonly target: () => CursorTarget | undefined,
     private readonly delayMs = CURSOR_DEBOUNCE_MS,
+    /** Maps a notebook cell's line to the view's; without it, cells are not followed. */
+    private readonly lines?: LineServer,
   ) {
     this.disposables.push(
       vscode.window.onDidChangeTextEditorSelection((e) => this.schedule(e.textEditor)),
@@ -47,9 +53,26 @@ export class CursorSync implements vscode.Disposable {
   }
 
   private send(editor: vscode.TextEditor, force: boolean): void {
+    if (!this.target() || !isKernelSource(editor.document)) return;
+    const line = editor.selection.active.line + 1;
+    const seq = ++this.seq;
+    if (!isNotebookCell(editor.document)) {
+      this.post(editor.document.uri.fsPath, line, force);
+      return;
+    }
+    if (!this.lines) return;
+    viewLocation(this.lines, editor.document.uri, line).then(
+      (at) => {
+        if (at && seq === this.seq) this.post(at.file, at.line, force);
+      },
+      () => undefined, // the server is not running: nothing to follow
+    );
+  }
+
+  private post(file: string, line: number, force: boolean): void {
     const t = this.target();
-    if (!t || !isKernelSource(editor.document)) return;
-    const ev: HostEvent = { type: 'cursor', file: editor.document.uri.fsPath, line: editor.selection.active.line + 1 };
+    if (!t) return;
+    const ev: HostEvent = { type: 'cursor', file, line };
     if (t.shows && !t.shows(ev.file)) return;
     const key = `${ev.file}:${ev.line}`;
     if (!force && key === this.last) return;
@@ -63,6 +86,7 @@ export class CursorSync implements vscode.Disposable {
   }
 }
 
+/** A Python file, or a Python cell of a notebook. */
 export function isKernelSource(doc: vscode.TextDocument): boolean {
-  return doc.languageId === 'python' && doc.uri.scheme === 'file';
+  return doc.languageId === 'python' && (doc.uri.scheme === 'file' || isNotebookCell(doc));
 }

@@ -23,7 +23,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Triton
   const manager = new ServerManager(context.extensionPath, log, status, resolver);
   server = manager;
   const accessMap = new AccessMapManager(context, server, log);
-  const cursor = new CursorSync(() => accessMap.panel);
+  const cursor = new CursorSync(() => accessMap.panel, undefined, manager);
   const kernelDebugger = new KernelDebugger(context.extensionPath, resolver, log, manager, (uri, text) =>
     manager.request<RunPlan>(RUN_PLAN, { uri: uri.toString(), text }),
   );

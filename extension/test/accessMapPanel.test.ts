@@ -158,7 +158,8 @@ describe('AccessMapPanel', () => {
 
   it('reveals the line the page asks for (1-based) in the editor', async () => {
     const doc = makeDocument('/w/k.py', 'a\nb\nc\nd\n');
-    const { panel } = open();
+    const { panel, s } = open();
+    s.link.request.mockRejectedValueOnce(new Error('The Triton Lens server is not running.')); // the page's line as is
     panel.webview.receive({ type: 'reveal', file: '/w/k.py', line: 3 });
     await vi.waitFor(() => expect(window.showTextDocument).toHaveBeenCalled());
     const [shown, opts] = window.showTextDocument.mock.calls[0] as [
@@ -170,6 +171,33 @@ describe('AccessMapPanel', () => {
     const ed = window.activeTextEditor!;
     await vi.waitFor(() => expect(ed.revealRange).toHaveBeenCalled());
     expect(ed.selection.active.line).toBe(2);
+  });
+
+  it("reveals a notebook's line in the cell and at the line the server maps it to", async () => {
+    const cellUri = Uri.parse('vscode-notebook-cell:/w/nb.ipynb#W2sZmlsZQ%3D%3D');
+    const cell = { ...makeDocument('/w/cell', 'a\nb\nc\nd\ne\n'), uri: cellUri };
+    mock.documents.set(cellUri.toString(), cell as never);
+    const { panel, s } = open(Uri.file('/w/nb.ipynb'));
+    s.link.request.mockResolvedValueOnce({ uri: 'vscode-notebook-cell:/w/nb.ipynb#W2sZmlsZQ%3D%3D', line: 5 });
+    panel.webview.receive({ type: 'reveal', file: '/w/nb.ipynb', line: 14 }); // the script's line 14
+    await vi.waitFor(() => expect(window.showTextDocument).toHaveBeenCalled());
+    expect(s.link.request).toHaveBeenCalledWith('tritonLens/editorLocation', {
+      uri: 'file:///w/nb.ipynb',
+      file: '/w/nb.ipynb',
+      line: 14,
+    });
+    const [shown, opts] = window.showTextDocument.mock.calls[0] as [
+      unknown,
+      { selection: { start: { line: number } } },
+    ];
+    expect(shown).toBe(cell);
+    expect(opts.selection.start.line).toBe(4);
+    // a line in no cell (the server answers null) shows nothing, rather than the notebook's JSON
+    s.link.request.mockResolvedValueOnce(null);
+    panel.webview.receive({ type: 'reveal', file: '/w/nb.ipynb', line: 99 });
+    await flush();
+    await flush();
+    expect(window.showTextDocument).toHaveBeenCalledTimes(1);
   });
 
   it('reloads the page for another file and stops talking after dispose', () => {

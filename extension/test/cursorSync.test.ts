@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { makeDocument, makeEditor, mock, Position, Selection } from 'vscode';
+import { makeDocument, makeEditor, mock, Position, Selection, Uri } from 'vscode';
 import { CURSOR_DEBOUNCE_MS, CursorSync } from '../src/cursorSync';
 
 let sync: CursorSync | undefined;
@@ -79,5 +79,24 @@ describe('CursorSync', () => {
     mock.onDidChangeActiveTextEditor.fire(makeEditor(makeDocument('/w/b.py', ''), 7) as never);
     vi.advanceTimersByTime(200);
     expect(post).toHaveBeenCalledWith({ type: 'cursor', file: '/w/b.py', line: 8 });
+  });
+
+  it("sends a notebook cell's line as the server maps it (the view's script line), dropping a late answer", async () => {
+    const post = vi.fn();
+    const answers: ((v: unknown) => void)[] = [];
+    const lines = { request: vi.fn(() => new Promise((r) => answers.push(r))) };
+    sync = new CursorSync(() => ({ post, shows: (f: string) => f === '/w/nb.ipynb' }), CURSOR_DEBOUNCE_MS, lines);
+    const cellUri = Uri.parse('vscode-notebook-cell:/w/nb.ipynb#W2sZmlsZQ%3D%3D');
+    const cell = makeEditor({ ...makeDocument('/w/cell', ''), uri: cellUri } as never);
+    moveTo(cell, 4);
+    vi.advanceTimersByTime(CURSOR_DEBOUNCE_MS);
+    expect(lines.request).toHaveBeenCalledWith('tritonLens/viewLocation', { uri: cellUri.toString(), line: 5 });
+    moveTo(cell, 5);
+    vi.advanceTimersByTime(CURSOR_DEBOUNCE_MS);
+    answers[1]({ uri: 'file:///w/nb.ipynb', file: '/w/nb.ipynb', line: 15 });
+    answers[0]({ uri: 'file:///w/nb.ipynb', file: '/w/nb.ipynb', line: 14 }); // the older position's, late
+    await vi.waitFor(() => expect(post).toHaveBeenCalled());
+    await Promise.resolve();
+    expect(post.mock.calls).toEqual([[{ type: 'cursor', file: '/w/nb.ipynb', line: 15 }]]);
   });
 });

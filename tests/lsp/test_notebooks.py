@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from lsp_harness import Session, file_uri, session_fixture
+from lsp_harness import Session, _plain, file_uri, session_fixture
 from lsprotocol import types as lsp
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -100,3 +100,49 @@ async def test_diagnostics_hints_hovers_and_lenses_land_on_the_kernel_cell(sessi
             cell_text_documents=[lsp.TextDocumentIdentifier(u) for u in cells],
         )
     )
+
+
+async def ask(session: Session, method: str, params: dict):
+    return _plain(await session.request(f"tritonLens/{method}", params))
+
+
+async def test_the_access_map_lines_are_the_cells_lines(session: Session, tmp_path):
+    """The access map names lines as the run does (the .ipynb and the script's line); the extension
+    asks the server for the view's line of a cell's cursor, and for the cell and line of a line the
+    page reveals. Both ways go through the notebook's own mapping, checked against the view's answers."""
+    nb = tmp_path / "oob_cells.ipynb"
+    nb.write_text((DATA / "oob_cells.ipynb").read_text())
+    uri, cells, texts = open_notebook(session, nb)
+    await session.finished_run(uri)
+    kernel, launch = cells[2], cells[4]
+    kernel_lines = texts[2].splitlines()
+    load = kernel_lines.index("    x = tl.load(x_ptr + offs)") + 1  # 1-based, inside the cell
+    store = kernel_lines.index("    tl.store(y_ptr + offs, x, mask=offs < n)") + 1
+
+    ov = await ask(session, "kernels", {"uri": uri})
+    (k,) = ov["kernels"]
+    (li,) = k["launches"]
+    at = {line: await ask(session, "viewLocation", {"uri": kernel, "line": line}) for line in (1, load, store)}
+    assert all(a["uri"] == uri and a["file"] == k["file"] == str(nb.resolve()) for a in at.values())
+    # the access map's statements of the cell's load and store are at the lines the cursor maps to
+    amaps = [
+        await ask(session, "accessMap", {"uri": uri, "launch": li["index"], "tensor": t["index"]})
+        for t in li["tensors"]
+    ]
+    assert {at[load]["line"], at[store]["line"]} <= {s["line"] for m in amaps for s in m["sites"]}
+    assert k["line"] in (at[1]["line"], at[1]["line"] + 1)  # the kernel's decorator or def: the cell's first lines
+    # the launch's line, revealed, is the launch cell's launch line; the load's is the kernel cell's
+    launch_line = texts[4].splitlines().index("copy_kernel[(triton.cdiv(1000, 128),)](x, y, 1000, BLOCK=128)") + 1
+    back = await ask(session, "editorLocation", {"uri": uri, "file": li["file"], "line": li["line"]})
+    assert back == {"uri": launch, "line": launch_line}
+    back = await ask(session, "editorLocation", {"uri": uri, "file": k["file"], "line": at[load]["line"]})
+    assert back == {"uri": kernel, "line": load}
+    # a markdown cell is not part of the script; a line past a cell's end is nowhere
+    assert await ask(session, "viewLocation", {"uri": cells[0], "line": 1}) is None
+    assert await ask(session, "viewLocation", {"uri": kernel, "line": len(kernel_lines) + 1}) is None
+    # a file of the kernel's other than the notebook is shown as itself
+    other = str(tmp_path / "helpers.py")
+    assert await ask(session, "editorLocation", {"uri": uri, "file": other, "line": 3}) == {
+        "uri": file_uri(other),
+        "line": 3,
+    }

@@ -11,6 +11,7 @@ current while the user types, and maps it to LSP. Feature registration only; the
 - outline.py           tritonLens/kernelOutline (the file's kernels for the extension)
 - plan_request.py      tritonLens/runPlan (the run plan of a file, for the debugger)
 - notebooks.py         a notebook runs as one Doc (the script of its code cells); its results moved to the cells
+- source_lines.py      the access map's lines <-> the editor's (a notebook's script line <-> its cell and line)
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pygls.capabilities import ServerCapabilitiesBuilder
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from . import fixes, notebooks, outline, plan_request, viewer_requests
+from . import fixes, notebooks, outline, plan_request, source_lines, viewer_requests
 from .documents import Doc
 from .edits import DocText
 from .linemap import LineMap
@@ -557,6 +558,7 @@ def create_server() -> TritonLensServer:
     viewer_requests.register(server)
     outline.register(server)
     plan_request.register(server)
+    source_lines.register(server)
     return server
 
 

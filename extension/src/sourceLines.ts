@@ -1,0 +1,45 @@
+// The access map's lines and the editor's, asked of the server (lsp/source_lines.py): in a notebook the view
+// names the .ipynb and the line of the script its code cells make, the editor a cell and a line inside it.
+// The server owns that mapping (the notebook's cells and their order); the extension never computes it.
+import type * as vscode from 'vscode';
+
+export const VIEW_LOCATION = 'tritonLens/viewLocation';
+export const EDITOR_LOCATION = 'tritonLens/editorLocation';
+
+export interface LineServer {
+  request<R>(method: string, params: unknown): Promise<R>;
+}
+
+/** Where a line of the view is: the document the view is of (a notebook's for a cell), its file, 1-based line. */
+export interface ViewLocation {
+  uri: string;
+  file: string;
+  line: number;
+}
+
+/** The document (a cell's in a notebook) and 1-based line the editor shows for a line of the view. */
+export interface EditorLocation {
+  uri: string;
+  line: number;
+}
+
+export const NOTEBOOK_CELL_SCHEME = 'vscode-notebook-cell';
+
+export function isNotebookCell(doc: Pick<vscode.TextDocument, 'uri'>): boolean {
+  return doc.uri.scheme === NOTEBOOK_CELL_SCHEME;
+}
+
+/** The view's location of a 1-based line of a document (a cell or a file); null where the view has none. */
+export function viewLocation(server: LineServer, uri: vscode.Uri, line: number): Promise<ViewLocation | null> {
+  return server.request<ViewLocation | null>(VIEW_LOCATION, { uri: uri.toString(), line });
+}
+
+/** The editor's location of a line the page of `viewUri`'s view names (file + 1-based line). */
+export function editorLocation(
+  server: LineServer,
+  viewUri: vscode.Uri,
+  file: string,
+  line: number,
+): Promise<EditorLocation | null> {
+  return server.request<EditorLocation | null>(EDITOR_LOCATION, { uri: viewUri.toString(), file, line });
+}
