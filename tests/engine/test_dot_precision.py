@@ -224,13 +224,17 @@ def _release() -> tuple[int, int]:
     return int(major), int(minor)
 
 
-@pytest.mark.skipif(_release() < (3, 6), reason="bf16x3 and bf16x6 are compiled for NVIDIA from triton 3.6")
-def test_a_kernel_at_bf16x3_and_bf16x6_runs_as_compiled_from_3_6():
-    # the script asserts bf16x6 near IEEE and bf16x3 between; before, the interpreter refused them
-    # ("input_precision must be one of ('tf32', 'tf32x3', 'ieee')") where the GPU compiles them
+def test_a_kernel_at_bf16x3_and_bf16x6_runs_as_compiled_from_3_6_and_would_not_compile_before():
+    # 3.6+: the script asserts bf16x6 near IEEE and bf16x3 between; before, the interpreter refused them
+    # ("input_precision must be one of ('tf32', 'tf32x3', 'ieee')") where the GPU compiles them.
+    # Before 3.6 the NVIDIA backend refuses them too: the run says it would not compile, at the tl.dot.
     from pathlib import Path
 
     script = Path(__file__).parent / "scripts" / "semantics" / "dot_bf16xn.py"
     r = run(RunRequest(path=str(script), timeout_s=120.0))
-    assert r.status == "ok", r.error
-    assert [L.kernel for L in r.launches] == ["dot_at"] * 4
+    if _release() >= (3, 6):
+        assert r.status == "ok", r.error
+        assert [L.kernel for L in r.launches] == ["dot_at"] * 4
+    else:
+        assert r.status == "exception" and r.error is not None and r.error.would_not_compile, r.error
+        assert "input_precision must be one of" in r.error.message and r.error.line == 13
