@@ -378,12 +378,8 @@ def _fp8_format(dtype):
 
 # ---- bf16 ----------------------------------------------------------------------------------------
 def _to_bf16_bits(data: np.ndarray) -> np.ndarray:
-    """fp32/fp64 -> bf16 bit patterns, rounding to nearest even (cvt.rn.bf16.f32; torch agrees); the bare
-    interpreter truncates. Overflow becomes inf, NaN stays a quiet NaN."""
-    bits = np.ascontiguousarray(data, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
-    nan = np.isnan(np.asarray(data))
-    return np.where(nan, ((bits >> 16) | 0x40).astype(np.uint16), rounded)
+    """fp32/fp64 -> bf16 bit patterns, to nearest even (tf32.bf16_bits owns the rounding)."""
+    return _tf32.bf16_bits(data)
 
 
 # ---- tensor descriptors ----------------------------------------------------------------------------
@@ -460,7 +456,7 @@ def _bf16_running(bits: np.ndarray, axis: int, op) -> np.ndarray:
 def _bf16_values(h) -> np.ndarray:
     """A tl.dot operand's values as float32: bfloat16 bits widened (exact), any other dtype as it is."""
     if h.dtype.scalar == tl.bfloat16:
-        return (np.asarray(h.data).astype(np.uint32) << 16).view(np.float32)
+        return _bf16_as_f32(h.data)
     return np.asarray(h.data, dtype=np.float32)
 
 
@@ -573,7 +569,7 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
             if fmt is not None and src_ty in (tl.float32, tl.float16, tl.bfloat16, tl.float64):
                 data = src.data
                 if src_ty == tl.bfloat16:  # stored as uint16: widen the bits to fp32
-                    data = (data.astype(np.uint32) << 16).view(np.float32)
+                    data = _bf16_as_f32(data)
                 return _interp.TensorHandle(_fp8.encode(data, fmt), dst_type.scalar)
             return orig(self, src, dst_type, *args, **kwargs)
 

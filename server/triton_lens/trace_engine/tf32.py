@@ -43,14 +43,19 @@ def round_away(x: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(x), out, x)
 
 
+def bf16_bits(data: np.ndarray) -> np.ndarray:
+    """fp32/fp64 -> bf16 bit patterns, rounding to nearest even (cvt.rn.bf16.f32; torch agrees); the bare
+    interpreter truncates. Overflow becomes inf, NaN stays a quiet NaN."""
+    bits = np.ascontiguousarray(data, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(np.asarray(data))
+    return np.where(nan, ((bits >> 16) | 0x40).astype(np.uint16), rounded)
+
+
 def to_bf16(x: np.ndarray) -> np.ndarray:
-    """float32 -> the nearest bfloat16 (ties to even), kept as float32 (arith.truncf, cvt.rn.bf16.f32).
-    NaN stays NaN; a value past the largest bfloat16 becomes infinity."""
-    x = np.ascontiguousarray(x, dtype=np.float32)
-    bits = x.view(np.uint32).astype(np.uint64)
-    bits = bits + 0x7FFF + ((bits >> 16) & 1)
-    out = ((bits & 0xFFFF0000) & 0xFFFFFFFF).astype(np.uint32).view(np.float32)
-    return np.where(np.isnan(x), x, out)
+    """float32 -> the nearest bfloat16 (ties to even), kept as float32 (arith.truncf, cvt.rn.bf16.f32)."""
+    bits = bf16_bits(x).astype(np.uint32) << 16
+    return bits.view(np.float32).reshape(np.shape(x))
 
 
 def _bf16_parts(x: np.ndarray, n: int) -> list[np.ndarray]:
