@@ -3,7 +3,6 @@ launches this file's kernels, and hooks that leave nothing behind after an in-pr
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from markers import CORPUS
@@ -83,50 +82,6 @@ def test_the_language_servers_bundled_libraries_are_not_on_the_scripts_path(tmp_
     r = run(RunRequest(path=str(script)))
     line = next(l for l in r.stdout.splitlines() if l.startswith("PATH"))
     assert str(bundled) not in line and "server" in line
-
-
-def test_a_warm_worker_is_ready_for_the_next_run_and_ends_with_its_parent(tmp_path):
-    import subprocess
-    import sys
-    import time
-
-    from triton_lens.trace_engine import runner
-
-    path = str(CORPUS / "vector_add.py")
-    first = run(RunRequest(path=path, keep_warm=True))
-    deadline = time.monotonic() + 60
-    while not runner._spares and time.monotonic() < deadline:
-        time.sleep(0.1)
-    (spare,) = runner._spares.values()
-    from triton_lens.trace_engine.supervisor import descendants
-
-    while not descendants(spare.proc.pid) and time.monotonic() < deadline:  # the worker below its supervisor
-        time.sleep(0.05)
-    spare_worker = descendants(spare.proc.pid)
-    second = run(RunRequest(path=path, keep_warm=True))
-    assert first.status == second.status == "ok"
-    assert second.worker_pid in spare_worker and second.worker_pid != first.worker_pid  # the run took the spare
-    runner.discard_spares()
-    assert not runner._spares and spare.proc.poll() is not None
-
-    # A runner killed outright (a language server's process) leaves no worker behind.
-    pid_file = tmp_path / "pid"
-    code = (
-        "import os, sys, time\nfrom triton_lens.trace_engine import runner\n"
-        "w = runner._Worker(sys.executable, dict(os.environ, TRITON_INTERPRET='1'))\n"
-        f"open({str(pid_file)!r}, 'w').write(str(w.proc.pid))\nos._exit(0)\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
-    pid = int(pid_file.read_text())
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.2)
-    else:
-        raise AssertionError("the worker outlived its runner")
 
 
 def test_the_same_file_gives_the_same_run(tmp_path):

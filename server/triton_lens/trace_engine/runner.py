@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, OK, TIMEOUT, CudaStandIn, LaunchTrace, RunResult, ScriptError
-from . import stream
+from . import stream, zygote_client
 from .kernels import find_kernels
 from .process_tree import descendants, footprint_bytes
 
@@ -142,23 +142,15 @@ class _Worker:
     """
 
     def __init__(self, python: str, env: dict[str, str]):
-        exe = shutil.which(python)
-        if exe is None:  # the supervisor would only find out after it forked
-            raise FileNotFoundError(errno.ENOENT, "no such file or executable", python)
-        # Absolute: the worker starts in its own directory, where `.venv/bin/python` names nothing (exit 127,
-        # "the script exited with status 127"). Not resolved further: a venv's python is its symlink's path.
-        exe = os.path.abspath(exe)
-        self.home = tempfile.mkdtemp(prefix="triton-lens-worker-")  # 0700
-        env = dict(env)
-        if not env.get("PYTHONSAFEPATH"):
-            env["PYTHONSAFEPATH"] = "1"  # Python >= 3.11: -m puts no directory first on sys.path
-            env["TRITON_LENS_SAFEPATH_ADDED"] = "1"  # the worker removes it before the script runs
+        exe = _absolute_exe(python)
+        self.home: str | None = tempfile.mkdtemp(prefix="triton-lens-worker-")  # 0700
+        env = _safe_env(env)
         r, w = os.pipe()
         # The runner's asks at a limit, answered by a thread of the worker (worker._TimeLimitAsks).
         self.limits, limits_child = socket.socketpair()
         lw = limits_child.fileno()
         try:
-            self.proc = subprocess.Popen(
+            self.proc: subprocess.Popen[bytes] | zygote_client.ForkedProcess = subprocess.Popen(
                 [sys.executable, "-I", _SUPERVISOR, exe, "-m", "triton_lens.trace_engine.worker", str(w), str(lw)],
                 pass_fds=(w, lw),
                 env=env,
@@ -178,6 +170,42 @@ class _Worker:
             limits_child.close()
         self.read_fd = r
         self.python = python
+
+    @classmethod
+    def forked(cls, zygote: zygote_client.Zygote, python: str) -> _Worker:
+        """A worker forked by the zygote (zygote.py): the same pipes and limits socket as a cold one's.
+        ZygoteGone: start a cold one."""
+        self = cls.__new__(cls)
+        self.home = None  # the zygote's directory is its own
+        self.python = python
+        ours: list[int] = []
+        theirs: list[int] = []
+        try:
+            r, w = os.pipe()  # stdin: the worker reads, we write the job
+            theirs.append(r)
+            ours.append(w)
+            for _ in range(2):  # stdout, stderr: the worker writes, we read
+                r, w = os.pipe()
+                ours.append(r)
+                theirs.append(w)
+            self.read_fd, frames = os.pipe()
+            self.limits, limits_child = socket.socketpair()
+            theirs += [frames, limits_child.detach()]
+            pid = zygote.fork(theirs)
+        except BaseException:
+            for fd in ours + theirs + [getattr(self, "read_fd", -1)]:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            if hasattr(self, "limits"):
+                self.limits.close()
+            raise
+        for fd in theirs:
+            os.close(fd)
+        stdin, stdout, stderr = (os.fdopen(fd, mode) for fd, mode in zip(ours, ("wb", "rb", "rb")))
+        self.proc = zygote_client.ForkedProcess(zygote, pid, stdin, stdout, stderr)
+        return self
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -224,45 +252,50 @@ class _Worker:
         self.remove_home()
 
     def remove_home(self) -> None:
-        shutil.rmtree(self.home, ignore_errors=True)
+        if self.home is not None:
+            shutil.rmtree(self.home, ignore_errors=True)
 
 
-_spares: dict[tuple, _Worker] = {}
-_spares_lock = threading.Lock()
+def _absolute_exe(python: str) -> str:
+    exe = shutil.which(python)
+    if exe is None:  # the supervisor would only find out after it forked
+        raise FileNotFoundError(errno.ENOENT, "no such file or executable", python)
+    # Absolute: the worker starts in its own directory, where `.venv/bin/python` names nothing (exit 127,
+    # "the script exited with status 127"). Not resolved further: a venv's python is its symlink's path.
+    return os.path.abspath(exe)
+
+
+def _safe_env(env: dict[str, str]) -> dict[str, str]:
+    env = dict(env)
+    if not env.get("PYTHONSAFEPATH"):
+        env["PYTHONSAFEPATH"] = "1"  # Python >= 3.11: -m puts no directory first on sys.path
+        env["TRITON_LENS_SAFEPATH_ADDED"] = "1"  # the worker removes it before the script runs
+    return env
 
 
 def _take_worker(python: str, env: dict[str, str], keep_warm: bool) -> _Worker:
+    """A worker forked from the zygote of this interpreter and environment when it is ready, else a cold
+    one. The zygote starts in the background at the first run that keeps workers warm (the language
+    server) and at the second run of the same key otherwise (one `check` of one file pays nothing for it)."""
     key = (python, tuple(sorted(env.items())))
-    with _spares_lock:
-        spare = _spares.pop(key, None)
-    if spare is not None and not spare.alive():
-        spare.discard()
-        spare = None
-    worker = spare if spare is not None else _Worker(python, env)
-    if keep_warm:
-
-        def start_next():
-            try:
-                nxt = _Worker(python, env)
-            except OSError:
-                return
-            with _spares_lock:
-                old = _spares.pop(key, None)
-                _spares[key] = nxt
-            if old is not None:
-                old.discard()
-
-        threading.Thread(target=start_next, daemon=True).start()
-    return worker
+    start = zygote_client.note_run(key) > 1 or keep_warm
+    zygote = None
+    if start:
+        try:
+            zygote = zygote_client.ready_zygote(key, _absolute_exe(python), _safe_env(env), start=True)
+        except OSError:
+            zygote = None
+    if zygote is not None:
+        try:
+            return _Worker.forked(zygote, python)
+        except zygote_client.ZygoteGone:
+            zygote_client.drop(key, zygote)
+    return _Worker(python, env)
 
 
 def discard_spares() -> None:
-    """End the workers kept warm (the language server calls this at shutdown; also at exit)."""
-    with _spares_lock:
-        spares = list(_spares.values())
-        _spares.clear()
-    for w in spares:
-        w.discard()
+    """End the zygotes kept for later runs (the language server calls this at shutdown; also at exit)."""
+    zygote_client.close_all()
 
 
 atexit.register(discard_spares)
@@ -318,7 +351,7 @@ def _ask_worker(worker: _Worker, ask: bytes, state: dict) -> bool:
     return done in (b"P", b"D")
 
 
-def _ask_for_launch_in_flight(proc: subprocess.Popen, state: dict) -> None:
+def _ask_for_launch_in_flight(proc: subprocess.Popen | zygote_client.ForkedProcess, state: dict) -> None:
     """At the time limit: ask the worker for the launch in flight (the programs that finished, marked
     partial) and give it a moment to send it."""
     try:
@@ -330,7 +363,7 @@ def _ask_for_launch_in_flight(proc: subprocess.Popen, state: dict) -> None:
         time.sleep(0.02)
 
 
-def _ask_for_stack(proc: subprocess.Popen, crash_file: str, wait_s: float = 3.0) -> None:
+def _ask_for_stack(proc: subprocess.Popen | zygote_client.ForkedProcess, crash_file: str, wait_s: float = 3.0) -> None:
     """Ask faulthandler for the script's stack (it says where the script was) and wait until the
     dump is written: its size stops changing, the worker exits, or wait_s passes."""
     try:

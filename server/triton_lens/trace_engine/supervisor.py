@@ -124,6 +124,21 @@ def end_all() -> None:
 
 
 def main(argv: list[str]) -> None:
+    """The worker is a new program (exec): PYTHON WORKER_ARGS..."""
+
+    def start_worker() -> None:
+        try:
+            os.execv(argv[0], argv)
+        except OSError as e:
+            os.write(2, f"triton-lens: cannot start {argv[0]}: {e.strerror}\n".encode())
+
+    supervise(start_worker)
+
+
+def supervise(start_worker) -> None:
+    """Be the supervisor of one run: fork the worker, which calls start_worker() (it must not return
+    on success: exec, or the zygote's worker ending in os._exit), then pass signals on, wait for it,
+    end everything below and exit as the worker did. Never returns."""
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     parent = os.getppid()
@@ -133,8 +148,8 @@ def main(argv: list[str]) -> None:
 
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
-    if parent == 1:  # the runner died before PDEATHSIG was set
-        return
+    if parent == 1:  # the runner (or the zygote) died before PDEATHSIG was set
+        os._exit(1)
     me = os.getpid()
     worker = os.fork()
     if worker == 0:
@@ -144,9 +159,7 @@ def main(argv: list[str]) -> None:
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the supervisor gone: the worker goes too
             if os.getppid() != me:  # it went before the line above
                 os._exit(1)
-            os.execv(argv[0], argv)
-        except OSError as e:
-            os.write(2, f"triton-lens: cannot start {argv[0]}: {e.strerror}\n".encode())
+            start_worker()
         finally:
             os._exit(127)
 

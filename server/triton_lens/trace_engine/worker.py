@@ -500,10 +500,18 @@ class _TimeLimitAsks:
 
 
 def main(argv: list[str]) -> int:
-    """Import the heavy modules first, then wait for the job on stdin: the runner can keep one
-    worker started ahead of time, so a run does not pay for importing torch and triton."""
+    """Import the heavy modules first, then wait for the job on stdin."""
     fd = int(argv[0])
     limits_fd = int(argv[1]) if len(argv) > 1 else None  # the runner's asks at a limit (_TimeLimitAsks)
+    spawn_dir = prepare()
+    _exit_with_parent()
+    return serve(fd, limits_fd, spawn_dir)
+
+
+def prepare() -> str:
+    """What every run needs before its job: the heavy imports (most of a run's start), the interpreter
+    enabled. Starts no thread, so that the zygote (zygote.py) can fork workers from this state.
+    Returns the directory the process started in (left off sys.path before the script runs)."""
     # SIGUSR2 asks for the launch in flight at the time limit; until a recorder runs there is none, and
     # the default action (ending the process) would lose the stack dump that follows.
     signal.signal(signal.SIGUSR2, lambda *_: None)
@@ -514,7 +522,6 @@ def main(argv: list[str]) -> int:
     # Pythons before 3.11 ignore PYTHONSAFEPATH and put the start directory first: it is a fresh
     # 0700 directory of the runner's, empty, and leaves sys.path before the script starts.
     spawn_dir = os.getcwd()
-    _exit_with_parent()
     os.environ["TRITON_INTERPRET"] = "1"
     try:
         import torch  # noqa: F401  (kernel scripts import it; loading it is most of a run's start)
@@ -522,10 +529,17 @@ def main(argv: list[str]) -> int:
         pass
     import triton  # noqa: F401  (imported with TRITON_INTERPRET=1 already set)
 
-    from . import compat, cuda_standin, stream, viz_alias
-    from .recorder import Recorder
+    from . import compat, cuda_standin, stream, viz_alias  # noqa: F401  (imported before the fork)
+    from .recorder import Recorder  # noqa: F401
 
     compat.enable_interpreter()
+    return spawn_dir
+
+
+def serve(fd: int, limits_fd: int | None, spawn_dir: str) -> int:
+    """Read the job on stdin and run it, streaming frames to fd (after prepare())."""
+    from . import compat, cuda_standin, stream, viz_alias
+    from .recorder import Recorder
 
     line = sys.stdin.readline()
     if not line:
