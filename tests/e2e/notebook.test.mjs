@@ -97,7 +97,7 @@ function cellView([cellSrc]) {
 
 const cell = (re) => page.evaluate(cellView, [re.source]);
 
-/** Polls the cell editor matching `re` until `pred` holds of its cellView (in Node: the page's CSP forbids eval). */
+/** Polls the cell editor matching `re` until `pred` holds of its cellView (the predicate runs in Node). */
 async function waitCell(re, pred, what, timeout = 60000) {
   const deadline = Date.now() + timeout;
   let v;
@@ -141,6 +141,27 @@ async function pointInCell(re, needle) {
   );
 }
 
+/** Where the cursor is: the text of the focused cell editor and its cursor's line (the status bar of a notebook
+ * names the cell, not the line). Runs in the page. */
+function cursorNow() {
+  const ed = document.querySelector('.notebook-editor .cell-editor-container .monaco-editor.focused');
+  if (!ed) return null;
+  const line = ed.querySelector('.margin-view-overlays .line-numbers.active-line-number')?.textContent.trim();
+  return { text: ed.querySelector('.view-lines')?.textContent.replace(/\u00a0/g, ' ') ?? '', line: Number(line) };
+}
+
+/** Waits until the cursor is on 1-based `line` of the cell editor matching `re`, that editor focused. */
+async function waitCursor(re, line, timeout = 15000) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const at = await page.evaluate(cursorNow);
+    if (at && re.test(at.text) && at.line === line) return;
+    if (Date.now() > deadline)
+      throw new Error(`the cursor is not on line ${line} of the cell ${re}: ${JSON.stringify(at)}`);
+    await page.waitForTimeout(100);
+  }
+}
+
 /** The access-map page inside the webview's iframes (the frame where the page's `window.__viewer` hook lives). */
 async function viewerFrame(kernel, timeout = 60000) {
   const deadline = Date.now() + timeout;
@@ -167,7 +188,7 @@ async function waitViewer(frame, pred, what, arg, timeout = 30000) {
 
 describe('Triton Lens in a Jupyter notebook in VS Code', () => {
   step('opens the notebook in the notebook editor and shows inlay hints on the cell lines', async () => {
-    await wb.openFile(NB, '.notebook-editor .cell-editor-container .view-lines:visible');
+    await wb.openFile(NB, '.notebook-editor .cell-editor-container .view-line');
     // line 5 of the kernel cell: every lane on (no mask), 24 of them past the end of x
     await waitCell(KERNEL_CELL, (v) => /x_ptr\[0:1000\]/.test(v.lines[4]), 'hints in the kernel cell', 180000);
     // No stale lens: once the hints are there, the kernel cell's lens drops "running…" (VS Code asks for
@@ -268,5 +289,19 @@ describe('Triton Lens in a Jupyter notebook in VS Code', () => {
     assert.equal(at2.x.followed, false, JSON.stringify(at2));
     assert.equal(at2.y.followed, true, JSON.stringify(at2));
     assert.notDeepEqual(at1.x.pixel, at2.x.pixel, 'x_ptr cell 5 is drawn differently once the store is followed');
+  });
+
+  step('reveals the kernel cell at the store line when a y_ptr cell of the view is clicked', async () => {
+    // the cursor away from the kernel cell first: into the launch cell, line 3
+    const away = await pointInCell(LAUNCH_CELL, 'torch.empty_like');
+    await page.mouse.click(away.x, away.y);
+    await waitCursor(LAUNCH_CELL, 3);
+    const pt = await frame.evaluate(() => window.__viewer.cellPoint('y_ptr', 10));
+    assert.ok(pt, 'y_ptr cell 10 is on screen');
+    const fb = await (await frame.frameElement()).boundingBox();
+    await page.mouse.click(fb.x + pt.x, fb.y + pt.y);
+    // the store (line 6 of the kernel cell) is the only access of y_ptr: the cursor lands there, in that cell
+    await waitCursor(KERNEL_CELL, 6);
+    await wb.shot('notebook-cell-click-reveals-line');
   });
 });
