@@ -195,7 +195,7 @@ test-node: $(NODE_STAMP)
 # tests/e2e/setup.sh installs code-server & co. once into $(E2E_ROOT) (gitignored, reused when present).
 test-e2e: setup vsix
 	bash tests/e2e/setup.sh $(E2E_ROOT)
-	# one after the other (each starts its own code-server; vscode.test.mjs clears tests/e2e/artifacts first)
+	# one file at a time (each starts its own code-server)
 	node --test --test-concurrency=1 tests/e2e/vscode.test.mjs tests/e2e/notebook.test.mjs
 
 # Serve a real VS Code with the extension installed and examples/ open; also installs into a local `code`.
