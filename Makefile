@@ -190,11 +190,13 @@ vsix: $(NODE_STAMP)
 test-node: $(NODE_STAMP)
 	npx vitest run
 
-# A real VS Code (code-server) driven by Playwright + Debian chromium; screenshots in tests/e2e/artifacts/.
+# A real VS Code (code-server) driven by Playwright + Debian chromium, on kernel files and on a Jupyter notebook
+# (notebook.test.mjs); screenshots in tests/e2e/artifacts/.
 # tests/e2e/setup.sh installs code-server & co. once into $(E2E_ROOT) (gitignored, reused when present).
 test-e2e: setup vsix
 	bash tests/e2e/setup.sh $(E2E_ROOT)
-	node --test tests/e2e/vscode.test.mjs
+	# one file at a time (each starts its own code-server)
+	node --test --test-concurrency=1 tests/e2e/vscode.test.mjs tests/e2e/notebook.test.mjs
 
 # Serve a real VS Code with the extension installed and examples/ open; also installs into a local `code`.
 # Only what it serves, as this user (no root, no browser, no test or lint tools): the kernel stack for the

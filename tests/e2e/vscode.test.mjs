@@ -24,7 +24,9 @@ before(async () => {
   env = loadEnv();
   assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run make vsix`);
   assert.ok(fs.existsSync(CORPUS), `the kernel corpus is expected at ${CORPUS}`);
-  fs.rmSync(ARTIFACTS, { recursive: true, force: true });
+  // this file's screenshots go; notebook.test.mjs's (artifacts/notebook) stay, whichever file ran first
+  for (const e of fs.existsSync(ARTIFACTS) ? fs.readdirSync(ARTIFACTS) : [])
+    if (e !== 'notebook') fs.rmSync(path.join(ARTIFACTS, e), { recursive: true, force: true });
   fs.rmSync(workspace, { recursive: true, force: true });
   fs.mkdirSync(workspace, { recursive: true });
   for (const f of [

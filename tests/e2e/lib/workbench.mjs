@@ -31,8 +31,9 @@ export class Workbench {
     return this.page.locator('.editor-group-container.active .monaco-editor[data-uri^="file://"]').first();
   }
 
-  /** Quick Open (Ctrl+P) a file by name. */
-  async openFile(name) {
+  /** Quick Open (Ctrl+P) a file by name. `editor`: what its editor shows once open, null to wait for its tab
+   * only (a notebook's cell editors: which of them Playwright counts as visible varies from run to run). */
+  async openFile(name, editor = '.editor-group-container.active .view-lines') {
     // Up to three tries: a webview that finishes loading takes the focus, and Quick Open closes when it
     // loses it (seen once in CI under load, between Ctrl+P and the typing); a file that is missing fails all three.
     for (let attempt = 1; ; attempt++) {
@@ -50,7 +51,7 @@ export class Workbench {
     await this.page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
     await this.page.keyboard.press('Enter');
     await this.page.locator('.tabs-container .tab.active', { hasText: name }).waitFor();
-    await this.page.locator('.editor-group-container.active .view-lines').first().waitFor();
+    if (editor) await this.page.locator(editor).first().waitFor();
     await this.page.waitForTimeout(300);
   }
 
