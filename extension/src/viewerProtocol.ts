@@ -271,7 +271,9 @@ export type ValueMapResult =
       when: 'after' | 'before';
       dtype: string;
       numel: number;
+      /** the tensor's colour scale: the smallest cell (a cell: one element, or the mean of `block`) */
       lo: number;
+      /** the largest cell */
       hi: number;
       block: number;
       cells: number;

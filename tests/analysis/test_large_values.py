@@ -45,15 +45,17 @@ def test_a_large_tensor_keeps_a_bounded_sample_and_the_map_says_so(result):
         check("valueMap", "result", vm)
         assert (vm["rows_step"], vm["cols_step"], vm["sample_cols"]) == (4, 4, 2048)
         assert vm["numel"] == ROWS * COLS and vm["sampled"] == 288 * 2048
-        assert vm["lo"] == 0.0 and vm["hi"] == scale * (1148 * COLS + 8188)  # the last sampled row and column
+        # the colour scale: the first and last cells, means of 18 kept elements (the last: columns 8120..8188 of row 1148)
+        assert vm["lo"] == scale * 34 and vm["hi"] == scale * (1148 * COLS + 8154)
         assert vm["cells"] <= 1 << 15
         (h,) = vm["histograms"]
+        assert (h["lo"], h["hi"]) == (0.0, scale * (1148 * COLS + 8188))  # the histogram: of the kept elements
         assert h["touched"] == ROWS * COLS and h["elements"] == 288 * 2048
         assert sum(h["counts"]) == h["elements"]
         # bounded on the wire, as for a tensor under the limit
         assert len(service.request_json("valueMap", params, compressed=True)) < 64 * 1024
     before = service.request("valueMap", {"launch": 0, "tensor": 0, "when": "before"})
-    assert before["rows_step"] == 4 and before["hi"] == 1148 * COLS + 8188
+    assert before["rows_step"] == 4 and before["hi"] == 1148 * COLS + 8154
 
 
 def test_tooltip_values_are_exact_where_the_sample_has_them(result):

@@ -60,7 +60,8 @@ def _sample_mask(mask: np.ndarray, t_shape: list[int], steps: tuple[int, int] | 
 
 def value_map(result: RunResult, launch: int, tensor: int, when: str = "after") -> dict[str, Any]:
     """The tensor's values (after the launch, or before it for inputs) quantised to 0..254 over
-    [lo, hi] (255: NaN/inf), one per `block` consecutive flat elements (their mean), plus per source
+    [lo, hi] (255: NaN/inf), one per `block` consecutive flat elements (their mean; [lo, hi] is the range
+    of these cells, the tensor's own colour scale), plus per source
     line that accessed the tensor the histogram of the values of the elements it touched.
 
     A tensor over the recorder's value limit has a sample of its values (LaunchTrace.value_steps):
@@ -86,7 +87,9 @@ def value_map(result: RunResult, launch: int, tensor: int, when: str = "after") 
             cells = np.nanmean(np.where(np.isfinite(vv), vv, np.nan).reshape(-1, block), axis=1)
     else:
         cells = v
-    lo, hi = _finite_range(v)
+    # the colour scale is the tensor's own, over the cells drawn: with blocks, over their means (the
+    # extremes of single elements would squeeze the means of a wide tensor into a few middle colours)
+    lo, hi = _finite_range(cells)
     span = hi - lo
     q = np.full(cells.size, 255, dtype=np.uint8)
     ok = np.isfinite(cells)
