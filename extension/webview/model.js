@@ -281,7 +281,15 @@ export function accessesAtIteration(tm, iteration, isFollowedSite) {
       continue;
     }
     const step = a.steps ? a.steps[iteration] : iteration === 0 ? a : null;
-    if (step) out.push({ site: a.site, prog: a.prog, touched: step.touched, masked: step.masked, oob: step.oob });
+    if (step)
+      out.push({
+        site: a.site,
+        prog: a.prog,
+        touched: step.touched,
+        masked: step.masked,
+        oob: step.oob,
+        active: step.active,
+      });
   }
   return out;
 }

@@ -73,13 +73,18 @@ for (const theme of [
       const v = await page.evaluate(() => window.__viewer.values('y_ptr'));
       assert.equal(v.none, null);
       assert.deepEqual([v.rowsStep, v.colsStep], [4, 4]);
-      assert.equal(v.hi, 2 * (1148 * COLS + 8188));
+      assert.equal(v.hi, 2 * (1148 * COLS + 8154)); // the last cell: the mean of 18 kept elements
       assert.match(v.note, /values: 1 in 4 rows × 1 in 4 columns \(589,824 of 9,428,992 elements kept/);
       assert.doesNotMatch(v.note, /not available/);
       assert.equal(v.histogram.line, storeLine);
       assert.equal(v.histogram.elements, 288 * 2048);
       assert.equal(v.histogram.touched, ROWS * COLS);
       assert.match(v.note, /histogram of the 589,824 kept elements \(1 in 16\) of the 9,428,992 elements line/);
+      // distinct elements and lane accesses, each said
+      assert.match(
+        await page.$eval('[data-tensor="1"] .tl-card-status', (e) => e.textContent),
+        /^line \d+: 9,428,992 elements touched by 9,428,992 active lanes/,
+      );
       // y grows with the flat index: the last row is drawn bright, the first dark
       const lum = (p) => 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2];
       const first = await cellState(page, 'y_ptr', 0);

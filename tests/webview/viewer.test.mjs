@@ -208,7 +208,7 @@ test('launch switching: the second launch has 4 programs and a masked tail past 
     assert.ok(near(m.pixel, pal.maskF) || near(m.pixel, pal.maskF2), `hatched masked colour, got ${m.pixel}`);
     assert.match(
       await page.$eval('[data-tensor="0"] .tl-card-status', (e) => e.textContent),
-      /200 elements touched, 56 masked-off lane addresses/,
+      /200 elements touched, 56 masked-off lane addresses/, // a fixture without lane counts: none said
     );
     await screenshot(page, 'vector_add_launch1');
     // back to launch 0
