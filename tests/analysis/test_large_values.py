@@ -71,3 +71,24 @@ def test_tooltip_values_are_exact_where_the_sample_has_them(result):
         "values": [0, None],
         "sampled": [4, 4],
     }
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "permuted", "1-D"])
+def test_the_sample_of_any_layout_is_the_rows_and_columns_of_its_logical_order(layout):
+    import numpy as np
+    import torch
+
+    from triton_lens.trace_engine.recorder import _host_values
+
+    x = torch.arange(6 * 5 * 1000 * 300, dtype=torch.float32).reshape(6, 5, 1000, 300)
+    t = {
+        "contiguous": x,
+        "transposed": x.transpose(1, 2),  # its rows cannot be folded without a copy
+        "permuted": x.permute(3, 2, 1, 0),
+        "1-D": x.reshape(-1)[::3],
+    }[layout]
+    steps: dict[int, tuple[int, int]] = {}
+    got = _host_values(t, 1 << 20, steps, 0)
+    rs, cs = steps[0]
+    assert got.size <= 1 << 20
+    assert np.array_equal(got, t.reshape(-1, t.shape[-1])[::rs, ::cs].reshape(-1).numpy())

@@ -186,12 +186,27 @@ def _host_values(t, limit: int, steps: dict[int, tuple[int, int]] | None = None,
     if n > limit:
         cols = int(t.shape[-1]) if t.dim() else 1
         rs, cs = value_sample_steps(n // max(1, cols), cols, limit)
-        t = t.reshape(-1, cols)[::rs, ::cs]
+        t = _rows(t, cols, rs)[:, ::cs]
         if steps is not None:
             steps[index] = (rs, cs)
     if str(t.dtype) in ("torch.bfloat16", "torch.float8_e4m3fn", "torch.float8_e5m2"):
         t = t.float()
     return t.cpu().reshape(-1).numpy().copy()
+
+
+def _rows(t, cols: int, rs: int):
+    """1 in rs rows of t as a 2-D (rows, cols) tensor, the dimensions before the last folded into rows:
+    a view where strides allow, else a copy of those rows only (never the whole tensor)."""
+    if t.dim() <= 2:
+        return t.reshape(1, -1) if t.dim() <= 1 else t[::rs]
+    try:
+        return t.view(-1, cols)[::rs]
+    except RuntimeError:  # a layout the rows cannot be folded over without a copy
+        import torch
+
+        rows = np.arange(0, t.numel() // max(1, cols), rs)
+        lead = np.unravel_index(rows, tuple(t.shape[:-1]))
+        return t[tuple(torch.from_numpy(np.ascontiguousarray(i)) for i in lead)]
 
 
 def _keep_before(L: _Launch, index: int, t, limit: int) -> None:
