@@ -84,8 +84,11 @@ export interface Histogram {
   lo: number;
   hi: number;
   counts: number[];
+  /** the elements the histogram counts (of the sample, when the values are a sample) */
   elements: number;
   nonfinite: number;
+  /** when the values are a sample: the elements the line touched in the whole tensor */
+  touched?: number;
 }
 
 export type Operand =
@@ -250,7 +253,9 @@ export interface ValuesParams {
 
 export interface ValuesResult {
   start: number;
-  values: (number | string)[] | null;
+  values: (number | string | null)[] | null;
+  /** the values are a sample of 1 in [rows, columns] (a tensor over the value limit) */
+  sampled?: number[];
 }
 
 export interface ValueMapParams {
@@ -266,7 +271,9 @@ export type ValueMapResult =
       when: 'after' | 'before';
       dtype: string;
       numel: number;
+      /** the tensor's colour scale: the smallest cell (a cell: one element, or the mean of `block`) */
       lo: number;
+      /** the largest cell */
       hi: number;
       block: number;
       cells: number;
@@ -275,6 +282,14 @@ export type ValueMapResult =
       histograms: Histogram[];
       before: boolean;
       after: boolean;
+      /** values of a tensor over the value limit are a sample: 1 in rows_step rows (the dimensions before the last folded into rows) */
+      rows_step?: number;
+      /** and 1 in cols_step columns (the last dimension); the cells are of the sample's flat order */
+      cols_step?: number;
+      /** columns per sampled row */
+      sample_cols?: number;
+      /** elements in the sample */
+      sampled?: number;
     }
   | {
       when: 'after' | 'before';

@@ -157,13 +157,15 @@ export function cardText(state, c, lay, geom) {
   if (c.touchedF || c.maskedF) {
     parts.push(
       `${fl}: ${c.touchedF.toLocaleString()} element${c.touchedF === 1 ? '' : 's'} touched` +
+        (c.lanesF ? ` by ${c.lanesF.toLocaleString()} active lane${c.lanesF === 1 ? '' : 's'}` : '') +
         (c.maskedF ? `, ${c.maskedF.toLocaleString()} masked-off lane address${c.maskedF === 1 ? '' : 'es'}` : ''),
     );
   } else {
     parts.push(`not accessed on ${fl}`);
   }
   if (state.iteration !== null) parts.push(`iteration ${state.iteration}`);
-  if (c.touchedO) parts.push(`other lines: ${c.touchedO.toLocaleString()} touched`);
+  if (c.touchedO)
+    parts.push(`other lines: ${c.touchedO.toLocaleString()} element${c.touchedO === 1 ? '' : 's'} touched`);
   if (lay.is1D) parts.push(`${lay.R} row${lay.R === 1 ? '' : 's'} of ${lay.C}`);
   if (lay.nSlices > 1) parts.push(`slice ${lay.slice + 1} of ${lay.nSlices}`);
   if (geom && (geom.x.down > 1 || geom.y.down > 1)) {

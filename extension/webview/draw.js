@@ -14,6 +14,8 @@ import { F_MASK_F, RANK, R_NONE, R_MASK_O, R_OTHER, R_OOB_O, R_MASK_F, R_FOLLOW,
 
 const MAX_CELL_PX = 18; // biggest cell, in CSS pixels
 const GAP_MIN_PX = 5; //   cells at least this big get a 1-pixel gap between them
+const FLAT_PX = 32; //     a drawing less tall than this (very wide rows) is stretched ...
+const MIN_H_PX = 112; //  ... to this height at most (8 rows of 14 px)
 
 /**
  * Pack an [r, g, b, a] colour into the Uint32 layout of ImageData (little-endian RGBA bytes).
@@ -106,9 +108,9 @@ export function fitGeometry(cols, rows, availW, maxH, dpr = 1) {
   let sx = Math.min(maxCell, availW / cols);
   let sy = sx;
   if (rows * sy > maxH) sy = maxH / rows;
-  // very wide, few rows: keep rows readable
-  const minRow = Math.min(14 * dpr, maxH / rows);
-  if (sy < minRow) sy = minRow;
+  // very wide, few rows: a drawing too flat to read (under FLAT_PX) gets taller rows (up to 14 px each,
+  // a drawing of MIN_H_PX at most); any other keeps its aspect (1151 x 8192 is drawn wide, not tall)
+  if (rows * sy < FLAT_PX * dpr) sy = Math.max(sy, Math.min(14 * dpr, maxH / rows, (MIN_H_PX * dpr) / rows));
   const ax = axis(cols, sx);
   const ay = axis(rows, sy);
   return { cols, rows, x: ax, y: ay, width: ax.px, height: ay.px };

@@ -202,9 +202,11 @@ export function createLoader(host, show) {
     if (!state.launch) return null;
     let p = tm.valueCache.get(start);
     if (!p) {
-      p = host
-        .request('values', { launch: drawnLaunch().index, tensor: tm.index, start, count })
-        .then((r) => ({ start: r && typeof r.start === 'number' ? r.start : start, values: (r && r.values) || [] }));
+      p = host.request('values', { launch: drawnLaunch().index, tensor: tm.index, start, count }).then((r) => ({
+        start: r && typeof r.start === 'number' ? r.start : start,
+        values: (r && r.values) || [],
+        sampled: (r && r.sampled) || null,
+      }));
       tm.valueCache.set(start, p);
       p.catch(() => tm.valueCache.delete(start));
     }

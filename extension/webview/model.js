@@ -51,7 +51,7 @@ import { linearPid } from './ui.js';
  * A value map being fetched (ready: false) or fetched (vm: the map, or why there is none).
  * @typedef {{ready: boolean, vm: ValueMap | NoValueMap | null}} ValueMapEntry
  */
-/** @typedef {{start: number, values: (number | string | null)[]}} ValueBlock */
+/** @typedef {{start: number, values: (number | string | null)[], sampled: number[] | null}} ValueBlock  sampled: [rows, columns] steps of a large tensor's kept values */
 /**
  * A tensor's view: a 1-D tensor's row width, an N-D tensor's (or a slice's) slice.
  * @typedef {{wrap?: number, slice: number}} TensorView
@@ -281,7 +281,15 @@ export function accessesAtIteration(tm, iteration, isFollowedSite) {
       continue;
     }
     const step = a.steps ? a.steps[iteration] : iteration === 0 ? a : null;
-    if (step) out.push({ site: a.site, prog: a.prog, touched: step.touched, masked: step.masked, oob: step.oob });
+    if (step)
+      out.push({
+        site: a.site,
+        prog: a.prog,
+        touched: step.touched,
+        masked: step.masked,
+        oob: step.oob,
+        active: step.active,
+      });
   }
   return out;
 }

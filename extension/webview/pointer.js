@@ -72,7 +72,11 @@ export function createPointer(host, loader, tooltip) {
         const r = await p;
         if (hover.tm !== tm || hover.index !== index) return;
         const v = r.values[index - r.start];
-        tooltip.setLine('tl-tip-value', `value: ${formatValue(v, tm.meta.dtype)}`);
+        const kept = r.sampled ? ` (kept: 1 in ${r.sampled[0]} rows × 1 in ${r.sampled[1]} columns)` : '';
+        tooltip.setLine(
+          'tl-tip-value',
+          v === null && r.sampled ? `value: not kept${kept}` : `value: ${formatValue(v, tm.meta.dtype)}`,
+        );
       } catch (e) {
         if (hover.tm === tm && hover.index === index)
           tooltip.setLine('tl-tip-value', `value: unavailable (${/** @type {Error} */ (e).message})`);

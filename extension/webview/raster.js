@@ -9,11 +9,13 @@ import { forEachRun, EMPTY } from './encoding.js';
 /** @typedef {import('./layout.js').Extent} Extent */
 /**
  * One access as drawn: a (site, program)'s sets, of all its iterations or of one.
- * @typedef {{site: number, prog: number, touched: EncSet, masked: EncSet, oob: EncSet}} DrawnAccess
+ * @typedef {{site: number, prog: number, touched: EncSet, masked: EncSet, oob: EncSet, active?: number}} DrawnAccess  active: its active lanes
  */
 /**
  * @typedef {{before: number, past: number, padding: number, hidden: number}} OobCounts
- * @typedef {{oobF: OobCounts, oobO: OobCounts, maskedF: number, maskedO: number, touchedF: number, touchedO: number}} Counts
+ * touchedF / touchedO: distinct elements of this view the followed / other lines touched; lanesF: the
+ * active lanes of the followed line's accesses drawn (an element read by 16 programs: 1 element, 16 lanes)
+ * @typedef {{oobF: OobCounts, oobO: OobCounts, maskedF: number, maskedO: number, touchedF: number, touchedO: number, lanesF: number}} Counts
  * @typedef {{flags: Uint8Array, prog: Int32Array, counts: Counts}} Raster
  */
 
@@ -67,6 +69,7 @@ export function rasterize(layout, accesses, isFollowed, isSelected) {
     maskedO: 0,
     touchedF: 0,
     touchedO: 0,
+    lanesF: 0,
   };
   const { viewLo, viewHi, C, P, Bt } = layout;
 
@@ -165,14 +168,10 @@ export function rasterize(layout, accesses, isFollowed, isSelected) {
     if (!isSelected(a.prog)) continue;
     const fol = isFollowed(a.site);
     if (a.touched.kind !== EMPTY) {
-      if (fol) {
-        counts.touchedF += a.touched.count;
-        forEachRun(a.touched, (s, len) => fillIndexRun(s, len, F_FOLLOW, a.prog));
-      } else {
-        counts.touchedO += a.touched.count;
-        forEachRun(a.touched, (s, len) => fillIndexRun(s, len, F_OTHER, -1));
-      }
+      if (fol) forEachRun(a.touched, (s, len) => fillIndexRun(s, len, F_FOLLOW, a.prog));
+      else forEachRun(a.touched, (s, len) => fillIndexRun(s, len, F_OTHER, -1));
     }
+    if (fol) counts.lanesF += a.active || 0;
     if (a.masked.kind !== EMPTY) {
       if (fol) counts.maskedF += a.masked.count;
       else counts.maskedO += a.masked.count;
@@ -185,6 +184,13 @@ export function rasterize(layout, accesses, isFollowed, isSelected) {
       forEachRun(a.oob, (s, len) => fillOffsetRun(s, len, fol ? F_OOB_F : F_OOB_O));
       acc.hidden += hidden;
     }
+  }
+  // distinct elements: cells, each element of the view has one (a sum over the accesses would count an
+  // element once per program that touched it)
+  for (let i = 0; i < n; i++) {
+    const f = flags[i];
+    if (f & F_FOLLOW) counts.touchedF++;
+    if (f & F_OTHER) counts.touchedO++;
   }
   return { flags, prog, counts };
 }

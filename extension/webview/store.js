@@ -40,6 +40,7 @@
  * @property {SourceLine | null} cursor
  * @property {Set<number> | null} programs
  * @property {(number | null)[] | null} pidFields
+ * @property {Record<string, ProgramChoice>} programsByKernel  the other kernels' selections, by kernelKey
  * @property {Record<string, SavedView>} views
  * @property {PendingFollow | null} pendingFollow
  * @property {ValuesMode} values
@@ -48,6 +49,10 @@
  * @property {string} gpu
  * @property {PerformanceResult | Failed | null} perf
  * @property {DotsResult | Failed | null} dots
+ */
+/**
+ * A kernel's program selection, kept while another kernel is shown.
+ * @typedef {{programs: number[] | null, pidFields: (number | null)[] | null}} ProgramChoice
  */
 /** @typedef {ReturnType<typeof snapshot>} Snapshot */
 /**
@@ -70,6 +75,7 @@ export function initialState() {
     cursor: null, // last cursor event {file, line}
     programs: null, // null = all, else Set of linear program ids
     pidFields: null, // the program id fields' values (null = "any" per axis) while they chose the programs
+    programsByKernel: {}, // kernelKey -> the selection of a kernel not shown now, restored when it is
     views: {}, // tensor name -> {wrap, slice, outer, first}
     pendingFollow: null, // a line (and kernel) to follow once its launch is loaded
     values: 'off', // Values: off | after | before
@@ -129,9 +135,38 @@ export function countEvent() {
 export function setOverview(ov) {
   state.overview = ov;
 }
-/** @param {Kernel} k */
+/**
+ * The key a kernel's program selection is kept under: its name and file.
+ * @param {{name: string, file: string | null}} k
+ */
+export function kernelKey(k) {
+  return `${k.file || ''}\n${k.name}`;
+}
+
+/**
+ * Show kernel `k`. The program selection is per kernel: another kernel's is put aside under its key
+ * and `k`'s own comes back (none: all programs); the same kernel again (a new run) keeps it.
+ * @param {Kernel} k
+ */
 export function setKernel(k) {
+  const before = state.kernel;
   state.kernel = k;
+  if (before && kernelKey(before) === kernelKey(k)) return;
+  if (before) state.programsByKernel[kernelKey(before)] = currentChoice();
+  const mine = state.programsByKernel[kernelKey(k)];
+  if (mine) {
+    delete state.programsByKernel[kernelKey(k)];
+    state.programs = mine.programs ? new Set(mine.programs) : null;
+    state.pidFields = mine.pidFields;
+  } else if (before) {
+    state.programs = null; // a kernel seen for the first time: all its programs
+    state.pidFields = null;
+  } // else the page's first kernel: the selection restore() read back stays
+}
+
+/** @returns {ProgramChoice} */
+function currentChoice() {
+  return { programs: state.programs ? Array.from(state.programs) : null, pidFields: state.pidFields };
 }
 /** @param {Launch} li */
 export function setLaunchInfo(li) {
@@ -268,6 +303,7 @@ export function snapshot(s = state) {
     launch: s.launchInfo ? s.launchInfo.index : null,
     follow: s.follow,
     programs: s.programs ? Array.from(s.programs) : null,
+    programsByKernel: s.programsByKernel,
     views: s.views,
     values: s.values,
     gpu: s.gpu,
@@ -290,6 +326,19 @@ export function restore() {
   if (s.follow && typeof s.follow.line === 'number')
     state.follow = { file: String(s.follow.file || ''), line: s.follow.line };
   if (Array.isArray(s.programs)) state.programs = new Set(s.programs.filter(Number.isInteger));
+  if (s.programsByKernel && typeof s.programsByKernel === 'object') {
+    /** @type {Record<string, ProgramChoice>} */
+    const by = {};
+    for (const [key, c] of Object.entries(s.programsByKernel)) {
+      if (!c || typeof c !== 'object') continue;
+      const programs = Array.isArray(c.programs) ? c.programs.filter(Number.isInteger) : null;
+      const fields = Array.isArray(c.pidFields)
+        ? c.pidFields.map((/** @type {unknown} */ v) => (Number.isInteger(v) ? /** @type {number} */ (v) : null))
+        : null;
+      by[key] = { programs, pidFields: fields };
+    }
+    state.programsByKernel = by;
+  }
   if (s.views && typeof s.views === 'object') state.views = s.views;
   if (['off', 'after', 'before'].includes(s.values)) state.values = s.values;
   if (typeof s.gpu === 'string') state.gpu = s.gpu;

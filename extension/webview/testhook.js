@@ -268,7 +268,10 @@ export function installTestHook(win, hostKind, header, rerender) {
             lo: vm.lo,
             hi: vm.hi,
             cells: vm.q ? vm.q.length : 0,
-            histogram: h ? { line: h.line, elements: h.elements, counts: h.counts } : null,
+            rowsStep: vm.rowsStep,
+            colsStep: vm.colsStep,
+            note: tm.ui && tm.ui.values ? tm.ui.values.textContent : '',
+            histogram: h ? { line: h.line, elements: h.elements, touched: h.touched, counts: h.counts } : null,
           }
         : null;
     },

@@ -11,7 +11,9 @@ import { F_FOLLOW } from './raster.js';
 /** @typedef {import('./draw.js').RGBA} RGBA */
 /**
  * A decoded value map (q: one quantised value per block of `block` elements), or why there is none.
- * @typedef {{q: Uint8Array, block: number, lo: number, hi: number, numel: number, when: string, histograms: Histogram[], none?: undefined}} ValueMap
+ * A tensor over the host's value limit sends a sample: 1 in `rowsStep` rows x 1 in `colsStep` columns
+ * (`sampleCols` per sampled row, `sampled` elements), and `q` is of the sample's flat order.
+ * @typedef {{q: Uint8Array, block: number, lo: number, hi: number, numel: number, when: string, histograms: Histogram[], rowsStep: number, colsStep: number, sampleCols: number, sampled: number, none?: undefined}} ValueMap
  * @typedef {{none: string}} NoValueMap
  */
 
@@ -78,7 +80,33 @@ export function decodeValueMap(answer) {
     numel: /** @type {number} */ (r.numel),
     when: /** @type {string} */ (r.when),
     histograms: Array.isArray(r.histograms) ? r.histograms : [],
+    rowsStep: Math.max(1, /** @type {number} */ (r.rows_step) | 0),
+    colsStep: Math.max(1, /** @type {number} */ (r.cols_step) | 0),
+    sampleCols: /** @type {number} */ (r.sample_cols) | 0,
+    sampled: /** @type {number} */ (r.sampled) | 0 || /** @type {number} */ (r.numel),
   };
+}
+
+/**
+ * Whether the map is of a sample of the tensor's values (rather than all of them).
+ * @param {ValueMap} vm
+ */
+export function isSampled(vm) {
+  return vm.rowsStep > 1 || vm.colsStep > 1;
+}
+
+/**
+ * The index in `vm.q` of flat element `a` of a tensor with `cols` columns (its last dimension): its
+ * block, or for a sample the block of the sampled element at or before it in its row and column.
+ * @param {ValueMap} vm
+ * @param {number} cols
+ * @param {number} a
+ */
+export function valueIndex(vm, cols, a) {
+  if (!isSampled(vm)) return Math.floor(a / vm.block);
+  const r = Math.floor(a / cols);
+  const c = a - r * cols;
+  return Math.floor((Math.floor(r / vm.rowsStep) * vm.sampleCols + Math.floor(c / vm.colsStep)) / vm.block);
 }
 
 /**
@@ -107,12 +135,12 @@ export function valueColors(layout, vm, flags, bg) {
   const dim = buildMap(bg, 0.6);
   const { viewLo, viewHi, C, P, Bt } = layout;
   const q = vm.q;
-  const block = vm.block;
+  const cols = layout.shape[layout.shape.length - 1] || 1;
   for (let a = viewLo; a < viewHi; a++) {
     const v = a - viewLo;
     const r = Math.floor(v / C);
     const cell = (r + Bt) * P + (v - r * C);
-    const qi = q[Math.floor(a / block)];
+    const qi = q[valueIndex(vm, cols, a)];
     if (qi === undefined) continue;
     out[cell] = flags[cell] & F_FOLLOW ? bright[qi] : dim[qi];
   }

@@ -3,7 +3,7 @@
 
 import { fmtNum } from './describe.js';
 import { el } from './ui.js';
-import { histogramFor, drawHistogram, isValueMap } from './values.js';
+import { histogramFor, drawHistogram, isValueMap, isSampled } from './values.js';
 
 /** @typedef {import('./values.js').ValueMap} ValueMap */
 /** @typedef {import('./values.js').NoValueMap} NoValueMap */
@@ -44,7 +44,19 @@ export function renderValues(state, tm, vm) {
         'cells the followed line did not touch are dimmed',
     ),
   ];
-  if (got.block > 1) {
+  const sampled = isSampled(got);
+  if (sampled) {
+    parts.push(
+      el(
+        'div',
+        'tl-note tl-sampled',
+        `values: 1 in ${got.rowsStep} rows × 1 in ${got.colsStep} columns ` +
+          `(${got.sampled.toLocaleString()} of ${got.numel.toLocaleString()} elements kept: the tensor is over the 1M-element value limit)` +
+          (got.block > 1 ? `; each colour is the mean of ${got.block} neighbouring kept elements` : '') +
+          '; the tooltip shows exact values of the kept elements',
+      ),
+    );
+  } else if (got.block > 1) {
     parts.push(
       el(
         'div',
@@ -61,7 +73,10 @@ export function renderValues(state, tm, vm) {
       el(
         'div',
         'tl-histogram-title',
-        `histogram of the ${h.elements.toLocaleString()} elements line ${h.line} touched ` +
+        (sampled && h.touched !== undefined
+          ? `histogram of the ${h.elements.toLocaleString()} kept elements (1 in ${got.rowsStep * got.colsStep}) ` +
+            `of the ${h.touched.toLocaleString()} elements line ${h.line} touched `
+          : `histogram of the ${h.elements.toLocaleString()} elements line ${h.line} touched `) +
           `(all programs): ${fmtNum(h.lo)} … ${fmtNum(h.hi)}${h.nonfinite ? `, ${h.nonfinite} NaN/inf` : ''}`,
       ),
       cv,

@@ -19,7 +19,7 @@ def main(path: str) -> None:
     overview = kernels_overview(result)
     service = ViewerService.from_result(result)
     maps, values = {}, {}
-    extra = {"valueMap": {}, "dots": {}, "performance": {}}
+    extra = {"valueMap": {}, "dots": {}, "performance": {}, "sampled": {}}
     for k in overview["kernels"]:
         for launch in k["launches"]:
             for m in ("dots", "performance"):
@@ -27,9 +27,10 @@ def main(path: str) -> None:
             for t in launch.get("tensors") or []:
                 key = f"{launch['index']}/{t['index']}"
                 maps[key] = access_map(result, launch=launch["index"], tensor=t["index"])
-                values[key] = tensor_values(
-                    result, launch=launch["index"], tensor=t["index"], start=0, count=int(t["numel"])
-                )["values"]
+                got = tensor_values(result, launch=launch["index"], tensor=t["index"], start=0, count=int(t["numel"]))
+                values[key] = got["values"]
+                if "sampled" in got:  # a large tensor's kept values: 1 in [rows, columns]
+                    extra["sampled"][key] = got["sampled"]
                 for when in ("after", "before"):
                     extra["valueMap"][f"{key}/{when}"] = service.request(
                         "valueMap", {"launch": launch["index"], "tensor": t["index"], "when": when}

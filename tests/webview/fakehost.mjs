@@ -24,7 +24,8 @@ export function answer(fix, method, params) {
       else if (spec.strings) values.push(spec.strings[i % spec.strings.length]);
       else values.push(i < spec.arange ? i * (spec.scale ?? 1) : null);
     }
-    return { start, values };
+    const sampled = fix.extra && fix.extra.sampled && fix.extra.sampled[key];
+    return sampled ? { start, values, sampled } : { start, values };
   }
   if (method === 'valueMap' || method === 'dots' || method === 'performance') {
     // engine fixtures carry these per launch (dots, performance) or per launch/tensor/when (valueMap)

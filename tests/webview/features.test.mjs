@@ -135,6 +135,13 @@ for (const theme of THEMES) {
         await page.$eval('[data-tensor="0"] .tl-values-box', (e) => e.textContent),
         /values before the launch/,
       );
+      // w (200 elements) is read by all 16 programs: its distinct elements and its lane accesses, apart
+      await follow(page, file, lineOf(script, 'w = tl.load('));
+      const wCard = await page.evaluate(() => window.__viewer.state().tensors.indexOf('w_ptr'));
+      assert.match(
+        await page.$eval(`[data-tensor="${wCard}"] .tl-card-status`, (e) => e.textContent),
+        /^line \d+: 200 elements touched by 3,200 active lanes/,
+      );
       await page.mouse.move(1, 1);
       await screenshot(page, `values_layernorm_${theme[0]}`);
       assert.deepEqual(page.errors, []);

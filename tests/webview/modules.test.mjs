@@ -132,7 +132,19 @@ test('rasterize: followed vs other lines, program filter, several programs, oob 
   assert.equal(f(15) & F_FOLLOW, 0);
   assert.equal(all.flags[lay.placeOffset(17).cell], F_OOB_F);
   assert.deepEqual(all.counts.oobF, { before: 0, past: 4, padding: 0, hidden: 0 });
-  assert.equal(all.counts.touchedF, 16);
+  // distinct elements: programs 0 and 1 overlap on 6 and 7 (0..7 and 6..13): 14 elements, not 8 + 8
+  assert.equal(all.counts.touchedF, 14);
+  assert.equal(all.counts.touchedO, 16);
+  // the lanes: each access's active lanes, an element counted once per lane that touched it
+  const withLanes = acc.map((a, i) => ({ ...a, active: [8, 12, 16][i] }));
+  const lanes = rasterize(
+    lay,
+    withLanes,
+    (s) => s === 0,
+    () => true,
+  );
+  assert.equal(lanes.counts.lanesF, 20);
+  assert.equal(lanes.counts.touchedF, 14);
   const p1 = rasterize(
     lay,
     acc,
@@ -142,6 +154,20 @@ test('rasterize: followed vs other lines, program filter, several programs, oob 
   assert.equal(p1.flags[lay.indexToCell(0)], 0);
   assert.equal(p1.flags[lay.indexToCell(7)], F_FOLLOW);
   assert.equal(p1.counts.touchedO, 0);
+});
+
+test('fitGeometry: a matrix of many wide rows keeps its aspect; a few wide rows stay readable', () => {
+  // 1151 x 8192 (the layer-norm tutorial's size) in 500 px: drawn wide, not stretched to the height allowed
+  const big = fitGeometry(8192, 1151, 500, 800);
+  assert.equal(big.x.down, big.y.down, `${big.x.down} columns but ${big.y.down} rows per pixel`);
+  assert.ok(big.width > big.height * 6, `${big.width} x ${big.height}`);
+  // 4 rows of 8192: 14 px rows, as before
+  const few = fitGeometry(8192, 4, 500, 800);
+  assert.equal(few.y.up, 14);
+  assert.equal(few.height, 56);
+  // a square matrix is square
+  const sq = fitGeometry(1024, 1024, 300, 300);
+  assert.equal(sq.width, sq.height);
 });
 
 test('composePixels: one followed element among a million survives downsampling', () => {

@@ -208,7 +208,7 @@ test('launch switching: the second launch has 4 programs and a masked tail past 
     assert.ok(near(m.pixel, pal.maskF) || near(m.pixel, pal.maskF2), `hatched masked colour, got ${m.pixel}`);
     assert.match(
       await page.$eval('[data-tensor="0"] .tl-card-status', (e) => e.textContent),
-      /200 elements touched, 56 masked-off lane addresses/,
+      /200 elements touched, 56 masked-off lane addresses/, // a fixture without lane counts: none said
     );
     await screenshot(page, 'vector_add_launch1');
     // back to launch 0
@@ -375,6 +375,55 @@ test('2-D softmax: rows per program, masked tails, one program selected', async 
     assert.match(tip, /line 12 tl\.load: masked-off lane of program 2/);
     await screenshot(page, 'softmax_program2');
     await noErrors(page);
+  } finally {
+    await page.context().close();
+  }
+});
+
+test('the program selection is per kernel: it stays with its kernel and comes back with it', async () => {
+  const page = await open('softmax');
+  try {
+    const st = () => page.evaluate(() => window.__viewer.state());
+    const toKernel = async (value, name) => {
+      await page.selectOption('#tl-kernel', value);
+      await page.waitForFunction((n) => window.__viewer.state().kernel === n && window.__viewer.idle, name);
+    };
+    const first = (await st()).kernel;
+    await page.click('button[data-pid="2"]');
+    assert.deepEqual((await st()).programs, [2]);
+    // another kernel: its own selection (none yet: all programs), not softmax's program 2
+    await toKernel('1', 'batched_kernel');
+    assert.equal((await st()).programs, null);
+    assert.equal((await cellState(page, 'a_ptr', [0, 1, 1])).drawn, 'followed');
+    await page.click('button[data-pid="1"]');
+    assert.deepEqual((await st()).programs, [1]);
+    assert.equal((await cellState(page, 'a_ptr', [0, 1, 1])).drawn, 'untouched');
+    // back: each kernel's selection comes back with it
+    await toKernel('0', first);
+    assert.deepEqual((await st()).programs, [2]);
+    assert.equal((await cellState(page, 'x_ptr', [2, 19])).drawn, 'followed');
+    assert.equal((await cellState(page, 'x_ptr', [0, 0])).drawn, 'untouched');
+    await toKernel('1', 'batched_kernel');
+    assert.deepEqual((await st()).programs, [1]);
+    await noErrors(page);
+    // the webview's saved state keeps both: a reloaded page gets them back
+    const saved = await page.evaluate(() => window.__vsState);
+    assert.deepEqual(
+      Object.values(saved.programsByKernel).map((c) => c.programs),
+      [[2]],
+    );
+    const again = await open('softmax', { state: saved });
+    try {
+      const st2 = () => again.evaluate(() => window.__viewer.state());
+      assert.equal((await st2()).kernel, 'batched_kernel');
+      assert.deepEqual((await st2()).programs, [1]);
+      await again.selectOption('#tl-kernel', '0');
+      await again.waitForFunction((n) => window.__viewer.state().kernel === n && window.__viewer.idle, first);
+      assert.deepEqual((await st2()).programs, [2]);
+      await noErrors(again);
+    } finally {
+      await again.context().close();
+    }
   } finally {
     await page.context().close();
   }

@@ -152,6 +152,20 @@ def tensor_values(result: RunResult, launch: int, tensor: int, start: int = 0, c
     values = L.values.get(tensor)
     if values is None:
         return {"start": start, "values": None}
+    steps = L.value_steps.get(tensor)
+    if steps is not None:  # a sample: exact values only where it has them, null elsewhere
+        t = L.tensors[tensor]
+        cols = int(t.shape[-1]) if t.shape else 1
+        sc = -(-cols // steps[1])
+        idx = np.arange(max(0, start), min(t.numel, max(0, start) + max(0, min(int(count), 4096))))
+        r, c = np.divmod(idx, cols)
+        kept = (r % steps[0] == 0) & (c % steps[1] == 0)
+        pos = (r // steps[0]) * sc + c // steps[1]
+        return {
+            "start": start,
+            "values": [_json_number(values[p]) if k else None for p, k in zip(pos.tolist(), kept.tolist())],
+            "sampled": [steps[0], steps[1]],
+        }
     count = max(0, min(int(count), 4096))
     chunk = values[max(0, start) : max(0, start) + count]
     return {"start": start, "values": [_json_number(v) for v in chunk.tolist()]}

@@ -50,10 +50,23 @@ def _histogram(v: np.ndarray) -> dict[str, Any]:
     }
 
 
+def _sample_mask(mask: np.ndarray, t_shape: list[int], steps: tuple[int, int] | None) -> np.ndarray:
+    """A mask over the full tensor's flat elements, at the positions of the sample of `steps`."""
+    if steps is None:
+        return mask
+    cols = int(t_shape[-1]) if t_shape else 1
+    return mask.reshape(-1, cols)[:: steps[0], :: steps[1]].reshape(-1)
+
+
 def value_map(result: RunResult, launch: int, tensor: int, when: str = "after") -> dict[str, Any]:
     """The tensor's values (after the launch, or before it for inputs) quantised to 0..254 over
-    [lo, hi] (255: NaN/inf), one per `block` consecutive flat elements (their mean), plus per source
-    line that accessed the tensor the histogram of the values of the elements it touched."""
+    [lo, hi] (255: NaN/inf), one per `block` consecutive flat elements (their mean; [lo, hi] is the range
+    of these cells, the tensor's own colour scale), plus per source
+    line that accessed the tensor the histogram of the values of the elements it touched.
+
+    A tensor over the recorder's value limit has a sample of its values (LaunchTrace.value_steps):
+    1 in `rows_step` rows x 1 in `cols_step` columns, `sample_cols` columns per sampled row; the cells
+    (and the range and histograms) are then of the sample's flat order."""
     L = _launch(result, launch)
     if not 0 <= tensor < len(L.tensors):
         raise KeyError(f"launch {launch} has no tensor {tensor}")
@@ -61,8 +74,9 @@ def value_map(result: RunResult, launch: int, tensor: int, when: str = "after") 
     v = store.get(tensor)
     t = L.tensors[tensor]
     if v is None:
-        why = "values are kept for tensors up to 1M elements" if t.numel > 0 else "empty tensor"
+        why = "values were not kept for this run" if t.numel > 0 else "empty tensor"
         return {"when": when, "values": None, "reason": why}
+    steps = L.value_steps.get(tensor)
     v = np.asarray(v).astype(np.float64, copy=False).reshape(-1)
     n = v.size
     block = max(1, math.ceil(n / VALUE_CELLS))
@@ -73,7 +87,9 @@ def value_map(result: RunResult, launch: int, tensor: int, when: str = "after") 
             cells = np.nanmean(np.where(np.isfinite(vv), vv, np.nan).reshape(-1, block), axis=1)
     else:
         cells = v
-    lo, hi = _finite_range(v)
+    # the colour scale is the tensor's own, over the cells drawn: with blocks, over their means (the
+    # extremes of single elements would squeeze the means of a wide tensor into a few middle colours)
+    lo, hi = _finite_range(cells)
     span = hi - lo
     q = np.full(cells.size, 255, dtype=np.uint8)
     ok = np.isfinite(cells)
@@ -87,13 +103,17 @@ def value_map(result: RunResult, launch: int, tensor: int, when: str = "after") 
         hists.setdefault(key, []).append(rows)
     histograms = []
     for key, parts in hists.items():
-        mask = L.touched.cover(np.concatenate(parts), n)
+        full = L.touched.cover(np.concatenate(parts), t.numel if steps else n)
+        mask = _sample_mask(full, list(t.shape), steps)
         file, line = key.split("\n")
-        histograms.append(dict(_histogram(v[mask]), file=file, line=int(line)))
-    return {
+        h = dict(_histogram(v[mask]), file=file, line=int(line))
+        if steps:
+            h["touched"] = int(np.count_nonzero(full))  # the elements the line touched; `elements`: of the sample
+        histograms.append(h)
+    out = {
         "when": when,
         "dtype": t.dtype,
-        "numel": n,
+        "numel": t.numel if steps else n,
         "lo": lo,
         "hi": hi,
         "block": block,
@@ -103,6 +123,10 @@ def value_map(result: RunResult, launch: int, tensor: int, when: str = "after") 
         "before": tensor in L.values_before,
         "after": tensor in L.values,
     }
+    if steps:
+        cols = int(t.shape[-1]) if t.shape else 1
+        out.update(rows_step=steps[0], cols_step=steps[1], sample_cols=-(-cols // steps[1]), sampled=n)
+    return out
 
 
 def _iterations(site: np.ndarray, program: np.ndarray) -> np.ndarray:

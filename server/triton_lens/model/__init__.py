@@ -184,6 +184,19 @@ class DotSite:
         return self.precision == "tf32" and self.a_dtype == "fp32" and self.b_dtype == "fp32"
 
 
+def value_sample_steps(rows: int, cols: int, limit: int) -> tuple[int, int]:
+    """(rs, cs): the smallest step s, in rows and in columns alike, whose sample of 1 in s rows x 1 in s
+    columns has at most `limit` elements; one row (a 1-D tensor) steps its columns only."""
+    if rows * cols <= limit:
+        return 1, 1
+    if rows <= 1:
+        return 1, -(-cols // max(1, limit))
+    s = 2
+    while -(-rows // s) * -(-cols // s) > limit:
+        s += 1
+    return s, s
+
+
 def _empty_i32() -> np.ndarray:
     return np.empty(0, dtype=np.int32)
 
@@ -265,6 +278,10 @@ class LaunchTrace:
     complete: bool = True  # False when the launch was cut short (exception, timeout, crash)
     dots: DotTrace = field(default_factory=DotTrace)
     values_before: dict[int, np.ndarray] = field(default_factory=dict)  # inputs' values before the launch
+    # tensor index -> (rs, cs) when its `values` / `values_before` are a sample (a tensor over the value
+    # limit): 1 in rs rows x 1 in cs columns (the last dimension the columns, the others folded into rows),
+    # flat in the sample's row-major order; a tensor not listed has all its values
+    value_steps: dict[int, tuple[int, int]] = field(default_factory=dict)
     # where an in-kernel tl.make_tensor_descriptor ran with no triton.set_allocator (file, line, col, ...)
     scratch_site: dict[str, Any] | None = None
     # the size check's confirmed findings at other sizes (trace_engine/size_probe.py: oob-sizes, wrap),

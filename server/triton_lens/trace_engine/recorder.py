@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import DotSite, DotTrace, LaunchTrace, Site, TensorInfo
+from ..model import DotSite, DotTrace, LaunchTrace, Site, TensorInfo, value_sample_steps
 from ..model.elements import RANGE, ElementSets, ElementSetsBuilder, encode
 from . import compat
 from . import progressive as _progressive
@@ -30,7 +30,8 @@ from .tensors import TensorView
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SKIP_DIRS = (compat.TRITON_DIR, _PACKAGE_DIR)
 
-# Values of tensors are kept after each launch for the viewer's hover, up to this many elements.
+# Values of tensors are kept after each launch for the viewer, up to this many elements; a larger tensor
+# keeps a sample of 1 in s rows x 1 in s columns (model.value_sample_steps) of at most this many.
 DEFAULT_VALUE_LIMIT = 1 << 20
 
 
@@ -103,6 +104,7 @@ class _Launch:
         self.dots: list[tuple[int, ...]] = []  # site, program, a_row, b_row, m, n, k
         self.dot_dev: list[tuple[float, float]] = []  # per dot: TF32 deviation, largest |product| (-1: n/a)
         self.values_before: dict[int, np.ndarray] = {}
+        self.value_steps: dict[int, tuple[int, int]] = {}  # tensors whose values are a sample: its steps
         self.t0 = time.perf_counter()
         self.live: np.ndarray | None = None  # (n, 2) storage [lo, hi) of the script's live tensors
         self.flushed = False  # sent already, cut short at the time limit
@@ -114,10 +116,10 @@ class _Launch:
         values = {}
         for v in self.views:
             t = v.tensor
-            if t is None or v.numel > value_limit or v.numel == 0:
+            if t is None or v.numel == 0 or value_limit <= 0:
                 continue
             try:
-                values[v.info.index] = _host_values(t)
+                values[v.info.index] = _host_values(t, value_limit, self.value_steps, v.info.index)
             except Exception:  # values are a convenience for the viewer; never fail a launch on them
                 pass
         return LaunchTrace(
@@ -146,6 +148,7 @@ class _Launch:
             complete=complete,
             dots=self._dot_trace(),
             values_before=self.values_before,
+            value_steps={i: st for i, st in self.value_steps.items() if i in values or i in self.values_before},
             scratch_site=self.scratch_site,
             autotune=self.autotune,
         )
@@ -174,18 +177,43 @@ def tf32_deviation(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
         return float(diff[finite].max()), float(np.abs(exact[finite]).max())
 
 
-def _host_values(t) -> np.ndarray:
+def _host_values(t, limit: int, steps: dict[int, tuple[int, int]] | None = None, index: int = -1) -> np.ndarray:
+    """The tensor's values in flat order; over `limit` elements, only the sample of 1 in rs rows x 1 in
+    cs columns (its last dimension the columns, the others folded into rows), flat in the sample's own
+    row-major order, recorded in `steps`. Only the sample is copied, never the whole tensor."""
     t = t.detach()
+    n = t.numel()
+    if n > limit:
+        cols = int(t.shape[-1]) if t.dim() else 1
+        rs, cs = value_sample_steps(n // max(1, cols), cols, limit)
+        t = _rows(t, cols, rs)[:, ::cs]
+        if steps is not None:
+            steps[index] = (rs, cs)
     if str(t.dtype) in ("torch.bfloat16", "torch.float8_e4m3fn", "torch.float8_e5m2"):
         t = t.float()
     return t.cpu().reshape(-1).numpy().copy()
 
 
-def _keep_before(L: _Launch, index: int, t, limit: int) -> None:
-    """The tensor's values before the launch (the viewer's "before" colouring), within the value limit."""
+def _rows(t, cols: int, rs: int):
+    """1 in rs rows of t as a 2-D (rows, cols) tensor, the dimensions before the last folded into rows:
+    a view where strides allow, else a copy of those rows only (never the whole tensor)."""
+    if t.dim() <= 2:
+        return t.reshape(1, -1) if t.dim() <= 1 else t[::rs]
     try:
-        if 0 < t.numel() <= limit:
-            L.values_before[index] = _host_values(t)
+        return t.view(-1, cols)[::rs]
+    except RuntimeError:  # a layout the rows cannot be folded over without a copy
+        import torch
+
+        rows = np.arange(0, t.numel() // max(1, cols), rs)
+        lead = np.unravel_index(rows, tuple(t.shape[:-1]))
+        return t[tuple(torch.from_numpy(np.ascontiguousarray(i)) for i in lead)]
+
+
+def _keep_before(L: _Launch, index: int, t, limit: int) -> None:
+    """The tensor's values before the launch (the viewer's "before" colouring); a sample over the limit."""
+    try:
+        if t.numel() > 0 and limit > 0:
+            L.values_before[index] = _host_values(t, limit, L.value_steps, index)
     except Exception:  # values are a convenience for the viewer; never fail a launch on them
         pass
 

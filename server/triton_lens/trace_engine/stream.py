@@ -151,6 +151,7 @@ def launch_to_frame(t: LaunchTrace) -> tuple[dict, dict[str, np.ndarray]]:
         "complete": t.complete,
         "values": sorted(t.values),
         "values_before": sorted(t.values_before),
+        "value_steps": {str(i): list(st) for i, st in t.value_steps.items()},
         "dot_sites": [d.to_json() for d in t.dots.sites],
         "unwritten_before": sorted(t.unwritten_before),
         "scratch_site": t.scratch_site,
@@ -194,6 +195,7 @@ def launch_from_frame(meta: dict, arrays: dict[str, np.ndarray]) -> LaunchTrace:
         seconds=meta["seconds"],
         complete=meta["complete"],
         values_before={int(i): arrays[f"values_before.{i}"] for i in meta.get("values_before", [])},
+        value_steps={int(i): (int(st[0]), int(st[1])) for i, st in meta.get("value_steps", {}).items()},
         dots=DotTrace(
             sites=[DotSite.from_json(d) for d in meta.get("dot_sites", [])],
             **{c: arrays[f"dots.{c}"] for c in DotTrace.COLUMNS if f"dots.{c}" in arrays},

@@ -1,0 +1,94 @@
+"""Values of a tensor over the recorder's value limit (1M elements): a real run of a 1151 x 8192 kernel
+keeps a sample of 1 in 4 rows x 1 in 4 columns, and the viewer's value map, histograms and tooltip
+values are of that sample, said so, with exact values where the sample has them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from protocol_schema import check
+
+from triton_lens.analysis.viewer_service import ViewerService
+from triton_lens.model import value_sample_steps
+from triton_lens.trace_engine.runner import RunRequest, run
+
+ROWS, COLS = 1151, 8192
+
+SCRIPT = Path(__file__).parents[1] / "webview" / "fixtures" / "large_values.py"  # 1151 x 8192, x = flat index
+
+
+@pytest.fixture(scope="module")
+def result():
+    r = run(RunRequest(path=str(SCRIPT), timeout_s=300.0))
+    assert r.status == "ok" and r.launches, (r.status, r.error)
+    return r
+
+
+def test_the_sample_steps_are_the_smallest_that_fit():
+    assert value_sample_steps(ROWS, COLS, 1 << 20) == (4, 4)  # 3: 384 x 2731 = 1,048,704 > 1,048,576
+    assert value_sample_steps(1024, 1024, 1 << 20) == (1, 1)
+    assert value_sample_steps(1, 3_000_000, 1 << 20) == (1, 3)
+    assert value_sample_steps(2, 10, 5) == (2, 2)
+    assert value_sample_steps(2, 10, 4) == (3, 3)
+
+
+def test_a_large_tensor_keeps_a_bounded_sample_and_the_map_says_so(result):
+    L = result.launches[0]
+    assert L.value_steps == {0: (4, 4), 1: (4, 4)}
+    assert L.values[0].size == 288 * 2048 <= 1 << 20
+    service = ViewerService.from_result(result)
+    for t, scale in ((0, 1.0), (1, 2.0)):
+        params = {"launch": 0, "tensor": t, "when": "after"}
+        vm = service.request("valueMap", params)
+        check("valueMap", "result", vm)
+        assert (vm["rows_step"], vm["cols_step"], vm["sample_cols"]) == (4, 4, 2048)
+        assert vm["numel"] == ROWS * COLS and vm["sampled"] == 288 * 2048
+        # the colour scale: the first and last cells, means of 18 kept elements (the last: columns 8120..8188 of row 1148)
+        assert vm["lo"] == scale * 34 and vm["hi"] == scale * (1148 * COLS + 8154)
+        assert vm["cells"] <= 1 << 15
+        (h,) = vm["histograms"]
+        assert (h["lo"], h["hi"]) == (0.0, scale * (1148 * COLS + 8188))  # the histogram: of the kept elements
+        assert h["touched"] == ROWS * COLS and h["elements"] == 288 * 2048
+        assert sum(h["counts"]) == h["elements"]
+        # bounded on the wire, as for a tensor under the limit
+        assert len(service.request_json("valueMap", params, compressed=True)) < 64 * 1024
+    before = service.request("valueMap", {"launch": 0, "tensor": 0, "when": "before"})
+    assert before["rows_step"] == 4 and before["hi"] == 1148 * COLS + 8154
+
+
+def test_tooltip_values_are_exact_where_the_sample_has_them(result):
+    service = ViewerService.from_result(result)
+    got = service.request("values", {"launch": 0, "tensor": 0, "start": 4 * COLS, "count": 8})
+    check("values", "result", got)
+    assert got["sampled"] == [4, 4]
+    assert got["values"] == [4 * COLS, None, None, None, 4 * COLS + 4, None, None, None]
+    row1 = service.request("values", {"launch": 0, "tensor": 0, "start": COLS, "count": 4})
+    assert row1["values"] == [None] * 4
+    assert json.loads(service.request_json("values", {"launch": 0, "tensor": 0, "start": 0, "count": 2})) == {
+        "start": 0,
+        "values": [0, None],
+        "sampled": [4, 4],
+    }
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "permuted", "1-D"])
+def test_the_sample_of_any_layout_is_the_rows_and_columns_of_its_logical_order(layout):
+    import numpy as np
+    import torch
+
+    from triton_lens.trace_engine.recorder import _host_values
+
+    x = torch.arange(6 * 5 * 1000 * 300, dtype=torch.float32).reshape(6, 5, 1000, 300)
+    t = {
+        "contiguous": x,
+        "transposed": x.transpose(1, 2),  # its rows cannot be folded without a copy
+        "permuted": x.permute(3, 2, 1, 0),
+        "1-D": x.reshape(-1)[::3],
+    }[layout]
+    steps: dict[int, tuple[int, int]] = {}
+    got = _host_values(t, 1 << 20, steps, 0)
+    rs, cs = steps[0]
+    assert got.size <= 1 << 20
+    assert np.array_equal(got, t.reshape(-1, t.shape[-1])[::rs, ::cs].reshape(-1).numpy())

@@ -1,0 +1,74 @@
+"""The value map's colour scale is the tensor's own and spans the colours drawn: a 1024 x 1024 tensor
+(cells: means of 32 elements) whose elements swing by +-1 around a slow ramp of 0.01 is coloured
+across the whole scale by its cells, not squeezed into the middle colours by the swing; a tensor of a
+tiny range of its own (0.5 .. 0.500001) gets every colour."""
+
+from __future__ import annotations
+
+import base64
+import textwrap
+
+import numpy as np
+import pytest
+
+from triton_lens.analysis.viewer_service import ViewerService
+from triton_lens.trace_engine.runner import RunRequest, run
+
+SCRIPT = textwrap.dedent(
+    """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def copy(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs))
+
+
+    n = 1024 * 1024
+    swing = 1.0 - 2.0 * (torch.arange(n) % 2)  # +1, -1, ...: cancels in every cell of 32
+    x = (torch.linspace(0.0, 0.01, n) + swing).reshape(1024, 1024)
+    w = torch.full((1024,), 0.5) + torch.linspace(0, 1e-6, 1024)  # a tiny range of its own
+    y = torch.empty_like(x)
+    copy[(1024,)](x, y, BLOCK=1024)
+    v = torch.empty_like(w)
+    copy[(1,)](w, v, BLOCK=1024)
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory):
+    path = tmp_path_factory.mktemp("scale") / "scale.py"
+    path.write_text(SCRIPT)
+    r = run(RunRequest(path=str(path), timeout_s=120.0))
+    assert r.status == "ok" and len(r.launches) == 2, (r.status, r.error)
+    return ViewerService.from_result(r)
+
+
+def colours(vm) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(vm["q"]), dtype=np.uint8)
+
+
+def test_the_scale_spans_the_cells_drawn_not_one_far_element(service):
+    vm = service.request("valueMap", {"launch": 0, "tensor": 0})
+    assert vm["block"] == 32
+    q = colours(vm)
+    # the cells (means of 32: the ramp) run over the whole scale, in order
+    assert q.min() == 0 and q.max() == 254 and len(np.unique(q)) == 255
+    assert np.all(np.diff(q.astype(int)) >= 0)
+    assert 0 <= vm["lo"] < 1e-5 and vm["hi"] == pytest.approx(0.01, abs=1e-5)
+    # the histogram still says where the elements lie: the swing included
+    (h,) = vm["histograms"]  # the one line that reads x
+    assert h["lo"] == pytest.approx(-1.0, abs=1e-3) and h["hi"] == pytest.approx(1.01, abs=1e-3)
+
+
+def test_a_tensor_of_a_tiny_range_gets_its_own_scale(service):
+    vm = service.request("valueMap", {"launch": 1, "tensor": 0})
+    assert vm["block"] == 1
+    q = colours(vm)
+    # float32 has 18 values in 0.5 .. 0.500001: each its own colour, from the first to the last
+    assert q.min() == 0 and q.max() == 254 and len(np.unique(q)) == 18
+    assert vm["lo"] == pytest.approx(0.5) and vm["hi"] - vm["lo"] == pytest.approx(1e-6, rel=0.1)
