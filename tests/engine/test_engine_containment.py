@@ -83,6 +83,10 @@ def test_the_workers_start_directory_is_private(tmp_path, monkeypatch):
         return real(args, *a, **kw)
 
     monkeypatch.setattr(subprocess, "Popen", spy)
+    # A cold worker (a forked one starts in its zygote's directory: test_zygote.py checks that one).
+    from triton_lens.trace_engine import zygote_client
+
+    monkeypatch.setattr(zygote_client, "supported", lambda: False)
     r = run(RunRequest(path=str(script)))
     assert r.status == "ok", r.error
     assert seen["mode"] == 0o700 and seen["cwd"] != str(tmp_path)

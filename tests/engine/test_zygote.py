@@ -86,6 +86,8 @@ def test_the_worker_is_forked_below_its_own_supervisor(tmp_path):
     assert pid == r.worker_pid
     # The supervisor leads the run's own session and group; the zygote is in neither.
     assert sid == pgid == sup and sup != z.proc.pid
+    # The zygote started in a private directory of its own (nothing there is importable by others' doing).
+    assert os.stat(z.home).st_mode & 0o777 == 0o700
 
 
 def test_a_script_that_kills_its_run_kills_only_its_run(tmp_path):

@@ -267,9 +267,9 @@ def server_alive(client: LanguageClient) -> bool:
 
 
 def worker_children(client: LanguageClient) -> list[int]:
-    """Pids of trace workers the server has running a job now: each runs below its supervisor, a
-    child of the server. (The one kept warm for the next run still reads its job from a pipe; a
-    running one has handed the script /dev/null as stdin.)"""
+    """Pids of trace workers the server has running a job now: each runs below its supervisor (a
+    child of the server, or of the server's zygote). (A running one has handed the script /dev/null
+    as stdin; a supervisor still holds the job's pipe.)"""
     server = client._server.pid
     parent, cmd = {}, {}
     for d in Path("/proc").iterdir():
@@ -282,11 +282,19 @@ def worker_children(client: LanguageClient) -> list[int]:
         except (OSError, ValueError, IndexError):
             continue
     out = []
+    zygote = b"triton_lens.trace_engine.zygote"
     for pid, ppid in parent.items():
-        if parent.get(ppid) != server or b"supervisor.py" not in cmd.get(ppid, b""):
+        # A cold worker: server -> supervisor.py -> worker. A forked one (trace_engine/zygote.py):
+        # server -> zygote -> its forked supervisor -> worker, all three with the zygote's command line.
+        cold = parent.get(ppid) == server and b"supervisor.py" in cmd.get(ppid, b"")
+        grand = parent.get(ppid, 0)
+        forked = parent.get(grand) == server and zygote in cmd.get(grand, b"") and zygote in cmd.get(pid, b"")
+        if not (cold or forked):
             continue
         try:
-            if b"triton_lens.trace_engine.worker" in cmd[pid] and os.readlink(f"/proc/{pid}/fd/0") == os.devnull:
+            if (forked or b"triton_lens.trace_engine.worker" in cmd[pid]) and os.readlink(
+                f"/proc/{pid}/fd/0"
+            ) == os.devnull:
                 out.append(pid)
         except OSError:
             continue
