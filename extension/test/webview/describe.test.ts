@@ -118,7 +118,7 @@ describe('tensor cards', () => {
     const x2 = drawn(other, 0);
     const geom = { x: { down: 1 }, y: { down: 4 } };
     expect(cardText(other, x2.raster.counts, x2.layout, geom as never).status).toBe(
-      'not accessed on line 13 · iteration 0 · other lines: 200 touched · 7 rows of 32 · 1 pixel = 4×1 elements',
+      'not accessed on line 13 · iteration 0 · other lines: 200 elements touched · 7 rows of 32 · 1 pixel = 4×1 elements',
     );
   });
   it('sums the out-of-bounds addresses of the followed and the other lines', () => {

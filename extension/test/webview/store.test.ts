@@ -38,6 +38,7 @@ describe('persistence', () => {
       launch: 1,
       follow: { file: VA, line: 13 },
       programs: [3, 1],
+      programsByKernel: {},
       views: { x_ptr: { wrap: 20 } },
       values: 'before',
       gpu: 'a100',
@@ -69,6 +70,29 @@ describe('persistence', () => {
 });
 
 describe('mutations', () => {
+  it('keeps each kernel its own program selection, also across a save and restore', () => {
+    const a = { name: 'add_kernel', file: VA } as never;
+    const b = { name: 'softmax_kernel', file: VA } as never;
+    store.setKernel(a);
+    store.selectPrograms(new Set([2, 5]));
+    store.setKernel(b);
+    expect(state.programs).toBeNull(); // a kernel seen for the first time: all its programs
+    store.selectPrograms(new Set([7]));
+    let kept: unknown = null;
+    store.connectStorage({ getState: () => kept, setState: (s: unknown) => (kept = JSON.parse(JSON.stringify(s))) });
+    store.save();
+    expect((kept as { programsByKernel: unknown }).programsByKernel).toEqual({
+      [store.kernelKey({ name: 'add_kernel', file: VA })]: { programs: [2, 5], pidFields: null },
+    });
+    Object.assign(state, store.initialState());
+    store.restore();
+    store.setKernel(b);
+    expect(Array.from(state.programs!)).toEqual([7]);
+    store.setKernel(a);
+    expect(Array.from(state.programs!)).toEqual([2, 5]);
+    store.setKernel(a); // a new run of the same kernel keeps it
+    expect(Array.from(state.programs!)).toEqual([2, 5]);
+  });
   it('keeps the selected programs the new launch has', () => {
     const { launch } = loaded('vector_add', 0); // 2 programs
     store.selectPrograms(new Set([1, 3]));
