@@ -12,7 +12,7 @@ import {
   type ViewerParams,
   type ViewerResult,
 } from './viewerProtocol';
-import { editorLocation, type EditorLocation } from './sourceLines';
+import { editorLocation, namedAsShown, openCellIndex, type EditorLocation } from './sourceLines';
 import { fillTemplate, makeNonce } from './webviewHtml';
 
 export const VIEW_TYPE = 'tritonLens.accessMap';
@@ -152,7 +152,7 @@ export class AccessMapPanel implements vscode.Disposable {
         if (m.method === 'kernels') {
           const overview = await this.forward('kernels', m.params);
           this.files = overviewFiles(overview);
-          result = overview;
+          result = namedAsShown(overview, (uri) => openCellIndex(vscode.workspace.notebookDocuments, uri));
         } else {
           result = await this.forward(m.method, m.params);
         }

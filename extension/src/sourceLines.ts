@@ -43,3 +43,29 @@ export function editorLocation(
 ): Promise<EditorLocation | null> {
   return server.request<EditorLocation | null>(EDITOR_LOCATION, { uri: viewUri.toString(), file, line });
 }
+
+/**
+ * The overview's cell names as VS Code shows cells: the server numbers the cells it was sent, and VS Code
+ * sends only the Python ones, so each named range is renamed by its cell's index in the notebook (`cellIndex`:
+ * 0-based, undefined for a cell not open). The page then says "cell 3" where VS Code's status bar says
+ * "Cell 3 of 5".
+ */
+export function namedAsShown<T extends { lineNames?: { cell?: string; name: string }[] }>(
+  ov: T,
+  cellIndex: (uri: string) => number | undefined,
+): T {
+  if (!ov || !Array.isArray(ov.lineNames)) return ov;
+  const lineNames = ov.lineNames.map((n) => {
+    const i = typeof n.cell === 'string' ? cellIndex(n.cell) : undefined;
+    return i === undefined ? n : { ...n, name: `cell ${i + 1}` };
+  });
+  return { ...ov, lineNames };
+}
+
+/** The 0-based index in its notebook of an open cell's document, by URI. */
+export function openCellIndex(notebooks: readonly vscode.NotebookDocument[], uri: string): number | undefined {
+  for (const nb of notebooks) {
+    for (const cell of nb.getCells()) if (cell.document.uri.toString() === uri) return cell.index;
+  }
+  return undefined;
+}

@@ -215,6 +215,8 @@ export interface KernelsResult {
   stale?: boolean;
   /** LSP: a run of the document is in progress */
   running?: boolean;
+  /** LSP: lines the page names otherwise than by number (a notebook's lines, by cell); absent: every line by its number */
+  lineNames?: LineName[];
 }
 
 export interface AccessMapParams {
@@ -344,6 +346,17 @@ export interface Error {
   error: {
     message: string;
   };
+}
+
+/** the lines first..last (1-based, inclusive) of file, named `name, line k` (k from 1 at first): a notebook's code cell in the script its cells make */
+export interface LineName {
+  file: string;
+  first: number;
+  last: number;
+  /** 'cell N': N the cell's 1-based position among the notebook's cells the server was sent (VS Code sends the Python cells only: its extension renames by the cell's index in the notebook, as VS Code's status bar counts) */
+  name: string;
+  /** the cell's document URI */
+  cell?: string;
 }
 
 /** Every method of the viewer service: its params and its answer. */

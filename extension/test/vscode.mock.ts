@@ -324,6 +324,7 @@ export const workspace = {
   get isTrusted() {
     return mock.trusted;
   },
+  notebookDocuments: [] as unknown[],
   getWorkspaceFolder: vi.fn((uri: Uri) => mock.workspaceFolders.find((f) => uri.path.startsWith(`${f.uri.path}/`))),
   openTextDocument: vi.fn(async (uri: Uri) => {
     const d = mock.documents.get(uri.toString());

@@ -6,6 +6,8 @@ import { defaultWrap } from './layout.js';
 import { buildTensorModel, collectLines, iterationCount } from './model.js';
 import { unlinearPid } from './ui.js';
 
+/** @typedef {import('./ui.js').Places} Places */
+
 /** @typedef {import('./store.js').State} State */
 /** @typedef {import('./store.js').LaunchModel} LaunchModel */
 /** @typedef {import('./store.js').SourceLine} SourceLine */
@@ -349,4 +351,14 @@ export function sliceSpec(state, tm) {
  */
 export function perfKey(state, loadSeq) {
   return `${state.launchInfo ? state.launchInfo.index : ''}/${state.gpu}/${loadSeq}`;
+}
+
+/**
+ * How the page names the shown kernel's source lines (ui.js placeName, placeCell).
+ * @param {State} state
+ * @returns {Places}
+ */
+export function placesOf(state) {
+  const names = state.overview && Array.isArray(state.overview.lineNames) ? state.overview.lineNames : [];
+  return { kernelFile: state.kernel ? state.kernel.file : null, names };
 }

@@ -2,9 +2,9 @@
 // line, the tooltip of a cell. Pure functions of the state they are given (text, no DOM), so that
 // Node tests can read them.
 
-import { byProgram, lineAt, revealTarget } from './derive.js';
+import { byProgram, lineAt, placesOf, revealTarget } from './derive.js';
 import { accessesAt } from './query.js';
-import { basename, gridLabel, pidLabel, rangesLabel } from './ui.js';
+import { NO_PLACES, gridLabel, pidLabel, placeFull, placeName, rangesLabel } from './ui.js';
 
 /** @typedef {import('./store.js').State} State */
 /** @typedef {import('./store.js').LaunchModel} LaunchModel */
@@ -44,14 +44,20 @@ export function formatValue(v, dtype) {
 
 // ---------------------------------------------------------------- pickers and header
 
-/** @param {Kernel} k */
-export function kernelLabel(k) {
-  return `${k.name}  (${basename(k.file)}:${k.line})${(k.launches || []).length ? '' : ' — not launched'}`;
+/**
+ * @param {Kernel} k
+ * @param {import('./ui.js').Places} [places]
+ */
+export function kernelLabel(k, places = NO_PLACES) {
+  return `${k.name}  (${placeFull(places, k.file, k.line)})${(k.launches || []).length ? '' : ' — not launched'}`;
 }
 
-/** @param {Launch} l */
-export function launchLabel(l) {
-  return `launch ${l.index}: grid ${gridLabel(l.grid)} — ${basename(l.file)}:${l.line}`;
+/**
+ * @param {Launch} l
+ * @param {import('./ui.js').Places} [places]
+ */
+export function launchLabel(l, places = NO_PLACES) {
+  return `launch ${l.index}: grid ${gridLabel(l.grid)} — ${placeFull(places, l.file, l.line)}`;
 }
 
 /** @param {KernelsResult | null} ov */
@@ -62,16 +68,15 @@ export function noKernelsMessage(ov) {
 }
 
 /**
- * An access line and what it does; a line of another file than the kernel's is named with its file.
+ * An access line and what it does; a line of another file than the kernel's is named with its file,
+ * a notebook's line with its cell.
  * @param {State} state
  * @param {LineModel} L
  * @param {boolean} withFile
  */
 export function lineLabel(state, L, withFile) {
   const items = L.items.map((it) => `${it.op}(${it.tensor} …)`).join('; ');
-  const where =
-    withFile && state.kernel && L.file !== state.kernel.file ? `${basename(L.file)}:${L.line}` : `line ${L.line}`;
-  return `${where}: ${items}`;
+  return `${placeName(placesOf(state), L.file, L.line, withFile)}: ${items}`;
 }
 
 /**
@@ -89,7 +94,7 @@ export function headerText(state) {
   let cursorNote = '';
   if (cur && F && !(cur.line >= F.line && cur.line <= F.endLine && (!cur.file || cur.file === F.file))) {
     const curLine = lineAt(state, cur.file, cur.line);
-    cursorNote = curLine ? '' : `(cursor on line ${cur.line}: no memory access there)`;
+    cursorNote = curLine ? '' : `(cursor on ${placeName(placesOf(state), cur.file, cur.line)}: no memory access there)`;
   }
   return { follow, lineKey: F ? F.key : null, cursorNote };
 }
@@ -153,7 +158,7 @@ export function sliceNote(tm, sp, maxSlices) {
 export function cardText(state, c, lay, geom) {
   /** @type {string[]} */
   const parts = [];
-  const fl = state.follow ? `line ${state.follow.line}` : 'followed line';
+  const fl = state.follow ? placeName(placesOf(state), state.follow.file, state.follow.line, false) : 'followed line';
   if (c.touchedF || c.maskedF) {
     parts.push(
       `${fl}: ${c.touchedF.toLocaleString()} element${c.touchedF === 1 ? '' : 's'} touched` +
@@ -243,14 +248,12 @@ export function describeCell(state, tm, cell) {
                   .join(', ') + (h.programs.length > 8 ? ` … (+${h.programs.length - 8})` : '')
               : rangesLabel(h.programs)
           }`;
-    const where =
-      state.kernel && h.site.file !== state.kernel.file
-        ? `${basename(h.site.file)}:${h.site.line}`
-        : `line ${h.site.line}`;
+    const where = placeName(placesOf(state), h.site.file, h.site.line);
     lines.push({ text: `${where} ${h.site.op}: ${HOW_TEXT[h.how]}${progs}`, cls: `tl-tip-access tl-tip-${h.how}` });
   }
   if (!hits.length) lines.push({ text: 'not accessed by any program', cls: 'tl-tip-dim' });
   const target = revealTarget(state, hits);
-  if (target) lines.push({ text: `click: go to line ${target.line}`, cls: 'tl-tip-hint' });
+  if (target)
+    lines.push({ text: `click: go to ${placeName(placesOf(state), target.file, target.line)}`, cls: 'tl-tip-hint' });
   return { info, lines, hits };
 }

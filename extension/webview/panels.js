@@ -3,7 +3,9 @@
 // pass data and callbacks in. Text from user code goes through textContent (el()).
 
 import { isFailed } from './model.js';
-import { el, basename, fillSelect } from './ui.js';
+import { el, fillSelect, placeCell, placeName } from './ui.js';
+
+/** @typedef {import('./ui.js').Places} Places */
 
 /** @typedef {import('../src/viewerProtocol').PerformanceResult} PerformanceResult */
 /** @typedef {import('../src/viewerProtocol').LineMetrics} LineMetrics */
@@ -124,10 +126,10 @@ export function updateProgramFields(tools, grid, pid) {
  * @param {HTMLElement} container
  * @param {string} title
  * @param {ProgramOp[] | null} ops  null: no single program is selected
- * @param {string | null} kernelFile
+ * @param {Places} places  how lines are named
  * @param {(o: ProgramOp) => void} onPick
  */
-export function buildOpsList(container, title, ops, kernelFile, onPick) {
+export function buildOpsList(container, title, ops, places, onPick) {
   container.replaceChildren();
   container.append(el('h2', 'tl-panel-title', title));
   if (!ops) {
@@ -148,7 +150,7 @@ export function buildOpsList(container, title, ops, kernelFile, onPick) {
     const tr = el('tr', `tl-op tl-op-${o.kind}`);
     tr.tabIndex = 0;
     tr.dataset.line = String(o.line);
-    const where = o.file !== kernelFile ? `${basename(o.file)}:${o.line}` : String(o.line);
+    const where = placeCell(places, o.file, o.line);
     tr.append(
       el('td', null, String(i + 1)),
       el('td', null, where),
@@ -173,9 +175,10 @@ export function buildOpsList(container, title, ops, kernelFile, onPick) {
  * @param {number[]} shape
  * @param {Operand | null} operand  null: the result tile
  * @param {string} cls
+ * @param {Places} places  how lines are named
  * @param {(operand: LinkedOperand) => void} onPick
  */
-function tileBox(label, shape, operand, cls, onPick) {
+function tileBox(label, shape, operand, cls, places, onPick) {
   const box = el('div', `tl-tile ${cls}`);
   const [r, c] = shape;
   const pic = el('div', 'tl-tile-pic');
@@ -185,9 +188,10 @@ function tileBox(label, shape, operand, cls, onPick) {
   pic.style.height = `${Math.max(8, Math.round(r * scale))}px`;
   box.append(el('div', 'tl-tile-label', `${label}: ${r}×${c}`), pic);
   if (operand && operand.linked) {
-    const link = el('button', 'tl-tile-link', `${operand.extent} — line ${operand.line}`);
+    const where = placeName(places, operand.file, operand.line);
+    const link = el('button', 'tl-tile-link', `${operand.extent} — ${where}`);
     link.type = 'button';
-    link.title = `follow line ${operand.line} (${operand.op}) at iteration ${operand.iteration}`;
+    link.title = `follow ${where} (${operand.op}) at iteration ${operand.iteration}`;
     link.addEventListener('click', () => onPick(operand));
     box.append(link);
   } else if (operand) {
@@ -202,9 +206,10 @@ function tileBox(label, shape, operand, cls, onPick) {
  * @param {DotItem[]} items
  * @param {string} progLabel
  * @param {number} iteration
+ * @param {Places} places  how lines are named
  * @param {(operand: LinkedOperand) => void} onPick
  */
-export function buildDotPanel(container, items, progLabel, iteration, onPick) {
+export function buildDotPanel(container, items, progLabel, iteration, places, onPick) {
   container.replaceChildren();
   container.append(el('h2', 'tl-panel-title', 'tl.dot'));
   if (!items.length) {
@@ -216,7 +221,7 @@ export function buildDotPanel(container, items, progLabel, iteration, onPick) {
     const sec = el('div', 'tl-dot');
     const d = it.exec;
     const head =
-      `line ${it.site.line}: program ${progLabel}, ` +
+      `${placeName(places, it.site.file, it.site.line)}: program ${progLabel}, ` +
       (d
         ? `iteration ${d.iteration} of ${it.count} — ${d.m}×${d.k} @ ${d.k}×${d.n} (${2 * d.m * d.n * d.k} FLOPs)`
         : `no execution at iteration ${iteration}`);
@@ -224,11 +229,11 @@ export function buildDotPanel(container, items, progLabel, iteration, onPick) {
     if (d) {
       const row = el('div', 'tl-tiles');
       row.append(
-        tileBox('A', d.a.shape, d.a, 'tl-tile-a', onPick),
+        tileBox('A', d.a.shape, d.a, 'tl-tile-a', places, onPick),
         el('span', 'tl-tile-op', '@'),
-        tileBox('B', d.b.shape, d.b, 'tl-tile-b', onPick),
+        tileBox('B', d.b.shape, d.b, 'tl-tile-b', places, onPick),
         el('span', 'tl-tile-op', '→'),
-        tileBox('C / acc', d.c, null, 'tl-tile-c', onPick),
+        tileBox('C / acc', d.c, null, 'tl-tile-c', places, onPick),
       );
       sec.append(row);
     }
@@ -260,11 +265,11 @@ export function seconds(t) {
  * @param {HTMLElement} container
  * @param {PerformanceResult | Failed | null} perf  null: not loaded yet
  * @param {string} gpuKey
- * @param {string | null} kernelFile
+ * @param {Places} places  how lines are named
  * @param {(key: string) => void} onGpu
  * @param {(m: LineMetrics) => void} onLine
  */
-export function buildPerformancePanel(container, perf, gpuKey, kernelFile, onGpu, onLine) {
+export function buildPerformancePanel(container, perf, gpuKey, places, onGpu, onLine) {
   container.replaceChildren();
   container.append(el('h2', 'tl-panel-title', 'Performance'));
   if (!perf || isFailed(perf)) {
@@ -315,7 +320,7 @@ export function buildPerformancePanel(container, perf, gpuKey, kernelFile, onGpu
   for (const m of perf.lines || []) {
     const tr = el('tr', m.sector_efficiency !== null && m.sector_efficiency < 0.25 ? 'tl-perf-low' : '');
     tr.dataset.line = String(m.line);
-    const where = m.file !== kernelFile ? `${basename(m.file)}:${m.line}` : String(m.line);
+    const where = placeCell(places, m.file, m.line);
     tr.append(
       el('td', null, where),
       el('td', null, m.arg),
@@ -332,7 +337,7 @@ export function buildPerformancePanel(container, perf, gpuKey, kernelFile, onGpu
     const tr = el('tr', 'tl-perf-dot');
     tr.dataset.line = String(d.line);
     tr.append(
-      el('td', null, d.file !== kernelFile ? `${basename(d.file)}:${d.line}` : String(d.line)),
+      el('td', null, placeCell(places, d.file, d.line)),
       el('td', null, 'tl.dot'),
       el('td', null, `${d.m}×${d.n}×${d.k}, ${d.precision}`),
       el('td', null, `${d.flops.toLocaleString()} FLOPs`),

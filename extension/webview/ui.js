@@ -23,6 +23,73 @@ export function basename(p) {
 }
 
 /**
+ * A range of a file's lines that the page names otherwise than by line number: in a notebook, the
+ * lines of one cell of the script its code cells make (the language server sends them, in the
+ * overview's lineNames; it owns the mapping).
+ * @typedef {import('../src/viewerProtocol').LineName} LineNameRange
+ */
+
+/**
+ * How the page names source lines: the kernel's file, the names the host sent for its lines.
+ * @typedef {{kernelFile: string | null, names: LineNameRange[]}} Places
+ */
+
+/**
+ * @param {Places} places
+ * @param {string | null | undefined} file
+ * @param {number} line
+ * @returns {{cell: string, line: number} | null}  the named range the line is in, and the line in it
+ */
+function namedRange(places, file, line) {
+  for (const r of places.names) {
+    if (r.file === file && line >= r.first && line <= r.last) return { cell: r.name, line: line - r.first + 1 };
+  }
+  return null;
+}
+
+/**
+ * A source line in words: `line 13`; in a notebook `cell 3, line 5`; in another file than the
+ * kernel's `helpers.py:13` (withFile false: `line 13` there too).
+ * @param {Places} places
+ * @param {string | null | undefined} file
+ * @param {number} line
+ * @param {boolean} [withFile]
+ */
+export function placeName(places, file, line, withFile = true) {
+  const hit = namedRange(places, file, line);
+  if (hit) return `${hit.cell}, line ${hit.line}`;
+  if (withFile && file && places.kernelFile && file !== places.kernelFile) return `${basename(file)}:${line}`;
+  return `line ${line}`;
+}
+
+/**
+ * A source line in a table's "line" column: `13`, `cell 3:5`, `helpers.py:13`.
+ * @param {Places} places
+ * @param {string | null | undefined} file
+ * @param {number} line
+ */
+export function placeCell(places, file, line) {
+  const hit = namedRange(places, file, line);
+  if (hit) return `${hit.cell}:${hit.line}`;
+  if (file && file !== places.kernelFile) return `${basename(file)}:${line}`;
+  return String(line);
+}
+
+/**
+ * A source line with its file: `vector_add.py:29`, in a notebook `demo.ipynb, cell 3, line 5`.
+ * @param {Places} places
+ * @param {string | null | undefined} file
+ * @param {number} line
+ */
+export function placeFull(places, file, line) {
+  const hit = namedRange(places, file, line);
+  return hit ? `${basename(file)}, ${hit.cell}, line ${hit.line}` : `${basename(file)}:${line}`;
+}
+
+/** @type {Places} no names: lines by number */
+export const NO_PLACES = { kernelFile: null, names: [] };
+
+/**
  * Replace a <select>'s options: items = [{value, label}].
  * @param {HTMLSelectElement} select
  * @param {{value: string | number, label: string}[]} items

@@ -2,7 +2,7 @@
 // the legend and the message line. Reads the store, writes these elements; user input goes to the
 // controller's callbacks.
 
-import { byProgram } from './derive.js';
+import { byProgram, placesOf } from './derive.js';
 import { headerText, kernelLabel, launchLabel, legendItems, lineLabel } from './describe.js';
 import { programColor } from './draw.js';
 import { state } from './store.js';
@@ -49,7 +49,7 @@ export function createHeaderView(dom, onPickProgram) {
     kernels(kernels, k) {
       fillSelect(
         dom.kernel,
-        kernels.map((x, i) => ({ value: i, label: kernelLabel(x) })),
+        kernels.map((x, i) => ({ value: i, label: kernelLabel(x, placesOf(state)) })),
         kernels.indexOf(k),
       );
     },
@@ -66,7 +66,7 @@ export function createHeaderView(dom, onPickProgram) {
       const launches = k.launches || [];
       fillSelect(
         dom.launch,
-        launches.map((l) => ({ value: l.index, label: launchLabel(l) })),
+        launches.map((l) => ({ value: l.index, label: launchLabel(l, placesOf(state)) })),
         null,
       );
       dom.launch.disabled = launches.length < 2;

@@ -2,7 +2,7 @@
 // operations, its tl.dot tiles and the launch's Performance, from the store; panels.js builds their
 // DOM. A click in a panel goes to the controller's callbacks.
 
-import { perfKey, pidFieldsShown, singleProgram } from './derive.js';
+import { perfKey, pidFieldsShown, placesOf, singleProgram } from './derive.js';
 import { programOps, dotsOf, isFailed } from './model.js';
 import { updateProgramFields, buildOpsList, buildDotPanel, buildPerformancePanel } from './panels.js';
 import { state, page } from './store.js';
@@ -27,14 +27,14 @@ export function createPanelsView(dom, tools, on) {
     if (!L) return;
     const one = singleProgram(state);
     updateProgramFields(tools, L.grid, pidFieldsShown(state));
-    const kfile = state.kernel ? state.kernel.file : '';
+    const places = placesOf(state);
     buildOpsList(
       dom.ops,
       one === null
         ? 'Memory operations of the selected program'
         : `Memory operations of program ${pidLabel(one, L.grid)}, in order`,
       one === null ? null : programOps(L.tensors, one),
-      kfile,
+      places,
       on.op,
     );
     const prog = one === null ? 0 : one;
@@ -44,12 +44,13 @@ export function createPanelsView(dom, tools, on) {
       dots,
       pidLabel(prog, L.grid) + (one === null ? ' (pick a program to change it)' : ''),
       state.iteration ?? 0,
+      places,
       on.operand,
     );
     const key = perfKey(state, page.loadSeq);
     if (dom.perf.dataset.for !== key) {
       dom.perf.dataset.for = key;
-      buildPerformancePanel(dom.perf, state.perf, state.gpu, kfile, on.gpu, on.metric);
+      buildPerformancePanel(dom.perf, state.perf, state.gpu, places, on.gpu, on.metric);
     }
   }
   return { render };

@@ -2,7 +2,8 @@
 // histogram of the followed line's elements. The value map itself comes from the loader.
 
 import { fmtNum } from './describe.js';
-import { el } from './ui.js';
+import { placesOf } from './derive.js';
+import { el, placeName } from './ui.js';
 import { histogramFor, drawHistogram, isValueMap, isSampled } from './values.js';
 
 /** @typedef {import('./values.js').ValueMap} ValueMap */
@@ -69,14 +70,15 @@ export function renderValues(state, tm, vm) {
   const h = histogramFor(got, state.follow);
   if (h) {
     const cv = el('canvas', 'tl-histogram');
+    const line = placeName(placesOf(state), h.file, h.line, false);
     parts.push(
       el(
         'div',
         'tl-histogram-title',
         (sampled && h.touched !== undefined
           ? `histogram of the ${h.elements.toLocaleString()} kept elements (1 in ${got.rowsStep * got.colsStep}) ` +
-            `of the ${h.touched.toLocaleString()} elements line ${h.line} touched `
-          : `histogram of the ${h.elements.toLocaleString()} elements line ${h.line} touched `) +
+            `of the ${h.touched.toLocaleString()} elements ${line} touched `
+          : `histogram of the ${h.elements.toLocaleString()} elements ${line} touched `) +
           `(all programs): ${fmtNum(h.lo)} … ${fmtNum(h.hi)}${h.nonfinite ? `, ${h.nonfinite} NaN/inf` : ''}`,
       ),
       cv,

@@ -15,9 +15,10 @@ const WORK = path.join(REPO, '.e2e', 'notebook');
 const ARTIFACTS = path.join(REPO, 'tests', 'e2e', 'artifacts', 'notebook');
 const PYTHON = process.env.TRITON_LENS_PYTHON || path.join(REPO, '.venv', 'bin', 'python');
 
-// tests/notebooks/data/oob_cells.ipynb (shared with the check and LSP tests): cell 1 imports (after a
-// `%matplotlib inline` magic), cell 2 is the kernel, its line 5 `x = tl.load(x_ptr + offs)` without a mask
-// (program 7 reads 24 elements past the end of x), line 6 the masked store; cell 4 launches it (after `!echo`).
+// tests/notebooks/data/oob_cells.ipynb (shared with the check and LSP tests), cells counted from 0 as in the
+// file (VS Code and the page count from 1: "Cell 3 of 5" is cell 2): cell 1 imports (after a `%matplotlib
+// inline` magic), cell 2 is the kernel, its line 5 `x = tl.load(x_ptr + offs)` without a mask (program 7
+// reads 24 elements past the end of x), line 6 the masked store; cell 4 launches it (after `!echo`).
 const NB = 'oob_cells.ipynb';
 const FIXTURE = path.join(REPO, 'tests', 'notebooks', 'data', NB);
 const KERNEL_CELL = /def\s+copy_kernel/;
@@ -264,6 +265,9 @@ describe('Triton Lens in a Jupyter notebook in VS Code', () => {
     await page.mouse.click(load.x, load.y);
     await waitViewer(frame, () => window.__viewer.idle && window.__viewer.state().follow, 'following the load');
     const f1 = (await frame.evaluate(() => window.__viewer.state())).follow;
+    // the page names the line as VS Code does the cell: its status bar's "Cell 3 of 5", line 5 of it
+    const header1 = await frame.evaluate(() => document.getElementById('tl-follow').textContent);
+    const status = await page.evaluate(() => document.querySelector('.statusbar')?.textContent ?? '');
     const at1 = await frame.evaluate(() => ({
       x: window.__viewer.cellState('x_ptr', 5),
       y: window.__viewer.cellState('y_ptr', 5),
@@ -282,6 +286,10 @@ describe('Triton Lens in a Jupyter notebook in VS Code', () => {
       y: window.__viewer.cellState('y_ptr', 5),
     }));
     await wb.shot('notebook-view-follows-store');
+    const header2 = await frame.evaluate(() => document.getElementById('tl-follow').textContent);
+    assert.match(status, /Cell 3 of 5/, status);
+    assert.equal(header1, 'following cell 3, line 5: tl.load(x_ptr …)');
+    assert.equal(header2, 'following cell 3, line 6: tl.store(y_ptr …)');
     // the view names the notebook's script lines: cell 1's four lines (its magic skipped) come first
     assert.equal(f1.line, 9, JSON.stringify(f1));
     assert.equal(at1.x.followed, true, JSON.stringify(at1));

@@ -137,6 +137,17 @@ async def test_the_access_map_lines_are_the_cells_lines(session: Session, tmp_pa
     assert back == {"uri": launch, "line": launch_line}
     back = await ask(session, "editorLocation", {"uri": uri, "file": k["file"], "line": at[load]["line"]})
     assert back == {"uri": kernel, "line": load}
+    # the page names the notebook's lines by cell, as VS Code counts cells (from 1, markdown cells
+    # too: cell 0 of the file is markdown, so the kernel's is "cell 3"): one range per code cell,
+    # in order, over the script's lines, and the load's script line is line `load` of cell 3
+    names = ov["lineNames"]
+    kinds = [c["cell_type"] for c in json.loads(nb.read_text())["cells"]]
+    assert [n["name"] for n in names] == [f"cell {i + 1}" for i, kind in enumerate(kinds) if kind == "code"]
+    assert all(n["file"] == k["file"] for n in names)
+    assert all(a["last"] < b["first"] for a, b in zip(names, names[1:]))
+    (mine,) = [n for n in names if n["first"] <= at[load]["line"] <= n["last"]]
+    assert (mine["name"], at[load]["line"] - mine["first"] + 1) == ("cell 3", load)
+    assert mine["last"] - mine["first"] + 1 == len(kernel_lines)
     # a markdown cell is not part of the script; a line past a cell's end is nowhere
     assert await ask(session, "viewLocation", {"uri": cells[0], "line": 1}) is None
     assert await ask(session, "viewLocation", {"uri": kernel, "line": len(kernel_lines) + 1}) is None

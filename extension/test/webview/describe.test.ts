@@ -1,7 +1,8 @@
 // The words the access-map page shows for its state (extension/webview/describe.js), on the page's
 // fixtures laid out and rasterised as the page does it.
 import { describe, expect, it } from 'vitest';
-import { followTest, launchModel, sliceSpec } from '../../webview/derive.js';
+import { followTest, launchModel, placesOf, sliceSpec } from '../../webview/derive.js';
+import { placeCell, placeFull, placeName } from '../../webview/ui.js';
 import {
   cardText,
   describeCell,
@@ -74,6 +75,38 @@ describe('pickers and header', () => {
       lineKey: `${VA}\n12`,
       cursorNote: '',
     });
+  });
+  it('names the lines of a notebook by cell where the host sends names (lineNames), everywhere a line is named', () => {
+    const base = loaded('vector_add', 0);
+    // vector_add.py as if it were the script of a notebook: lines 8..15 are cell 3 and 16..40 cell 5
+    const lineNames = [
+      { file: VA, first: 8, last: 15, name: 'cell 3' },
+      { file: VA, first: 16, last: 40, name: 'cell 5' },
+    ];
+    const st = freshState({
+      ...base,
+      overview: { file: VA, status: 'ok', kernels: [], files: [VA], lineNames },
+      follow: { file: VA, line: 12 },
+      cursor: { file: VA, line: 20 },
+    });
+    const places = placesOf(st);
+    const L = base.launch.lines.get(`${VA}\n12`);
+    expect(lineLabel(st, L, true)).toBe('cell 3, line 5: tl.load(x_ptr …)');
+    expect(headerText(st).cursorNote).toBe('(cursor on cell 5, line 5: no memory access there)');
+    expect(kernelLabel(base.kernel as never, places)).toBe('add_kernel  (vector_add.py, cell 3, line 1)');
+    expect(launchLabel(base.launchInfo as never, places)).toMatch(
+      /^launch 0: grid .* — vector_add\.py, cell 5, line \d+$/,
+    );
+    // a table's line column, a line outside every named range, another file (its own numbers)
+    expect([placeCell(places, VA, 12), placeCell(places, VA, 41), placeCell(places, '/w/helpers.py', 3)]).toEqual([
+      'cell 3:5',
+      '41',
+      'helpers.py:3',
+    ]);
+    expect([placeName(places, VA, 7), placeName(places, '/w/helpers.py', 12, false)]).toEqual(['line 7', 'line 12']);
+    expect(placeFull(places, VA, 40)).toBe('vector_add.py, cell 5, line 25');
+    // without names (a file, or the browser viewer): lines by number as before
+    expect(placeName(placesOf(freshState(base)), VA, 12)).toBe('line 12');
   });
   it('notes a cursor on a line without memory access, and a launch without any', () => {
     const base = loaded('vector_add', 0);
@@ -194,7 +227,7 @@ describe('tooltip', () => {
       { text: 'flat index 4, offset 4', cls: 'tl-tip-dim' },
       { text: 'value: …', cls: 'tl-tip-value' },
       { text: 'lib.py:5 tl.load: all programs', cls: 'tl-tip-access tl-tip-touched' },
-      { text: 'click: go to line 5', cls: 'tl-tip-hint' },
+      { text: 'click: go to lib.py:5', cls: 'tl-tip-hint' },
     ]);
     const untouched = describeCell(st, w as never, w.layout.indexToCell(5));
     expect(untouched.hits).toEqual([]);

@@ -62,6 +62,20 @@ def notebook_path(uri: str, roots: list[str]) -> str | None:
     return os.path.join(roots[0], name)
 
 
+def line_names(nb: Notebook, notebook: lsp.NotebookDocument | None, path: str) -> list[dict]:
+    """The viewer's names of the notebook's script lines (the overview's lineNames): each code cell's
+    lines as `cell N`, N its 1-based position among the notebook's cells as the client sent them. VS Code
+    sends only the Python cells, so its extension renames each by the cell's own index in the notebook
+    (`cell` is the cell's URI), as its status bar counts ("Cell 3 of 5", markdown cells included)."""
+    position = {c.document: i + 1 for i, c in enumerate(notebook.cells)} if notebook is not None else {}
+    out = []
+    for cell, first, last in nb.script.cell_ranges():
+        n = position.get(str(cell))
+        if n is not None:
+            out.append({"file": path, "first": first, "last": last, "name": f"cell {n}", "cell": str(cell)})
+    return out
+
+
 def _to_cell(nb: Notebook, line0: int) -> tuple[str, int] | None:
     """The cell URI and 0-based line in it of a 0-based script line."""
     hit = nb.script.cell_line(line0 + 1)

@@ -11,6 +11,7 @@ from typing import Any
 from pygls.exceptions import JsonRpcInvalidParams
 
 from ..analysis.viewer_service import ViewerCache, ViewerRequestError, ViewerService, pending_overview
+from . import notebooks
 
 # The page's methods the LSP serves (`source` is the browser viewer's host page: VS Code has the editor).
 LSP_METHODS = ("kernels", "accessMap", "values", "valueMap", "dots", "performance")
@@ -57,6 +58,11 @@ def _kernels(server, doc) -> dict:
     else:
         out = ViewerService.from_result(doc.view.result, _cache(server)).request("kernels", {})
         out["version"] = doc.view.version
+    nb = server.notebooks.get(doc.uri)
+    if nb is not None:  # a notebook's lines are named by cell (notebooks.py owns the mapping)
+        out["lineNames"] = notebooks.line_names(
+            nb, server.workspace.get_notebook_document(notebook_uri=doc.uri), doc.path
+        )
     out["docVersion"] = doc.version
     out["stale"] = doc.view is not None and not doc.current
     out["running"] = doc.run is not None

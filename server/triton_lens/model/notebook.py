@@ -73,6 +73,10 @@ class NotebookScript:
             return None
         return self.start[cell] + line
 
+    def cell_ranges(self) -> list[tuple[Hashable, int, int]]:
+        """(cell, first, last): the 1-based script lines of each code cell that has lines, in order."""
+        return [(c, self.start[c] + 1, self.start[c] + self.length[c]) for c in self.cells if self.length.get(c)]
+
     def skipped_note(self, name: Callable[[Hashable], str] = str) -> str:
         """One sentence saying which IPython lines did not run ('' when none); `name(cell)` names a cell."""
         if not self.skipped:
