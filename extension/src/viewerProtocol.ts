@@ -133,6 +133,8 @@ export interface DotExecution {
   a: Operand;
   b: Operand;
   c: number[];
+  /** the run kept this execution's tile values (the dotTiles request) */
+  values: boolean;
 }
 
 export interface Gpu {
@@ -311,6 +313,38 @@ export interface DotsResult {
   truncated: boolean;
 }
 
+export interface DotTilesParams {
+  /** the index of a launch in the kernels overview */
+  launch: number;
+  /** the execution's index in the dots answer's executions */
+  execution: number;
+}
+
+/** a tile's values as colour levels over its own range */
+export interface Tile {
+  /** rows, columns of the tile */
+  shape: number[];
+  /** rows, columns drawn (at most 128 a side) */
+  cells: number[];
+  /** values per cell: rows, columns (1, 1: each cell one value) */
+  block: number[];
+  lo: number;
+  hi: number;
+  /** base64, one byte a cell, row-major: 0..254 from lo to hi (the mean of its block), 255 NaN or inf */
+  q: string;
+}
+
+export interface DotTilesResult {
+  execution: number;
+  /** false: the run did not keep this execution's values (why says which it kept) */
+  kept: boolean;
+  why?: string;
+  a?: Tile;
+  b?: Tile;
+  /** the result: acc + A @ B as the GPU computes it */
+  c?: Tile;
+}
+
 export interface PerformanceParams {
   /** the index of a launch in the kernels overview */
   launch: number;
@@ -366,6 +400,7 @@ export interface ViewerMethods {
   values: { params: ValuesParams; result: ValuesResult };
   valueMap: { params: ValueMapParams; result: ValueMapResult };
   dots: { params: DotsParams; result: DotsResult };
+  dotTiles: { params: DotTilesParams; result: DotTilesResult };
   performance: { params: PerformanceParams; result: PerformanceResult };
   source: { params: SourceParams; result: SourceResult };
 }
@@ -381,6 +416,7 @@ export const LSP_METHODS = {
   values: 'tritonLens/values',
   valueMap: 'tritonLens/valueMap',
   dots: 'tritonLens/dots',
+  dotTiles: 'tritonLens/dotTiles',
   performance: 'tritonLens/performance',
 } as const;
 
@@ -393,6 +429,7 @@ export const HTTP_ROUTES = {
   values: 'POST /api/values',
   valueMap: 'POST /api/valueMap',
   dots: 'POST /api/dots',
+  dotTiles: 'POST /api/dotTiles',
   performance: 'POST /api/performance',
   source: 'POST /api/source',
 } as const;

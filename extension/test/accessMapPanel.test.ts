@@ -91,6 +91,7 @@ describe('AccessMapPanel', () => {
     });
     expect(Object.keys(PAGE_METHODS).sort()).toEqual([
       'accessMap',
+      'dotTiles',
       'dots',
       'kernels',
       'performance',

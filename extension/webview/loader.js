@@ -19,6 +19,7 @@ import * as store from './store.js';
 /** @typedef {import('./model.js').ValueBlock} ValueBlock */
 /** @typedef {import('./values.js').ValueMap} ValueMap */
 /** @typedef {import('./values.js').NoValueMap} NoValueMap */
+/** @typedef {import('../src/viewerProtocol').DotTilesResult} DotTilesResult */
 /**
  * The controller's side of the loads: what to show once the store has the answer.
  * @typedef {object} LoaderShow
@@ -30,6 +31,7 @@ import * as store from './store.js';
  * @property {(li: Launch) => void} launchPicked  li is being loaded
  * @property {(launch: import('./store.js').LaunchModel) => void} launch  the store has this new launch model
  * @property {(tm: TensorModel) => void} valueMap  a value map of tm arrived
+ * @property {() => void} dotTiles  tile values of a tl.dot execution arrived
  */
 
 /** @typedef {ReturnType<typeof createLoader>} Loader */
@@ -138,6 +140,7 @@ export function createLoader(host, show) {
       const [maps, perf, dots] = await Promise.all([fetchTensorMaps(li), extra('performance'), extra('dots')]);
       if (!store.isCurrent(seq)) return;
       store.setExtras(perf, dots);
+      tiles.clear(); // the tile values of the launch loaded before (maybe of an earlier run)
       show.message('');
       const launch = launchModel(li, maps, state.views);
       store.setLaunch(launch);
@@ -213,5 +216,40 @@ export function createLoader(host, show) {
     return p;
   }
 
-  return { loadOverview, selectKernel, loadLaunch, valueMap, valueBlock };
+  /** @type {Map<string, {ready: boolean, tiles: DotTilesResult | import('./model.js').Failed | null}>} */
+  const tiles = new Map();
+
+  /**
+   * The tile values of tl.dot execution `index` of the drawn launch: requested the first time, then
+   * kept; undefined until they arrive (show.dotTiles() then asks for a redraw).
+   * @param {number} index
+   * @returns {DotTilesResult | import('./model.js').Failed | undefined}
+   */
+  function dotTiles(index) {
+    if (!state.launch) return undefined;
+    const launch = drawnLaunch().index;
+    const key = `${launch}\n${index}`;
+    const got = tiles.get(key);
+    if (got) return got.ready && got.tiles ? got.tiles : undefined;
+    const entry = { ready: false, tiles: /** @type {DotTilesResult | import('./model.js').Failed | null} */ (null) };
+    if (tiles.size > 256) tiles.clear(); // a cache of the last few hundred shown, not of a whole run
+    tiles.set(key, entry);
+    store.beginWork();
+    host
+      .request('dotTiles', { launch, execution: index })
+      .then((r) => {
+        entry.tiles = r;
+      })
+      .catch((e) => {
+        entry.tiles = { error: e.message };
+      })
+      .finally(() => {
+        entry.ready = true;
+        store.endWork();
+        show.dotTiles();
+      });
+    return undefined;
+  }
+
+  return { loadOverview, selectKernel, loadLaunch, valueMap, valueBlock, dotTiles };
 }

@@ -129,7 +129,11 @@ export function isDrawn(tm) {
  * @property {number} iterations
  */
 /** @typedef {{error: string}} Failed */
-/** @typedef {{site: DotSite | {line: number, file: string}, count: number, exec: DotExecution | null}} DotItem */
+/**
+ * A tl.dot line of one program: its site, how many times it ran, the execution at the iteration shown
+ * and that execution's index in the dots answer (the dotTiles request's `execution`).
+ * @typedef {{site: DotSite | {line: number, file: string}, count: number, exec: DotExecution | null, index: number}} DotItem
+ */
 
 /**
  * An extra panel's answer (performance, dots) that is an error: the loader's {error} for a failed request.
@@ -349,7 +353,8 @@ export function dotsOf(dots, prog, iteration) {
   const out = [];
   for (const [site, list] of bySite) {
     const pick = list.find((d) => d.iteration === (iteration ?? 0)) || null;
-    out.push({ site: (dots.sites || [])[site] || { line: 0, file: '' }, count: list.length, exec: pick });
+    const index = pick ? dots.executions.indexOf(pick) : -1;
+    out.push({ site: (dots.sites || [])[site] || { line: 0, file: '' }, count: list.length, exec: pick, index });
   }
   return out;
 }

@@ -2,7 +2,9 @@
 // operations, tl.dot tiles, and Performance. DOM only: view-panels.js and the controller (viewer.js)
 // pass data and callbacks in. Text from user code goes through textContent (el()).
 
+import { fmtNum } from './describe.js';
 import { isFailed } from './model.js';
+import { drawTile } from './values.js';
 import { el, fillSelect, placeCell, placeName } from './ui.js';
 
 /** @typedef {import('./ui.js').Places} Places */
@@ -13,6 +15,8 @@ import { el, fillSelect, placeCell, placeName } from './ui.js';
 /** @typedef {Extract<Operand, {linked: true}>} LinkedOperand */
 /** @typedef {import('./model.js').ProgramOp} ProgramOp */
 /** @typedef {import('./model.js').DotItem} DotItem */
+/** @typedef {import('../src/viewerProtocol').Tile} Tile */
+/** @typedef {import('../src/viewerProtocol').DotTilesResult | import('./model.js').Failed} TileValues */
 /** @typedef {ReturnType<typeof buildTools>} Tools */
 /** @typedef {import('./store.js').ValuesMode} ValuesMode */
 /** @typedef {import('./model.js').Failed} Failed */
@@ -176,17 +180,25 @@ export function buildOpsList(container, title, ops, places, onPick) {
  * @param {Operand | null} operand  null: the result tile
  * @param {string} cls
  * @param {Places} places  how lines are named
+ * @param {Tile | undefined} values  the tile's values (undefined: not kept, or not here yet)
  * @param {(operand: LinkedOperand) => void} onPick
  */
-function tileBox(label, shape, operand, cls, places, onPick) {
+function tileBox(label, shape, operand, cls, places, values, onPick) {
   const box = el('div', `tl-tile ${cls}`);
   const [r, c] = shape;
-  const pic = el('div', 'tl-tile-pic');
+  // the values, one pixel a cell scaled up, or the operand's colour until they are here
+  const pic = values ? el('canvas', 'tl-tile-pic tl-tile-values') : el('div', 'tl-tile-pic');
+  if (values && pic instanceof HTMLCanvasElement) {
+    drawTile(pic, values);
+    const per = values.block[0] * values.block[1] > 1 ? ` (each cell the mean of ${values.block.join('×')})` : '';
+    pic.title = `${label}: values ${fmtNum(values.lo)} … ${fmtNum(values.hi)}${per}`;
+  }
   // the tile drawn to scale (longest side 96 px), so M x K, K x N and M x N line up as a product
   const scale = 96 / Math.max(r, c, 1);
   pic.style.width = `${Math.max(8, Math.round(c * scale))}px`;
   pic.style.height = `${Math.max(8, Math.round(r * scale))}px`;
-  box.append(el('div', 'tl-tile-label', `${label}: ${r}×${c}`), pic);
+  const range = values ? ` · ${fmtNum(values.lo)} … ${fmtNum(values.hi)}` : '';
+  box.append(el('div', 'tl-tile-label', `${label}: ${r}×${c}${range}`), pic);
   if (operand && operand.linked) {
     const where = placeName(places, operand.file, operand.line);
     const link = el('button', 'tl-tile-link', `${operand.extent} — ${where}`);
@@ -207,9 +219,10 @@ function tileBox(label, shape, operand, cls, places, onPick) {
  * @param {string} progLabel
  * @param {number} iteration
  * @param {Places} places  how lines are named
+ * @param {(index: number) => TileValues | undefined} tiles  an execution's tile values (undefined: loading)
  * @param {(operand: LinkedOperand) => void} onPick
  */
-export function buildDotPanel(container, items, progLabel, iteration, places, onPick) {
+export function buildDotPanel(container, items, progLabel, iteration, places, tiles, onPick) {
   container.replaceChildren();
   container.append(el('h2', 'tl-panel-title', 'tl.dot'));
   if (!items.length) {
@@ -227,15 +240,19 @@ export function buildDotPanel(container, items, progLabel, iteration, places, on
         : `no execution at iteration ${iteration}`);
     sec.append(el('div', 'tl-dot-head', head));
     if (d) {
+      const got = tiles(it.index);
+      const v = got && !isFailed(got) && got.kept ? got : null;
       const row = el('div', 'tl-tiles');
       row.append(
-        tileBox('A', d.a.shape, d.a, 'tl-tile-a', places, onPick),
+        tileBox('A', d.a.shape, d.a, 'tl-tile-a', places, v?.a, onPick),
         el('span', 'tl-tile-op', '@'),
-        tileBox('B', d.b.shape, d.b, 'tl-tile-b', places, onPick),
+        tileBox('B', d.b.shape, d.b, 'tl-tile-b', places, v?.b, onPick),
         el('span', 'tl-tile-op', '→'),
-        tileBox('C / acc', d.c, null, 'tl-tile-c', places, onPick),
+        tileBox('C = acc + A @ B', d.c, null, 'tl-tile-c', places, v?.c, onPick),
       );
       sec.append(row);
+      if (got && isFailed(got)) sec.append(el('p', 'tl-note', `values not available: ${got.error}`));
+      else if (got && !isFailed(got) && !got.kept) sec.append(el('p', 'tl-note', `values: ${got.why}`));
     }
     container.append(sec);
   }

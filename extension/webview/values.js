@@ -190,3 +190,22 @@ export function drawHistogram(canvas, h, css) {
   ctx.lineTo(W, H - 0.5);
   ctx.stroke();
 }
+
+/**
+ * Draw a tl.dot tile's values (a dotTiles answer's a, b or c): one pixel a cell, in the value colours.
+ * @param {HTMLCanvasElement} canvas
+ * @param {import('../src/viewerProtocol').Tile} tile
+ */
+export function drawTile(canvas, tile) {
+  const [rows, cols] = tile.cells;
+  canvas.width = Math.max(1, cols);
+  canvas.height = Math.max(1, rows);
+  const ctx = canvas.getContext('2d');
+  if (!ctx) return;
+  const bin = atob(tile.q);
+  const map = buildMap(null, 0);
+  const img = ctx.createImageData(canvas.width, canvas.height);
+  const px = new Uint32Array(img.data.buffer);
+  for (let i = 0; i < Math.min(bin.length, px.length); i++) px[i] = map[bin.charCodeAt(i)];
+  ctx.putImageData(img, 0, 0);
+}

@@ -19,9 +19,11 @@ import { pidLabel } from './ui.js';
 /**
  * @param {{ops: HTMLElement, dots: HTMLElement, perf: HTMLElement}} dom  the panels of index.html
  * @param {import('./panels.js').Tools} tools
+ * @param {(index: number) => import('./panels.js').TileValues | undefined} tiles  a tl.dot execution's
+ *   tile values (the loader's: undefined while they load)
  * @param {PanelActions} on
  */
-export function createPanelsView(dom, tools, on) {
+export function createPanelsView(dom, tools, tiles, on) {
   function render() {
     const L = state.launch;
     if (!L) return;
@@ -45,6 +47,7 @@ export function createPanelsView(dom, tools, on) {
       pidLabel(prog, L.grid) + (one === null ? ' (pick a program to change it)' : ''),
       state.iteration ?? 0,
       places,
+      tiles,
       on.operand,
     );
     const key = perfKey(state, page.loadSeq);

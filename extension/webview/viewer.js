@@ -104,6 +104,9 @@ const loader = createLoader(host, {
     render();
     store.save();
   },
+  dotTiles() {
+    if (state.launch) panels.render();
+  },
   valueMap(tm) {
     const top = tm.parent || tm;
     if (state.launch && state.launch.tensors.includes(top)) {
@@ -127,7 +130,7 @@ const tensors = createTensorsView(dom.maps, {
     tensors.rebuildSlices(tm);
   },
 });
-const panels = createPanelsView(dom, tools, {
+const panels = createPanelsView(dom, tools, loader.dotTiles, {
   op(o) {
     store.setIteration(o.iterations > 1 ? o.iteration : null);
     player.stop();

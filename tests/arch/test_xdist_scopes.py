@@ -1,9 +1,9 @@
-"""The xdist scopes of tests/conftest.py: a corpus file's engine markers share one process (one run of
+"""The xdist scopes of tests/xdist_scopes.py: a corpus file's engine markers share one process (one run of
 the file serves all of them) and every other test file stays whole (its module fixtures start once)."""
 
 from __future__ import annotations
 
-from conftest import corpus_scope
+from xdist_scopes import corpus_scope
 
 
 def test_a_corpus_files_markers_share_a_scope_and_other_files_stay_whole():

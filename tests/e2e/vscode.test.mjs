@@ -494,6 +494,30 @@ describe('Triton Lens in VS Code', () => {
     await page.keyboard.press('ArrowRight');
     await waitViewer(mm, () => window.__viewer.state().iteration === 2 && window.__viewer.idle, 'iteration 2');
     assert.deepEqual(await tiles(), ['a_ptr[0:32, 64:72] — line 20', 'b_ptr[64:72, 0:32] — line 23']);
+    // the tiles are drawn with their values, through the extension's tritonLens/dotTiles: A's columns
+    // past K = 72 are its masked-off zeros (one colour), C = acc + A @ B has many
+    const drawn = () =>
+      mm.$$eval('#tl-dots canvas.tl-tile-values', (cs) =>
+        cs.map((c) => {
+          const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+          const at = (x, y) => d.slice((y * c.width + x) * 4, (y * c.width + x) * 4 + 3).join(',');
+          const all = new Set();
+          for (let y = 0; y < c.height; y++) for (let x = 0; x < c.width; x++) all.add(at(x, y));
+          return { size: [c.width, c.height], colours: all.size, tail: new Set([8, 31].map((x) => at(x, 3))).size };
+        }),
+      );
+    await waitViewer(mm, () => document.querySelectorAll('#tl-dots canvas.tl-tile-values').length === 3, 'tile values');
+    const values = await drawn();
+    assert.deepEqual(
+      values.map((v) => v.size),
+      [
+        [32, 32],
+        [32, 32],
+        [32, 32],
+      ],
+    );
+    assert.equal(values[0].tail, 1, JSON.stringify(values));
+    assert.ok(values[0].colours > 20 && values[2].colours > 100, JSON.stringify(values));
     const it2 = await cells();
     assert.deepEqual([it2.k40.drawn, it2.k70.followed], ['untouched', true]);
     assert.notDeepEqual(it2.k40.pixel, it1.k40.pixel, 'a_ptr[0, 40] is drawn differently at iteration 2');

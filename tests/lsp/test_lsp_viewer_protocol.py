@@ -45,6 +45,11 @@ async def test_every_lsp_answer_matches_the_schema(session: Session, tmp_path, n
     for li in launches:
         for method in ("dots", "performance"):
             check(method, "result", await ask(session, method, {"uri": uri, "launch": li["index"]}))
+        dots = await ask(session, "dots", {"uri": uri, "launch": li["index"]})
+        for e in range(min(2, len(dots["executions"]))):
+            tiles = await ask(session, "dotTiles", {"uri": uri, "launch": li["index"], "execution": e})
+            check("dotTiles", "result", tiles)
+            assert tiles["kept"] and tiles["c"]["shape"] == dots["executions"][e]["c"]
         for t in li["tensors"]:
             p = {"uri": uri, "launch": li["index"], "tensor": t["index"]}
             amap = await ask(session, "accessMap", p)

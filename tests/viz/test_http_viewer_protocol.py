@@ -46,6 +46,11 @@ def test_every_http_answer_for_a_corpus_file_matches_the_schema(app_of):
                 status, body = post(client, method, {"launch": li["index"]})
                 assert status == 200
                 check(method, "result", body)
+            status, dots = post(client, "dots", {"launch": li["index"]})
+            for e in range(min(2, len(dots["executions"]))):
+                status, tiles = post(client, "dotTiles", {"launch": li["index"], "execution": e})
+                assert status == 200 and tiles["kept"]
+                check("dotTiles", "result", tiles)
             for t in li["tensors"]:
                 p = {"launch": li["index"], "tensor": t["index"]}
                 for gz in (False, True):

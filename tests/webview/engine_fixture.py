@@ -19,11 +19,14 @@ def main(path: str) -> None:
     overview = kernels_overview(result)
     service = ViewerService.from_result(result)
     maps, values = {}, {}
-    extra = {"valueMap": {}, "dots": {}, "performance": {}, "sampled": {}}
+    extra = {"valueMap": {}, "dots": {}, "dotTiles": {}, "performance": {}, "sampled": {}}
     for k in overview["kernels"]:
         for launch in k["launches"]:
             for m in ("dots", "performance"):
                 extra[m][str(launch["index"])] = service.request(m, {"launch": launch["index"]})
+            for e in range(len(extra["dots"][str(launch["index"])]["executions"])):
+                p = {"launch": launch["index"], "execution": e}
+                extra["dotTiles"][f"{launch['index']}/{e}"] = service.request("dotTiles", p)
             for t in launch.get("tensors") or []:
                 key = f"{launch['index']}/{t['index']}"
                 maps[key] = access_map(result, launch=launch["index"], tensor=t["index"])

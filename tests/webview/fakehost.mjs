@@ -27,10 +27,16 @@ export function answer(fix, method, params) {
     const sampled = fix.extra && fix.extra.sampled && fix.extra.sampled[key];
     return sampled ? { start, values, sampled } : { start, values };
   }
-  if (method === 'valueMap' || method === 'dots' || method === 'performance') {
-    // engine fixtures carry these per launch (dots, performance) or per launch/tensor/when (valueMap)
+  if (method === 'valueMap' || method === 'dots' || method === 'dotTiles' || method === 'performance') {
+    // engine fixtures carry these per launch (dots, performance), per launch/execution (dotTiles) or
+    // per launch/tensor/when (valueMap)
     const table = (fix.extra || {})[method];
-    const k = method === 'valueMap' ? `${key}/${params.when === 'before' ? 'before' : 'after'}` : `${params.launch}`;
+    const k =
+      method === 'valueMap'
+        ? `${key}/${params.when === 'before' ? 'before' : 'after'}`
+        : method === 'dotTiles'
+          ? `${params.launch}/${params.execution}`
+          : `${params.launch}`;
     if (!table || !(k in table)) throw new Error(`no ${method} for ${k}`);
     return table[k];
   }

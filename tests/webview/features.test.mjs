@@ -189,6 +189,36 @@ for (const theme of THEMES) {
       assert.match(dot, /iteration 2 of 3 — 32×32 @ 32×32 \(65536 FLOPs\)/);
       const links = await page.$$eval('.tl-tile-link', (els) => els.map((e) => e.textContent));
       assert.deepEqual(links, [`a_ptr[0:32, 64:72] — line ${aLine}`, `b_ptr[64:72, 0:32] — line ${bLine}`]);
+      // the tiles show their values: A is zero past K = 72 (masked off, other=0.0) in its columns 8..31,
+      // so its canvas has the colour of 0 there and other colours in columns 0..7; C is the product
+      await page.waitForFunction(() => document.querySelectorAll('#tl-dots canvas.tl-tile-values').length === 3);
+      const tiles = await page.$$eval('#tl-dots canvas.tl-tile-values', (cs) =>
+        cs.map((c) => {
+          const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+          const px = (x, y) => Array.from(d.slice((y * c.width + x) * 4, (y * c.width + x) * 4 + 3)).join(',');
+          const colours = new Set();
+          for (let y = 0; y < c.height; y++) for (let x = 0; x < c.width; x++) colours.add(px(x, y));
+          return {
+            w: c.width,
+            h: c.height,
+            colours: colours.size,
+            tail: new Set([8, 20, 31].map((x) => px(x, 5))).size,
+          };
+        }),
+      );
+      assert.deepEqual(
+        tiles.map((t) => [t.w, t.h]),
+        [
+          [32, 32],
+          [32, 32],
+          [32, 32],
+        ],
+      );
+      assert.equal(tiles[0].tail, 1, 'A is one colour (its zeros) past K'); // masked-off columns of A: 0.0
+      assert.ok(tiles[0].colours > 20 && tiles[2].colours > 100, JSON.stringify(tiles));
+      const labels = await page.$$eval('#tl-dots .tl-tile-label', (els) => els.map((e) => e.textContent));
+      assert.match(labels[0], /^A: 32×32 · -?\d.* … \d/, labels[0]);
+      assert.match(labels[2], /^C = acc \+ A @ B: 32×32 · /, labels[2]);
       // the tiles follow the slider: iteration 1 multiplies the middle K block
       await setIteration(page, 1);
       assert.match(await page.$eval('#tl-dots', (e) => e.innerText), /iteration 1 of 3 — 32×32 @ 32×32/);

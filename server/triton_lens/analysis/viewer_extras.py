@@ -26,6 +26,7 @@ from .performance import performance as _performance
 VALUE_CELLS = 1 << 15
 HIST_BINS = 32
 DOT_EXECUTIONS = 4096  # tl.dot executions listed at most per launch
+TILE_CELLS = 128  # a tl.dot tile's drawing, cells per side at most (the page draws a tile in 96 px)
 
 
 def _finite_range(v: np.ndarray) -> tuple[float, float]:
@@ -149,6 +150,8 @@ def dots(result: RunResult, launch: int) -> dict[str, Any]:
     d = L.dots
     ex_iter = _iterations(L.ex_site, L.ex_program) if L.ex_site.size else np.empty(0, dtype=np.int64)
     dot_iter = _iterations(d.site, d.program) if len(d) else np.empty(0, dtype=np.int64)
+    kept = np.zeros(len(d), dtype=bool)
+    kept[d.tile_row[d.tile_row < len(d)]] = True
     out = []
     for r in range(min(len(d), DOT_EXECUTIONS)):
         p = int(d.program[r])
@@ -167,6 +170,7 @@ def dots(result: RunResult, launch: int) -> dict[str, Any]:
                 "a": _operand(L, a, ex_iter, (m, k)),
                 "b": _operand(L, b, ex_iter, (k, n)),
                 "c": [m, n],
+                "values": bool(kept[r]),
             }
         )
     return {
@@ -174,6 +178,60 @@ def dots(result: RunResult, launch: int) -> dict[str, Any]:
         "sites": [dict(s.to_json(), id=i) for i, s in enumerate(d.sites)],
         "executions": out,
         "truncated": len(d) > DOT_EXECUTIONS,
+    }
+
+
+def dot_tiles(result: RunResult, launch: int, execution: int) -> dict[str, Any]:
+    """The values of one tl.dot execution's A, B and C tiles (C: the result, acc + A @ B as the GPU
+    computes it), each as colour levels over its own range: `q` one byte a cell (0..254 from lo to hi,
+    255 NaN or inf), a cell the mean of block[0] x block[1] values when the tile has more than
+    TILE_CELLS a side. `kept` false (and `why`) when the run did not keep them (dot_tiles.py)."""
+    L = _launch(result, launch)
+    d = L.dots
+    if not 0 <= execution < len(d):
+        raise KeyError(f"launch {launch} has no tl.dot execution {execution} (it has {len(d)})")
+    tiles = d.tiles(execution)
+    if tiles is None:
+        return {"execution": execution, "kept": False, "why": _tiles_why(L, execution)}
+    return {"execution": execution, "kept": True, **{k: _tile(t) for k, t in zip("abc", tiles)}}
+
+
+def _tiles_why(L: LaunchTrace, r: int) -> str:
+    d = L.dots
+    kept = sorted(set(d.program[d.tile_row].tolist())) if d.tile_row.size else []
+    if d.sites[int(d.site[r])].a_dtype.startswith("fp8"):
+        return "fp8 tiles' values are not kept"
+    if not kept:
+        return "values not kept for this launch's tl.dot (a batched or non-float dot)"
+    lo, hi = kept[0], kept[-1]
+    names = f"program {lo}" if lo == hi else f"programs {lo}-{hi}"
+    return f"values kept for {names} only (8 MB a launch): pick one of them"
+
+
+def _tile(t: np.ndarray) -> dict[str, Any]:
+    r, c = t.shape
+    br, bc = -(-r // TILE_CELLS), -(-c // TILE_CELLS)
+    v = t.astype(np.float64)
+    if br > 1 or bc > 1:
+        pr, pc = -(-r // br) * br, -(-c // bc) * bc
+        padded = np.full((pr, pc), np.nan)
+        padded[:r, :c] = v
+        blocks = padded.reshape(pr // br, br, pc // bc, bc)
+        with np.errstate(all="ignore"):
+            finite = np.isfinite(blocks)
+            v = np.where(finite, blocks, 0).sum(axis=(1, 3)) / np.maximum(finite.sum(axis=(1, 3)), 1)
+            v[~finite.any(axis=(1, 3))] = np.nan
+    lo, hi = _finite_range(v)
+    with np.errstate(all="ignore"):
+        level = np.clip(np.round((v - lo) / (hi - lo) * 254), 0, 254) if hi > lo else np.zeros(v.shape)
+    q = np.where(np.isfinite(v), level, 255).astype(np.uint8)
+    return {
+        "shape": [int(r), int(c)],
+        "cells": [int(q.shape[0]), int(q.shape[1])],
+        "block": [int(br), int(bc)],
+        "lo": lo,
+        "hi": hi,
+        "q": base64.b64encode(q.tobytes()).decode("ascii"),
     }
 
 

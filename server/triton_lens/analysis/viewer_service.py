@@ -33,8 +33,8 @@ JSON = dict[str, Any]  # a JSON object of the protocol
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "viewer_protocol.schema.json"
 
 # The page's methods (extension/webview/PROTOCOL.md) and the host page's `source`.
-METHODS = ("kernels", "accessMap", "values", "valueMap", "dots", "performance", "source")
-CACHED = frozenset({"accessMap", "valueMap", "dots", "performance"})
+METHODS = ("kernels", "accessMap", "values", "valueMap", "dots", "dotTiles", "performance", "source")
+CACHED = frozenset({"accessMap", "valueMap", "dots", "dotTiles", "performance"})
 CACHE_ENTRIES = 256
 VALUES_DEFAULT = 256  # the page asks for aligned blocks of 256 elements
 VALUES_MAX = 4096
@@ -138,6 +138,8 @@ def validate(method: str, params: Any) -> JSON:
     elif method == "values":
         out["start"] = max(0, int_param(params, "start", 0))
         out["count"] = max(0, min(int_param(params, "count", VALUES_DEFAULT), VALUES_MAX))
+    elif method == "dotTiles":
+        out["execution"] = int_param(params, "execution")
     elif method == "valueMap":
         when = _get(params, "when")
         if when is None:
@@ -305,6 +307,8 @@ class ViewerService:
                 return ve.value_map(result, p["launch"], p["tensor"], p["when"])
             if method == "dots":
                 return ve.dots(result, p["launch"])
+            if method == "dotTiles":
+                return ve.dot_tiles(result, p["launch"], p["execution"])
             return ve.launch_performance(result, p["launch"])
         except KeyError as e:  # the launch went away between the check and here
             raise ViewerRequestError(str(e.args[0]) if e.args else str(e), 404) from None

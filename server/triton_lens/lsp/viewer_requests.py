@@ -1,5 +1,5 @@
 """The viewer's custom requests, `tritonLens/<method>` for every method of the viewer service
-(`analysis/viewer_service.py`: kernels, accessMap, values, valueMap, dots, performance): a thin
+(`analysis/viewer_service.py`: kernels, accessMap, values, valueMap, dots, dotTiles, performance): a thin
 transport. Params are the service's plus `uri` (the document); the answer is the service's for the
 document's last finished run, and `kernels` adds the document's state (version, docVersion, stale,
 running). A request the service refuses is an InvalidParams error with its message."""
@@ -14,7 +14,7 @@ from ..analysis.viewer_service import ViewerCache, ViewerRequestError, ViewerSer
 from . import notebooks
 
 # The page's methods the LSP serves (`source` is the browser viewer's host page: VS Code has the editor).
-LSP_METHODS = ("kernels", "accessMap", "values", "valueMap", "dots", "performance")
+LSP_METHODS = ("kernels", "accessMap", "values", "valueMap", "dots", "dotTiles", "performance")
 
 
 def param(params: Any, key: str, default: Any = None) -> Any:

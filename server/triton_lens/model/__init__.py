@@ -184,6 +184,9 @@ class DotSite:
         return self.precision == "tf32" and self.a_dtype == "fp32" and self.b_dtype == "fp32"
 
 
+TILE_VALUES_LIMIT = 1 << 21  # float32 values of tl.dot tiles a launch keeps (8 MB), for the viewer
+
+
 def value_sample_steps(rows: int, cols: int, limit: int) -> tuple[int, int]:
     """(rs, cs): the smallest step s, in rows and in columns alike, whose sample of 1 in s rows x 1 in s
     columns has at most `limit` elements; one row (a 1-D tensor) steps its columns only."""
@@ -220,11 +223,30 @@ class DotTrace:
     # product, and the largest |product|; -1 for other calls.
     tf32_dev: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float64))
     magnitude: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float64))
+    # The values of the A, B and C tiles (C: the dot's result, acc + A @ B as the run computed it) of
+    # the executions that kept them (a 2-D dot of one of the launch's first programs, within
+    # TILE_VALUES_LIMIT; recorder.py says which): tile_row the execution rows, ascending; tile_data
+    # float32, each kept row's m*k + k*n + m*n values row-major, from tile_start[j].
+    tile_row: np.ndarray = field(default_factory=_empty_i32)
+    tile_start: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    tile_data: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float32))
 
     COLUMNS = ("site", "program", "a_row", "b_row", "m", "n", "k", "tf32_dev", "magnitude")
+    TILE_COLUMNS = ("tile_row", "tile_start", "tile_data")
 
     def __len__(self) -> int:
         return int(self.site.size)
+
+    def tiles(self, row: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The (A, B, C) tile values of execution `row`, shaped (m, k), (k, n), (m, n); None when its
+        values were not kept."""
+        j = int(np.searchsorted(self.tile_row, row))
+        if j >= self.tile_row.size or int(self.tile_row[j]) != row:
+            return None
+        m, n, k = int(self.m[row]), int(self.n[row]), int(self.k[row])
+        flat = self.tile_data[int(self.tile_start[j]) : int(self.tile_start[j + 1])]
+        a, b = flat[: m * k].reshape(m, k), flat[m * k : m * k + k * n].reshape(k, n)
+        return a, b, flat[m * k + k * n :].reshape(m, n)
 
     def flops(self, rows: np.ndarray | None = None) -> int:
         """2 * M * N * K per execution (a multiply and an add per term), summed."""

@@ -169,7 +169,7 @@ class Hooks:
     def tuned(self) -> None: ...
     def trial(self, label: str | None, rank: int = 0) -> None: ...
 
-    def dot(self, builder, a, b, a_dtype: str, b_dtype: str, acc_dtype: str, precision: str) -> None: ...
+    def dot(self, builder, a, b, a_dtype: str, b_dtype: str, acc_dtype: str, precision: str, result) -> None: ...
     def loaded(self, value) -> None: ...
     def device_descriptor(self) -> None: ...
     # After a launch that returned: its executor and the arguments it was called with (the size check).
@@ -661,16 +661,17 @@ def allocator_is_set() -> bool:
 
 
 def _patch_dot(scope: PatchScope, hooks: Hooks) -> None:
-    """tl.dot: the operands (shapes, dtypes, and which load produced each, when one did) for the FLOP
-    count and the viewer's A/B/C tiles. Loads are wrapped once more, on top of the access hook, to
+    """tl.dot: the operands (shapes, dtypes, and which load produced each, when one did) and the result
+    for the FLOP count and the viewer's A/B/C tiles. Loads are wrapped once more, on top of the access hook, to
     hand the loaded value to the recorder (the same signatures in 3.2 - 3.9)."""
 
     def make_dot(orig):
         def create_dot(self, a, b, d, *rest, **kw):
             p = rest[0] if rest else kw.get("input_precision")
             name = _semantics.dot_precision_name(p)
-            hooks.dot(self, a, b, str(a.dtype.scalar), str(b.dtype.scalar), str(d.dtype.scalar), name)
-            return orig(self, a, b, d, *rest, **kw)
+            out = orig(self, a, b, d, *rest, **kw)  # the result as the GPU computes it (semantics.py)
+            hooks.dot(self, a, b, str(a.dtype.scalar), str(b.dtype.scalar), str(d.dtype.scalar), name, out)
+            return out
 
         return create_dot
 

@@ -441,6 +441,7 @@ class _Dispatch:
                     idx = by_key[key] = len(L.dot_sites)
                     L.dot_sites.append(DotSite.from_json(d))
                 dot_remap[meta["d0s"] + j] = idx
+            L.tiles.extend(a["tile_row"].astype(np.int64) + len(L.dots), a["tile_start"], a["tile_data"])
             L.dot_dev.extend(map(tuple, a["dot_dev"].reshape(-1, 2).tolist()))
             for site, prog, ra, rb, m, n, k in a["dots"].reshape(-1, 7).tolist():
                 L.dots.append(
@@ -504,6 +505,7 @@ class _Dispatch:
                 ]
                 arrays["dots"] = np.asarray(L.dots[self.d0 :], dtype=np.int64).reshape(-1, 7)
                 arrays["dot_dev"] = np.asarray(L.dot_dev[self.d0 :], dtype=np.float64).reshape(-1, 2)
+                arrays["tile_row"], arrays["tile_start"], arrays["tile_data"] = L.tiles.arrays(self.d0)
                 arrays.update(_set_arrays("touched", L.touched, n0))
                 arrays.update(_set_arrays("masked", L.masked, n0))
                 arrays.update(_set_arrays("oob", L.oob, n0))

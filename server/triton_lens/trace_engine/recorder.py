@@ -24,6 +24,7 @@ from ..model.elements import RANGE, ElementSets, ElementSetsBuilder, encode
 from . import compat
 from . import progressive as _progressive
 from . import tf32 as _tf32
+from .dot_tiles import TileKeeper, tile_values
 from .rows import row_crossings
 from .tensors import TensorView
 
@@ -103,6 +104,7 @@ class _Launch:
         self.dot_site_index: dict[tuple[Any, ...] | None, int] = {}  # (code, lasti), None: no user frame
         self.dots: list[tuple[int, ...]] = []  # site, program, a_row, b_row, m, n, k
         self.dot_dev: list[tuple[float, float]] = []  # per dot: TF32 deviation, largest |product| (-1: n/a)
+        self.tiles = TileKeeper()  # the tile values of the first programs' dots (dot_tiles.py)
         self.values_before: dict[int, np.ndarray] = {}
         self.value_steps: dict[int, tuple[int, int]] = {}  # tensors whose values are a sample: its steps
         self.t0 = time.perf_counter()
@@ -157,11 +159,15 @@ class _Launch:
         cols = np.asarray(self.dots, dtype=np.int32).reshape(-1, 7)
         dev = np.asarray(self.dot_dev, dtype=np.float64).reshape(-1, 2)
         columns = {c: np.ascontiguousarray(cols[:, i]) for i, c in enumerate(DotTrace.COLUMNS[:7])}
+        tile_row, tile_start, tile_data = self.tiles.arrays()
         return DotTrace(
             self.dot_sites,
             **columns,
             tf32_dev=np.ascontiguousarray(dev[:, 0]),
             magnitude=np.ascontiguousarray(dev[:, 1]),
+            tile_row=tile_row,
+            tile_start=tile_start,
+            tile_data=tile_data,
         )
 
 
@@ -823,7 +829,7 @@ class Recorder(compat.Hooks):
             except AttributeError:
                 pass
 
-    def dot(self, builder, a, b, a_dtype, b_dtype, acc_dtype, precision="") -> None:
+    def dot(self, builder, a, b, a_dtype, b_dtype, acc_dtype, precision="", result=None) -> None:
         L = self._launch
         a_shape, b_shape = a.data.shape, b.data.shape
         if L is None or len(a_shape) < 2 or len(b_shape) < 2:
@@ -844,10 +850,13 @@ class Recorder(compat.Hooks):
         for v in (a, b):
             tag = getattr(v, "_tl_row", None)
             rows.append(tag[1] if tag is not None and tag[0] == L.index else -1)
-        L.dots.append(
-            (i, x + gx * (y + gy * z), rows[0], rows[1], batch * int(a_shape[-2]), int(b_shape[-1]), int(a_shape[-1]))
-        )
+        program = x + gx * (y + gy * z)
+        L.dots.append((i, program, rows[0], rows[1], batch * int(a_shape[-2]), int(b_shape[-1]), int(a_shape[-1])))
         L.dot_dev.append(tf32_deviation(a.data, b.data) if L.dot_sites[i].runs_in_tf32 else (-1.0, -1.0))
+        if result is not None:
+            L.tiles.offer(
+                len(L.dots) - 1, program, tile_values(a.data, a_dtype), tile_values(b.data, b_dtype), result.data
+            )
 
     def device_descriptor(self) -> None:
         """An in-kernel tl.make_tensor_descriptor: compiled, it needs scratch memory from the allocator

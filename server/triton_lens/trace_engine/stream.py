@@ -167,7 +167,7 @@ def launch_to_frame(t: LaunchTrace) -> tuple[dict, dict[str, np.ndarray]]:
         arrays[f"values.{i}"] = v
     for i, v in t.values_before.items():
         arrays[f"values_before.{i}"] = v
-    for c in DotTrace.COLUMNS:
+    for c in DotTrace.COLUMNS + DotTrace.TILE_COLUMNS:
         arrays[f"dots.{c}"] = getattr(t.dots, c)
     for i, runs in t.unwritten_before.items():
         arrays[f"unwritten_before.{i}"] = runs
@@ -198,7 +198,7 @@ def launch_from_frame(meta: dict, arrays: dict[str, np.ndarray]) -> LaunchTrace:
         value_steps={int(i): (int(st[0]), int(st[1])) for i, st in meta.get("value_steps", {}).items()},
         dots=DotTrace(
             sites=[DotSite.from_json(d) for d in meta.get("dot_sites", [])],
-            **{c: arrays[f"dots.{c}"] for c in DotTrace.COLUMNS if f"dots.{c}" in arrays},
+            **{c: arrays[f"dots.{c}"] for c in DotTrace.COLUMNS + DotTrace.TILE_COLUMNS if f"dots.{c}" in arrays},
         ),
         scratch_site=meta.get("scratch_site"),
         size_findings=list(meta.get("size_findings", [])),
