@@ -126,3 +126,40 @@ def test_bfloat16_operands_are_their_values_not_their_bits():
     bits = np.array([[0x3F80, 0xC000]], dtype=np.uint16)  # 1.0, -2.0 in bfloat16
     assert tile_values(bits, "bf16").tolist() == [[1.0, -2.0]]
     assert tile_values(np.ones((1, 2), np.float16), "fp16").dtype == np.float16
+
+
+MANY = """
+import torch, triton, triton.language as tl
+
+@triton.jit
+def mm(a_ptr, b_ptr, c_ptr, K, B: tl.constexpr):
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    r = tl.arange(0, B)
+    acc = tl.zeros((B, B), dtype=tl.float32)
+    for k in range(0, K // B):
+        a = tl.load(a_ptr + (pm * B + r)[:, None] * K + (k * B + r)[None, :])
+        b = tl.load(b_ptr + (k * B + r)[:, None] * (2 * B) + (pn * B + r)[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + (pm * B + r)[:, None] * (2 * B) + (pn * B + r)[None, :], acc)
+
+B, K = 64, 1024
+a = torch.randn(2 * B, K); b = torch.randn(K, 2 * B); c = torch.empty(2 * B, 2 * B)
+for _ in range(24):
+    mm[(2, 2)](a, b, c, K, B=B)
+"""
+
+
+def test_a_runs_launches_together_keep_at_most_the_run_limit(tmp_path):
+    from triton_lens.model import TILE_VALUES_LIMIT
+    from triton_lens.trace_engine.recorder import RUN_TILE_VALUES
+
+    path = tmp_path / "many.py"
+    path.write_text(textwrap.dedent(MANY))
+    r = run(RunRequest(path=str(path), timeout_s=300.0))
+    assert r.status == "ok", r.error
+    # each launch: 4 programs x 16 dots x 3 tiles of 64 x 64 = 786,432 values, under the launch limit
+    kept = [int(L.dots.tile_data.size) for L in r.launches]
+    assert kept[0] == 4 * 16 * 3 * 64 * 64 <= TILE_VALUES_LIMIT
+    assert len(kept) == 24 and sum(kept) <= RUN_TILE_VALUES < 24 * kept[0]
+    assert kept[-1] < kept[0] and kept == sorted(kept, reverse=True), kept  # the later launches keep less
+    assert dot_tiles(r, r.launches[-1].index, 0)["kept"] is False

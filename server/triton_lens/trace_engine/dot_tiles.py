@@ -1,5 +1,6 @@
 """The values of `tl.dot` tiles a launch keeps for the viewer (DotTrace.tile_*): A, B and the result C
-of the executions of the launch's first programs, within TILE_VALUES_LIMIT values.
+of the executions of the launch's first programs, within TILE_VALUES_LIMIT values (and a run's
+launches together within recorder.RUN_TILE_VALUES; a launch that times an autotune config keeps none).
 
 Which programs: the first program whose tl.dot this process runs keeps its tiles (up to the limit);
 once another program runs a dot, the limit is divided by what the first one kept, and programs
@@ -42,7 +43,7 @@ class TileKeeper:
         elif self.below is None and program != self.first:
             self.below = max(1, self.limit // max(1, self.size))
             if self.first >= self.below:  # the first program is not among the ones kept
-                self.rows, self.chunks, self.size = [], [], 0
+                self.clear()
         if self.below is not None and program >= self.below:
             return
         n = a.size + b.size + c.size
@@ -51,6 +52,10 @@ class TileKeeper:
         self.rows.append(row)
         self.chunks.append(np.concatenate([x.astype(np.float32, copy=False).ravel() for x in (a, b, c)]))
         self.size += n
+
+    def clear(self) -> None:
+        """Keep nothing of this launch (a launch made only to time an autotune config)."""
+        self.rows, self.chunks, self.size = [], [], 0
 
     def extend(self, rows: np.ndarray, start: np.ndarray, data: np.ndarray) -> None:
         """Add tiles another process kept (a split launch's child), rows already the launch's."""

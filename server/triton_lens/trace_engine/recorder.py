@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import DotSite, DotTrace, LaunchTrace, Site, TensorInfo, value_sample_steps
+from ..model import TILE_VALUES_LIMIT, DotSite, DotTrace, LaunchTrace, Site, TensorInfo, value_sample_steps
 from ..model.elements import RANGE, ElementSets, ElementSetsBuilder, encode
 from . import compat
 from . import progressive as _progressive
@@ -34,6 +34,7 @@ _SKIP_DIRS = (compat.TRITON_DIR, _PACKAGE_DIR)
 # Values of tensors are kept after each launch for the viewer, up to this many elements; a larger tensor
 # keeps a sample of 1 in s rows x 1 in s columns (model.value_sample_steps) of at most this many.
 DEFAULT_VALUE_LIMIT = 1 << 20
+RUN_TILE_VALUES = 8 * TILE_VALUES_LIMIT  # tl.dot tile values a run keeps over all its launches (64 MB)
 
 
 def _dtype_name(t) -> str:
@@ -389,6 +390,7 @@ class Recorder(compat.Hooks):
         self._ctx: list[_Context] = []
         self._count = 0
         self._benchmarking = 0
+        self._tiles_left = RUN_TILE_VALUES  # tl.dot tile values the run's later launches may keep
         self._positions: dict[tuple, tuple] = {}
         self._patches: compat.PatchScope | None = None
         self._next_progress = 0.0
@@ -409,6 +411,7 @@ class Recorder(compat.Hooks):
         file, line = (f.f_code.co_filename, f.f_lineno) if f is not None else ("", 0)
         self._stack.append(self._launch)
         self._launch = _Launch(self._count, fn, file, line)
+        self._launch.tiles.limit = min(self._launch.tiles.limit, self._tiles_left)
         self._mark_autotune(self._launch)
         if self._sizes is not None:  # the size check reads the launch statement's grid from it
             self._launch.frame = f
@@ -508,6 +511,9 @@ class Recorder(compat.Hooks):
             self._probe_trace = L.finish(error is None, 0)
             return
         # a trial's values are the viewer's, and the viewer shows the launch kept
+        if self._benchmarking:
+            L.tiles.clear()
+        self._tiles_left -= L.tiles.size
         trace = L.finish(error is None, 0 if self._benchmarking else self.value_limit)
         if self._sizes is not None:  # for `launched`, which the launch's wrapper calls next
             L.trace, self._last = trace, L
