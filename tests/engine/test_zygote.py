@@ -149,3 +149,16 @@ def test_a_runner_killed_outright_leaves_no_zygote_behind(tmp_path):
         time.sleep(0.2)
     else:
         raise AssertionError("the zygote outlived its runner")
+
+
+def test_the_count_of_runs_by_key_stays_bounded_and_keeps_the_recent_keys():
+    keys = [("test-key", i) for i in range(zygote_client.RUNS_SEEN_KEYS + 10)]
+    try:
+        for k in keys:
+            assert zygote_client.note_run(k) == 1
+        assert zygote_client.note_run(keys[-1]) == 2  # a recent key keeps its count
+        assert zygote_client.note_run(keys[0]) == 1  # the oldest were forgotten
+        assert len(zygote_client._runs_seen) <= zygote_client.RUNS_SEEN_KEYS
+    finally:
+        for k in keys:
+            zygote_client._runs_seen.pop(k, None)

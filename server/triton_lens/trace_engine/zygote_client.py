@@ -195,6 +195,7 @@ class ForkedProcess:
 MAX_ZYGOTES = 2  # each holds torch and triton in memory (a few hundred MB, shared with its runs)
 _zygotes: dict[tuple, Zygote] = {}
 _runs_seen: dict[tuple, int] = {}
+RUNS_SEEN_KEYS = 64  # keys (interpreter, environment) counted at most: a server's runs of many venvs stay bounded
 _lock = threading.Lock()
 
 
@@ -228,8 +229,11 @@ def ready_zygote(key: tuple, exe: str, env: dict[str, str], start: bool) -> Zygo
 def note_run(key: tuple) -> int:
     """How many runs with this key this process has started, this one included."""
     with _lock:
-        _runs_seen[key] = _runs_seen.get(key, 0) + 1
-        return _runs_seen[key]
+        n = _runs_seen.pop(key, 0) + 1
+        _runs_seen[key] = n  # the most recent key last: the oldest go first past RUNS_SEEN_KEYS
+        while len(_runs_seen) > RUNS_SEEN_KEYS:
+            del _runs_seen[next(iter(_runs_seen))]
+        return n
 
 
 def drop(key: tuple, z: Zygote) -> None:
