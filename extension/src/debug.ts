@@ -241,6 +241,10 @@ export class KernelDebugger
 
   /** The "Debug this kernel" code lens / command. */
   async debugKernel(uri: vscode.Uri, kernelName?: string, askStopProgram = true): Promise<boolean> {
+    if (isNotebookUri(uri)) {
+      void vscode.window.showErrorMessage(NOTEBOOK_DEBUG_MESSAGE);
+      return false;
+    }
     const doc = await vscode.workspace.openTextDocument(uri);
     const kernel = kernelName ? await this.findKernel(doc, kernelName) : undefined;
     let stopProgram: string | undefined;
@@ -301,4 +305,15 @@ export class KernelDebugger
   dispose(): void {
     for (const d of this.disposables.splice(0)) d.dispose();
   }
+}
+
+/** What "Debug this kernel" says in a notebook: the debugger runs a .py file and sets breakpoints by path. */
+export const NOTEBOOK_DEBUG_MESSAGE =
+  'Triton Lens: debugging a kernel under the interpreter runs a .py file, and a notebook cell is not one. ' +
+  'Export the notebook as a Python script (command "Jupyter: Export to Python Script") or move the kernel ' +
+  'and its launch into a .py file, then use "Debug this kernel" there.';
+
+/** A notebook or one of its cells (the lens of a cell passes the notebook's URI). */
+export function isNotebookUri(uri: vscode.Uri): boolean {
+  return uri.scheme === 'vscode-notebook-cell' || uri.scheme === 'vscode-notebook' || uri.path.endsWith('.ipynb');
 }

@@ -15,8 +15,10 @@ import {
 } from 'vscode';
 import {
   DEBUG_TYPE,
+  isNotebookUri,
   kernelDebugConfig,
   KernelDebugger,
+  NOTEBOOK_DEBUG_MESSAGE,
   normalizeStopProgram,
   targetFromCommand,
   toDebugpyConfig,
@@ -215,6 +217,16 @@ describe('KernelDebugger', () => {
     expect(d.runPlanMock).toHaveBeenCalledWith(doc.uri, text);
     const cfg = debug.startDebugging.mock.calls[0][1] as Record<string, unknown>;
     expect(cfg).toMatchObject({ module: 'pytest', args: ['tests/test_k.py', '-k', 'small'], cwd: '/ws' });
+  });
+
+  it('says how to debug a notebook kernel instead of running the .ipynb as Python', async () => {
+    const nb = Uri.file('/ws/puzzles.ipynb');
+    expect(await makeDebugger().debugKernel(nb as never, 'add_kernel')).toBe(false);
+    expect(window.showErrorMessage).toHaveBeenCalledWith(NOTEBOOK_DEBUG_MESSAGE);
+    expect(NOTEBOOK_DEBUG_MESSAGE).toMatch(/Export to Python Script/);
+    expect(window.showInputBox).not.toHaveBeenCalled();
+    expect(debug.startDebugging).not.toHaveBeenCalled();
+    expect(isNotebookUri(Uri.file('/ws/k.py') as never)).toBe(false);
   });
 
   it('shows the error and starts nothing when the server cannot answer', async () => {

@@ -71,6 +71,8 @@ async def test_diagnostics_hints_hovers_and_lenses_land_on_the_kernel_cell(sessi
     assert hover.range is not None and hover.range.start.line == load_line
     lenses = await session.lenses(kernel)
     assert lenses and all(lens.range.start.line == 0 for lens in lenses)  # the kernel starts at its decorator
+    titles = [lens.command.title for lens in lenses]
+    assert "▶ Visualize this kernel" in titles and "Debug this kernel" not in titles  # no debugging of a cell
     assert await session.lenses(cells[4]) == []
 
     # Masking the load in the kernel cell reruns the notebook and clears its diagnostic.

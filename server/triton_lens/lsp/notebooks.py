@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from lsprotocol import types as lsp
 
 from ..model.notebook import CellText, NotebookScript, build
+from .lenses import DEBUG
 from .text import path_of, uri_of
 
 NOTEBOOK_TYPES = ("jupyter-notebook", "interactive")  # VS Code's Jupyter notebooks and its interactive window
@@ -165,10 +166,14 @@ def cell_hover(nb: Notebook, h: lsp.Hover | None) -> lsp.Hover | None:
 
 def cell_lenses(nb: Notebook, cell_uri: str, lenses: list[lsp.CodeLens]) -> list[lsp.CodeLens]:
     """The lenses above the kernels of this cell. Their commands keep the notebook's URI and the
-    script's line: the kernel is the notebook's, and the extension asks the server about it by those."""
+    script's line: the kernel is the notebook's, and the extension asks the server about it by those.
+    No "Debug this kernel": the debugger runs a .py file and sets breakpoints by file path, which a
+    cell does not have (the extension says so if the command is called on a notebook)."""
     out = []
     for lens in lenses:
         hit = _to_cell(nb, lens.range.start.line)
+        if lens.command is not None and lens.command.command == DEBUG:
+            continue
         if hit is not None and hit[0] == cell_uri:
             out.append(lsp.CodeLens(range=_moved(lens.range, hit[1]), command=lens.command, data=lens.data))
     return out
