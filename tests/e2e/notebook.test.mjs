@@ -6,14 +6,13 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { extensionLogs, launchBrowser, loadEnv, REPO, startCodeServer } from './lib/codeServer.mjs';
-import { norm, Workbench } from './lib/workbench.mjs';
+import { after, before, describe } from 'node:test';
+import { REPO } from './lib/codeServer.mjs';
+import { e2eSession, viewerFrame, waitViewer } from './lib/session.mjs';
+import { norm } from './lib/workbench.mjs';
 
-const VSIX = path.resolve(REPO, process.env.VSIX || 'triton-lens.vsix');
 const WORK = path.join(REPO, '.e2e', 'notebook');
 const ARTIFACTS = path.join(REPO, 'tests', 'e2e', 'artifacts', 'notebook');
-const PYTHON = process.env.TRITON_LENS_PYTHON || path.join(REPO, '.venv', 'bin', 'python');
 
 // tests/notebooks/data/oob_cells.ipynb (shared with the check and LSP tests), cells counted from 0 as in the
 // file (VS Code and the page count from 1: "Cell 3 of 5" is cell 2): cell 1 imports (after a `%matplotlib
@@ -24,54 +23,27 @@ const FIXTURE = path.join(REPO, 'tests', 'notebooks', 'data', NB);
 const KERNEL_CELL = /def\s+copy_kernel/;
 const LAUNCH_CELL = /copy_kernel\[/;
 
-let env, cs, browser, page, wb;
-const workspace = path.join(WORK, 'workspace');
+const session = e2eSession({
+  work: WORK,
+  artifacts: ARTIFACTS,
+  files: [[FIXTURE, NB]],
+  settings: { 'workbench.colorTheme': 'Default Dark Modern', 'notebook.lineNumbers': 'on' },
+});
+let page, wb;
 
 before(async () => {
-  env = loadEnv();
-  assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run make vsix`);
-  fs.rmSync(ARTIFACTS, { recursive: true, force: true });
-  fs.rmSync(workspace, { recursive: true, force: true });
-  fs.mkdirSync(workspace, { recursive: true });
-  fs.copyFileSync(FIXTURE, path.join(workspace, NB));
-  cs = await startCodeServer({
-    env,
-    dir: path.join(WORK, 'code-server'),
-    vsix: VSIX,
-    settings: { 'workbench.colorTheme': 'Default Dark Modern', 'notebook.lineNumbers': 'on' },
-    machineSettings: { 'tritonLens.python': PYTHON },
-  });
-  browser = await launchBrowser(env);
-  page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-  wb = new Workbench(page, ARTIFACTS);
-  await wb.open(cs.url, workspace);
+  await session.start();
+  ({ page, wb } = session);
 });
+after(() => session.stop());
 
-after(async () => {
-  if (page) await wb.shot('final').catch(() => {});
-  await browser?.close().catch(() => {});
-  await cs?.stop();
-  if (cs) {
-    fs.mkdirSync(ARTIFACTS, { recursive: true });
-    fs.copyFileSync(cs.logFile, path.join(ARTIFACTS, 'code-server.log'));
-    fs.writeFileSync(path.join(ARTIFACTS, 'extension.log'), extensionLogs(cs.userData));
-  }
-});
-
-/** it(), plus a screenshot and the notebook editor's HTML of the moment a step fails. */
+/** session.step, plus the notebook editor's HTML of the moment a step fails. */
 function step(name, fn) {
-  it(name, async () => {
-    try {
-      await fn();
-    } catch (e) {
-      const tag = `FAILED-${name.replace(/[^\w]+/g, '-').slice(0, 50)}`;
-      await wb?.shot(tag).catch(() => {});
-      const html = await page
-        ?.evaluate(() => [...document.querySelectorAll('.notebook-editor')].map((e) => e.outerHTML).join('\n'))
-        .catch(() => '');
-      if (html) fs.writeFileSync(path.join(ARTIFACTS, `${tag}.html`), html);
-      throw e;
-    }
+  session.step(name, fn, async (tag) => {
+    const html = await page
+      ?.evaluate(() => [...document.querySelectorAll('.notebook-editor')].map((e) => e.outerHTML).join('\n'))
+      .catch(() => '');
+    if (html) fs.writeFileSync(path.join(ARTIFACTS, `${tag}.html`), html);
   });
 }
 
@@ -163,30 +135,6 @@ async function waitCursor(re, line, timeout = 15000) {
   }
 }
 
-/** The access-map page inside the webview's iframes (the frame where the page's `window.__viewer` hook lives). */
-async function viewerFrame(kernel, timeout = 60000) {
-  const deadline = Date.now() + timeout;
-  while (Date.now() < deadline) {
-    for (const f of page.frames()) {
-      const ok = await f
-        .evaluate((k) => !!window.__viewer && window.__viewer.idle && window.__viewer.state().kernel === k, kernel)
-        .catch(() => false);
-      if (ok) return f;
-    }
-    await page.waitForTimeout(250);
-  }
-  throw new Error(`no webview frame showing ${kernel}`);
-}
-
-async function waitViewer(frame, pred, what, arg, timeout = 30000) {
-  await frame.waitForFunction(pred, arg, { timeout, polling: 100 }).catch(async (e) => {
-    const st = await frame
-      .evaluate(() => ({ idle: window.__viewer.idle, state: window.__viewer.state() }))
-      .catch(() => null);
-    throw new Error(`${what}: ${e.message}\nviewer: ${JSON.stringify(st)}`);
-  });
-}
-
 describe('Triton Lens in a Jupyter notebook in VS Code', () => {
   step('opens the notebook in the notebook editor and shows inlay hints on the cell lines', async () => {
     await wb.openFile(NB, null); // then the kernel cell's lines, polled in the DOM
@@ -252,7 +200,7 @@ describe('Triton Lens in a Jupyter notebook in VS Code', () => {
     await lens.waitFor({ timeout: 30000 });
     await lens.click();
     await page.locator('.tabs-container .tab', { hasText: `Access map: ${NB}` }).waitFor({ timeout: 30000 });
-    frame = await viewerFrame('copy_kernel');
+    frame = await viewerFrame(page, { kernel: 'copy_kernel' });
     const st = await frame.evaluate(() => window.__viewer.state());
     await wb.shot('notebook-access-map');
     assert.deepEqual(st.tensors, ['x_ptr', 'y_ptr']);
@@ -279,7 +227,7 @@ describe('Triton Lens in a Jupyter notebook in VS Code', () => {
       frame,
       (l) => window.__viewer.idle && window.__viewer.state().follow?.line === l + 1,
       'following the store',
-      f1.line,
+      { arg: f1.line },
     );
     const at2 = await frame.evaluate(() => ({
       x: window.__viewer.cellState('x_ptr', 5),

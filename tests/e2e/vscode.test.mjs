@@ -5,110 +5,45 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { extensionLogs, launchBrowser, loadEnv, REPO, startCodeServer } from './lib/codeServer.mjs';
+import { REPO, startCodeServer } from './lib/codeServer.mjs';
+import { e2eSession, PYTHON, VSIX, viewerFrame, waitViewer } from './lib/session.mjs';
 import { norm, Workbench } from './lib/workbench.mjs';
 
 const CORPUS = path.join(REPO, 'tests', 'corpus');
-const VSIX = path.resolve(REPO, process.env.VSIX || 'triton-lens.vsix');
 const WORK = path.join(REPO, '.e2e');
 const ARTIFACTS = path.join(REPO, 'tests', 'e2e', 'artifacts');
-const PYTHON = process.env.TRITON_LENS_PYTHON || path.join(REPO, '.venv', 'bin', 'python');
 
 // issue 14's corpus: tl.dot tiles and iterations, Values and the histogram, 4-D slices
 const ISSUE14_FILES = ['matmul.py', 'layernorm.py', 'attention_4d.py'];
 
-let env, cs, browser, page, wb;
-const workspace = path.join(WORK, 'workspace');
+// this file's screenshots go; notebook.test.mjs's (artifacts/notebook) stay, whichever file ran first
+const session = e2eSession({
+  work: WORK,
+  artifacts: ARTIFACTS,
+  files: ['vector_add.py', 'oob_missing_mask.py', 'softmax.py', 'cuda_script_without_gpu.py', ...ISSUE14_FILES].map(
+    (f) => [path.join(CORPUS, f), f],
+  ),
+  // VS Code's default editor.inlayHints.maximumLength (43): the server's hints fit it
+  settings: {
+    'debug.openDebug': 'openOnDebugBreak',
+    'debug.internalConsoleOptions': 'neverOpen',
+    'workbench.colorTheme': 'Default Dark Modern',
+  },
+  clearArtifacts: (e) => e !== 'notebook',
+});
+let env, browser, page, wb;
+const step = session.step;
 
 before(async () => {
-  env = loadEnv();
-  assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run make vsix`);
   assert.ok(fs.existsSync(CORPUS), `the kernel corpus is expected at ${CORPUS}`);
-  // this file's screenshots go; notebook.test.mjs's (artifacts/notebook) stay, whichever file ran first
-  for (const e of fs.existsSync(ARTIFACTS) ? fs.readdirSync(ARTIFACTS) : [])
-    if (e !== 'notebook') fs.rmSync(path.join(ARTIFACTS, e), { recursive: true, force: true });
-  fs.rmSync(workspace, { recursive: true, force: true });
-  fs.mkdirSync(workspace, { recursive: true });
-  for (const f of [
-    'vector_add.py',
-    'oob_missing_mask.py',
-    'softmax.py',
-    'cuda_script_without_gpu.py',
-    ...ISSUE14_FILES,
-  ])
-    fs.copyFileSync(path.join(CORPUS, f), path.join(workspace, f));
-  cs = await startCodeServer({
-    env,
-    dir: path.join(WORK, 'code-server'),
-    vsix: VSIX,
-    // VS Code's default editor.inlayHints.maximumLength (43): the server's hints fit it
-    settings: {
-      'debug.openDebug': 'openOnDebugBreak',
-      'debug.internalConsoleOptions': 'neverOpen',
-      'workbench.colorTheme': 'Default Dark Modern',
-    },
-    machineSettings: { 'tritonLens.python': PYTHON },
-  });
-  browser = await launchBrowser(env);
-  page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-  wb = new Workbench(page, ARTIFACTS);
-  await wb.open(cs.url, workspace);
+  await session.start();
+  ({ env, browser, page, wb } = session);
 });
-
-after(async () => {
-  if (page) await wb.shot('final').catch(() => {});
-  await browser?.close().catch(() => {});
-  await cs?.stop();
-  if (cs) {
-    fs.mkdirSync(ARTIFACTS, { recursive: true });
-    fs.copyFileSync(cs.logFile, path.join(ARTIFACTS, 'code-server.log'));
-    fs.writeFileSync(path.join(ARTIFACTS, 'extension.log'), extensionLogs(cs.userData));
-  }
-});
-
-/** The access-map page inside the webview's iframes (the frame where the page's `window.__viewer` hook lives). */
-async function viewerFrame(timeout = 60000) {
-  const deadline = Date.now() + timeout;
-  while (Date.now() < deadline) {
-    for (const f of page.frames()) {
-      const ok = await f
-        .evaluate(() => typeof window.__viewer === 'object' && window.__viewer !== null)
-        .catch(() => false);
-      if (ok) return f;
-    }
-    await page.waitForTimeout(250);
-  }
-  throw new Error('no webview frame with window.__viewer');
-}
-
-async function waitViewer(frame, pred, what, timeout = 60000) {
-  await frame.waitForFunction(pred, undefined, { timeout, polling: 100 }).catch(async (e) => {
-    const st = await frame
-      .evaluate(() => ({
-        idle: window.__viewer.idle,
-        state: window.__viewer.state(),
-        msg: document.getElementById('tl-message')?.textContent,
-      }))
-      .catch(() => null);
-    throw new Error(`${what}: ${e.message}\nviewer: ${JSON.stringify(st)}`);
-  });
-}
+after(() => session.stop());
 
 // oob_missing_mask.py (shared corpus): line 12 `x = tl.load(x_ptr + offs)` reads 24 elements past the end of x
 // in program 7; line 13 loads y_ptr with a mask; line 14 stores out_ptr.
 const OOB_FILE = 'oob_missing_mask.py';
-
-/** it(), plus a screenshot of the moment a step fails. */
-function step(name, fn) {
-  it(name, async () => {
-    try {
-      await fn();
-    } catch (e) {
-      await wb?.shot(`FAILED-${name.replace(/[^\w]+/g, '-').slice(0, 50)}`).catch(() => {});
-      throw e;
-    }
-  });
-}
 
 describe('Triton Lens in VS Code', () => {
   step('shows inlay hints with what each load/store touched', async () => {
@@ -181,7 +116,7 @@ describe('Triton Lens in VS Code', () => {
     await page
       .locator('.tabs-container .tab', { hasText: 'Access map: oob_missing_mask.py' })
       .waitFor({ timeout: 30000 });
-    frame = await viewerFrame();
+    frame = await viewerFrame(page);
     await waitViewer(
       frame,
       () =>
@@ -296,7 +231,7 @@ describe('Triton Lens in VS Code', () => {
       .waitFor({ timeout: 60000 });
     // a restored webview is only loaded once it is visible
     await page.locator('.tabs-container .tab', { hasText: 'Access map: oob_missing_mask.py' }).click();
-    frame = await viewerFrame(90000);
+    frame = await viewerFrame(page, { timeout: 90000 });
     await waitViewer(
       frame,
       () =>
@@ -304,7 +239,7 @@ describe('Triton Lens in VS Code', () => {
         window.__viewer.state().kernel === 'add_kernel' &&
         window.__viewer.state().tensors.length === 3,
       'the restored view shows add_kernel',
-      120000,
+      { timeout: 120000 },
     );
     await wb.shot('access-map-restored-after-reload');
   });
@@ -528,7 +463,9 @@ describe('Triton Lens in VS Code', () => {
     await page.keyboard.press('Home');
     await waitViewer(mm, () => window.__viewer.state().iteration === null && window.__viewer.idle, 'all iterations');
     await mm.click('#tl-play');
-    await waitViewer(mm, () => window.__viewer.state().iteration === 1, 'playing reaches iteration 1', 10000);
+    await waitViewer(mm, () => window.__viewer.state().iteration === 1, 'playing reaches iteration 1', {
+      timeout: 10000,
+    });
     await mm.click('#tl-play');
     const paused = await mm.evaluate(() => window.__viewer.state());
     assert.equal(paused.playing, false);
