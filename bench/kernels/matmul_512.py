@@ -88,4 +88,5 @@ if __name__ == "__main__":
     a = torch.randn(512, 512)
     b = torch.randn(512, 512)
     c = matmul(a, b)
-    assert torch.allclose(c, a @ b, atol=1e-3, rtol=1e-3)
+    # compiled, a tl.dot of float32 tiles runs in TF32 (10 mantissa bits kept), and so does the run: TF32's tolerance
+    assert torch.allclose(c, a @ b, atol=5e-2, rtol=1e-2)

@@ -530,6 +530,7 @@ def prepare() -> str:
     import triton  # noqa: F401  (imported with TRITON_INTERPRET=1 already set)
 
     from . import compat, cuda_standin, stream, viz_alias  # noqa: F401  (imported before the fork)
+    from .host_writes import HostWrites  # noqa: F401  (torch's dispatch modes import sympy: 0.2 s a run)
     from .recorder import Recorder  # noqa: F401
 
     compat.enable_interpreter()
