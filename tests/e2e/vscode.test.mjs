@@ -131,6 +131,22 @@ describe('Triton Lens in VS Code', () => {
     // the out-of-bounds lanes of line 12 are drawn past the end of x
     const counts = await frame.evaluate(() => window.__viewer.counts('x_ptr'));
     assert.ok(counts, 'x_ptr has a map');
+    // the first screen of the panel (1600x1000 window) shows the followed tensor whole, its out-of-bounds
+    // band and the warning under it, without scrolling
+    const fold = await frame.evaluate(() => {
+      const card = document.querySelector('[data-tensor="0"]');
+      const warn = card?.querySelector('.tl-oob');
+      const map = card?.querySelector('canvas');
+      return {
+        height: window.innerHeight,
+        scrolled: document.scrollingElement.scrollTop,
+        map: map?.getBoundingClientRect().bottom,
+        warn: warn?.getBoundingClientRect().bottom,
+        text: warn?.textContent,
+      };
+    });
+    assert.match(fold.text, /out of bounds — line 12: 24 out-of-bounds addresses/, JSON.stringify(fold));
+    assert.ok(fold.scrolled === 0 && fold.map < fold.height && fold.warn < fold.height, JSON.stringify(fold));
   });
 
   step('follows the cursor: moving to another load changes what the view highlights', async () => {
