@@ -15,14 +15,18 @@ const ARTIFACTS = path.join(REPO, 'tests', 'e2e', 'artifacts');
 
 // issue 14's corpus: tl.dot tiles and iterations, Values and the histogram, 4-D slices
 const ISSUE14_FILES = ['matmul.py', 'layernorm.py', 'attention_4d.py'];
+const SOFTMAX_BIG = 'softmax_1823x781.py'; // tutorial-sized: a run long enough for partial results first
 
 // this file's screenshots go; notebook.test.mjs's (artifacts/notebook) stay, whichever file ran first
 const session = e2eSession({
   work: WORK,
   artifacts: ARTIFACTS,
-  files: ['vector_add.py', 'oob_missing_mask.py', 'softmax.py', 'cuda_script_without_gpu.py', ...ISSUE14_FILES].map(
-    (f) => [path.join(CORPUS, f), f],
-  ),
+  files: [
+    ...['vector_add.py', 'oob_missing_mask.py', 'softmax.py', 'cuda_script_without_gpu.py', ...ISSUE14_FILES].map(
+      (f) => [path.join(CORPUS, f), f],
+    ),
+    [path.join(REPO, 'bench', 'kernels', SOFTMAX_BIG), SOFTMAX_BIG],
+  ],
   // VS Code's default editor.inlayHints.maximumLength (43): the server's hints fit it
   settings: {
     'debug.openDebug': 'openOnDebugBreak',
@@ -311,22 +315,72 @@ describe('Triton Lens in VS Code', () => {
     assert.doesNotMatch(norm(await lens.innerText()), /raised/);
   });
 
+  step('after an edit, shows partial hints of a sample of programs at once, then the complete ones', async () => {
+    await wb.openFile(SOFTMAX_BIG);
+    const complete = /1823 programs/;
+    await page.waitForFunction(
+      (re) =>
+        [...document.querySelectorAll('.editor-group-container.active .codelens-decoration')].some((l) =>
+          new RegExp(re).test(l.textContent),
+        ),
+      complete.source,
+      { timeout: 180000 },
+    );
+    // an edit that changes nothing the kernel does: a space at the end of the docstring line
+    await wb.gotoLine(1, 200);
+    await page.keyboard.type(' ');
+    // the partial results come first (the lens says of how many programs), caught as they are drawn: the
+    // lens and the load's hint read in the same frame
+    const partial = await (
+      await page.waitForFunction(
+        () => {
+          const ed = '.editor-group-container.active';
+          const lens = [...document.querySelectorAll(`${ed} .codelens-decoration`)]
+            .map((l) => l.textContent)
+            .join(' | ');
+          if (!/partial results: \d+ of 1823 programs/.test(lens)) return null;
+          const load = [...document.querySelectorAll(`${ed} .view-lines .view-line`)]
+            .map((l) => l.textContent.replace(/\u00a0/g, ' '))
+            .find((t) => t.includes('row = tl.load('));
+          // (VS Code asks for the hints again after the lens: both of the sample, once both are drawn)
+          return load && / of 0:1823, 0:781\]/.test(load) ? { lens, load } : null;
+        },
+        undefined,
+        { timeout: 60000, polling: 'raf' },
+      )
+    ).jsonValue();
+    await wb.shot('partial-results');
+    // then the complete ones replace them, the lens and the hint
+    const done = await (
+      await page.waitForFunction(
+        () => {
+          const ed = '.editor-group-container.active';
+          const lens = [...document.querySelectorAll(`${ed} .codelens-decoration`)]
+            .map((l) => l.textContent)
+            .join(' | ');
+          if (!/1823 programs/.test(lens) || /partial|running/.test(lens)) return null;
+          const load = [...document.querySelectorAll(`${ed} .view-lines .view-line`)]
+            .map((l) => l.textContent.replace(/\u00a0/g, ' '))
+            .find((t) => t.includes('row = tl.load('));
+          return load && /input_ptr\[0:1823, 0:781\]/.test(load) ? { lens, load } : null;
+        },
+        undefined,
+        { timeout: 120000 },
+      )
+    ).jsonValue();
+    const m = /partial results: (\d+) of 1823 programs/.exec(partial.lens);
+    assert.ok(m && Number(m[1]) < 1823, JSON.stringify(partial));
+    // the load line has its hint already, of the sample's rows ("input_ptr[39 of 0:1823, 0:781]"); then of all
+    const sample = /input_ptr\[(\d+) of 0:1823, 0:781\]/.exec(partial.load);
+    assert.ok(sample && Number(sample[1]) < 1823 && Number(sample[1]) === Number(m[1]), JSON.stringify(partial));
+    assert.match(done.lens, /1 launch · 1823 programs/, JSON.stringify(done));
+    await page.keyboard.press('Backspace'); // the file as it was
+  });
+
   // ---- issue 14 on the corpus: every feature of the viewer, each screenshot in the dark and the light theme
 
   /** The viewer frame showing `kernel` (the one panel reloads its page for another file), once idle. */
-  async function viewerFor(kernel, timeout = 120000) {
-    const deadline = Date.now() + timeout;
-    while (Date.now() < deadline) {
-      for (const f of page.frames()) {
-        const ok = await f
-          .evaluate((k) => !!window.__viewer && window.__viewer.idle && window.__viewer.state().kernel === k, kernel)
-          .catch(() => false);
-        if (ok) return f;
-      }
-      await page.waitForTimeout(250);
-    }
-    throw new Error(`no webview frame showing ${kernel}`);
-  }
+  const viewerFor = (kernel, timeout = 120000) => viewerFrame(page, { kernel, timeout });
 
   /** Opens a corpus file in the first editor group, waits for its hints, and opens its access map. */
   async function visualize(file, hint, kernel) {
