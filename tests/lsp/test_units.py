@@ -336,3 +336,18 @@ def test_only_triton_jit_counts_and_installed_libraries_never_run(tmp_path):
     lib = triton.language.__file__.replace("__init__.py", "standard.py")
     p = plan(lib, open(lib).read(), Settings(), [])
     assert not p.runnable and p.why_not == "an installed library file"
+
+
+def test_a_partial_view_is_never_titled_as_a_complete_run():
+    from types import SimpleNamespace
+
+    from triton_lens.lsp.lenses import summary_title
+    from triton_lens.lsp.view import PartialInfo
+
+    k = SimpleNamespace(name="softmax_kernel")
+    info = PartialInfo("softmax_kernel", 0, 43, 1823)
+    going = summary_title(k, {}, None, running=True, stale=False, partial=info)  # type: ignore[arg-type]
+    assert going == "⟳ partial results: 43 of 1823 programs of launch 1 · the rest is running…"
+    # the run an edit stopped (until the next one's results come): still said to be partial, not "run 0.0 s"
+    stopped = summary_title(k, {}, None, running=False, stale=True, partial=info)  # type: ignore[arg-type]
+    assert stopped == "partial results: 43 of 1823 programs of launch 1 · the run was stopped by an edit"

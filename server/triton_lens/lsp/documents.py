@@ -190,8 +190,8 @@ class Doc:
             running=self.run is not None,
             stale=self.view is not None and not self.current and self.stale,
             not_run=not_run,
-            # a sample's snapshot of the run still going (an older run's, cancelled: shown as its summary)
-            partial=self.view.partial if self.view is not None and self.run is not None else None,
+            # a sample's snapshot: of the run still going, or of one an edit stopped (lenses.summary_title)
+            partial=self.view.partial if self.view is not None else None,
         )
 
 

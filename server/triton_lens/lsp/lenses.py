@@ -70,10 +70,12 @@ def summary_title(
 ) -> str:
     if not_run:
         return f"Triton Lens: {not_run}"
-    if partial is not None:  # a view of a launch's sample (lsp/view.PartialInfo)
+    if partial is not None and running:  # a view of a launch's sample (lsp/view.PartialInfo), its run going on
         if partial.kernel == k.name:
             return f"⟳ partial results: {partial.text} of launch {partial.launch + 1} · the rest is running…"
         return "⟳ running… · partial results so far"
+    if partial is not None:  # the sample of a run an edit stopped: never shown as if it were complete
+        return f"partial results: {partial.text} of launch {partial.launch + 1} · the run was stopped by an edit"
     s = summaries.get(k.name)
     hung = result.in_launch if result is not None and result.status == TIMEOUT else None
     if hung is not None and hung.get("kernel") == k.name:
