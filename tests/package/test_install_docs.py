@@ -80,7 +80,8 @@ def test_every_install_command_resolves(venv: Path, release: Path, tmp_path: Pat
             capture_output=True,
             text=True,
             timeout=600,
-            env={**os.environ, "PIP_NO_INPUT": "1"},
+            # a clean venv: PYTHONPATH (a checkout's server/ with its egg-info) would make pip see it installed
+            env={**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "PIP_NO_INPUT": "1"},
         )
         assert r.returncode == 0 and "Would install triton-lens" in r.stdout, (cmd, r.stdout[-1500:], r.stderr[-1500:])
 
