@@ -20,7 +20,7 @@ from datetime import date
 import numpy as np
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = [

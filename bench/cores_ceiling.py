@@ -34,8 +34,8 @@ from parallel_kernels import bare_interpreter_fixes, workloads  # noqa: E402
 def _traced(launch):
     import io
 
-    from triton_lens.trace_engine import stream
-    from triton_lens.trace_engine.parallel import ParallelRecorder
+    from triton_lens.trace_engine.recording import stream
+    from triton_lens.trace_engine.recording.parallel import ParallelRecorder
 
     def sink(trace) -> None:
         meta, arrays = stream.launch_to_frame(trace)

@@ -1,5 +1,5 @@
 """What the CPU stand-in for CUDA costs a run: the same work with plain CPU tensors and with "cuda"
-tensors under the stand-in (trace_engine/cuda_standin.py), measured side by side in one process, interleaved.
+tensors under the stand-in (trace_engine/standin/cuda_standin.py), measured side by side in one process, interleaved.
 
 - host ops: a script's torch work between launches (small elementwise ops, views, reductions), where
   every call passes through the stand-in's TorchFunctionMode;
@@ -28,9 +28,9 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
-from triton_lens.trace_engine import compat  # noqa: E402
-from triton_lens.trace_engine.cuda_standin import ASKED, CudaStandIn  # noqa: E402
-from triton_lens.trace_engine.recorder import Recorder  # noqa: E402
+from triton_lens.trace_engine.interpreter import compat  # noqa: E402
+from triton_lens.trace_engine.recording.recorder import Recorder  # noqa: E402
+from triton_lens.trace_engine.standin.cuda_standin import ASKED, CudaStandIn  # noqa: E402
 
 compat.enable_interpreter()
 

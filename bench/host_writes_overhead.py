@@ -1,4 +1,4 @@
-"""What the worker's host-write tracker (trace_engine/host_writes.py) costs torch code on the host.
+"""What the worker's host-write tracker (trace_engine/recording/host_writes.py) costs torch code on the host.
 
 Alternating rounds in one process (bare, tracked, bare, ...): small ops (dispatch overhead dominates)
 and large ones (1 M elements: marking costs a strided bool write). Prints the median ratio.
@@ -17,7 +17,7 @@ from datetime import date
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from triton_lens.trace_engine.host_writes import HostWrites
+from triton_lens.trace_engine.recording.host_writes import HostWrites
 
 
 class EmptyMode(TorchDispatchMode):

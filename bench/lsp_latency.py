@@ -3,7 +3,7 @@
 - change -> results: from sending a textDocument/didChange to receiving the publishDiagnostics of
   that version's run, and to an inlay-hint answer computed from it (debounce included);
 - hover and inlay-hint round trips once the run is done (the server answers from precomputed data);
-- with progressive results (trace_engine/progressive.py): change -> the first publication of that
+- with progressive results (trace_engine/recording/progressive.py): change -> the first publication of that
   version (the partial one, a launch's sample, when the run has one; tritonLens/runPartial says so) and
   change -> the complete one, with their ratio.
 

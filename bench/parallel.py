@@ -1,5 +1,5 @@
 """Wall and CPU time of one launch: the bare interpreter, and the tool with 1, 2, 4, 8, 16 workers
-(trace_engine/parallel.py), side by side in one run (issue 13).
+(trace_engine/recording/parallel.py), side by side in one run (issue 13).
 
 Everything runs in this one process: per workload the bare interpreter first, then the tool with
 each worker count (the recorder as the worker runs it, each launch's trace serialized as the worker
@@ -31,8 +31,8 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 from parallel_kernels import bare_interpreter_fixes, workloads  # noqa: E402
 
-from triton_lens.trace_engine import stream  # noqa: E402
-from triton_lens.trace_engine.parallel import ParallelRecorder  # noqa: E402
+from triton_lens.trace_engine.recording import stream  # noqa: E402
+from triton_lens.trace_engine.recording.parallel import ParallelRecorder  # noqa: E402
 
 
 def _cpu() -> float:

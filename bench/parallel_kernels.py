@@ -76,12 +76,12 @@ def attention_fwd_kernel(
 
 def bare_interpreter_fixes() -> str:
     """numpy 2.4+ refuses int() of a 1-element array, which the interpreter of triton <= 3.6 calls for
-    `range(tl.cdiv(K, BK))`: the bare runs get the tool's own fix for that (trace_engine/semantics.py's
+    `range(tl.cdiv(K, BK))`: the bare runs get the tool's own fix for that (trace_engine/interpreter/semantics.py's
     `_index`) and nothing else, so they can run at all. Returns what was applied ("" if nothing)."""
     import numpy as np
     from triton.runtime import interpreter
 
-    from triton_lens.trace_engine import semantics
+    from triton_lens.trace_engine.interpreter import semantics
 
     try:
         int(np.zeros(1))

@@ -1,4 +1,4 @@
-"""Progressive results (trace_engine/progressive.py): how often a finding of the complete run is missing
+"""Progressive results (trace_engine/recording/progressive.py): how often a finding of the complete run is missing
 from the partial one, over the corpus (tests/corpus) and the real-world scripts (tests/realworld).
 
 Every launch of at least 2 programs gets a sample here (the thresholds lowered through the environment,
@@ -28,7 +28,7 @@ from markers import corpus_files  # noqa: E402
 
 from triton_lens.analysis import analyze  # noqa: E402
 from triton_lens.analysis.findings import SAMPLE_KINDS  # noqa: E402
-from triton_lens.trace_engine.runner import RunRequest, run  # noqa: E402
+from triton_lens.trace_engine.process.runner import RunRequest, run  # noqa: E402
 
 FORCE = {
     "TRITON_LENS_PARTIAL_MIN_PROGRAMS": "2",

@@ -1,4 +1,4 @@
-"""What the size check (trace_engine/size_probe.py) adds to a run: each corpus file (or the files given)
+"""What the size check (trace_engine/recording/size_probe.py) adds to a run: each corpus file (or the files given)
 run twice side by side, with the check and without, and the ratio of the two wall times (a run's worker
 start-up dominates them); and the check itself, timed per launch inside a recorder (median and max over
 every launch). Prints a table; --out appends it to a results file.
@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine import size_probe
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
+from triton_lens.trace_engine.recording import size_probe
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,8 +34,8 @@ def _timed(path: Path, check: bool) -> tuple[float, object]:
 # Runs one script under a recorder with the size check on, timing each launch's check (SizeCheck.check).
 _TIMED = r"""
 import json, runpy, sys, time
-from triton_lens.trace_engine import size_probe
-from triton_lens.trace_engine.recorder import Recorder
+from triton_lens.trace_engine.recording import size_probe
+from triton_lens.trace_engine.recording.recorder import Recorder
 times, real = [], size_probe.SizeCheck.check
 def timed(self, la, trace):
     t0 = time.perf_counter()

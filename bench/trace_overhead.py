@@ -7,7 +7,7 @@ hits them alike; each ratio is the median of the per-round ratios of `time.proce
   overflow checks it builds for every integer add/sub/mul and then discards (their only consumer,
   device_assert, is a no-op unless debug is on, and the interpreter never turns it on), and the scan
   of triton.language that every @jit helper call (tl.max, tl.sum, ...) repeats to patch modules the
-  launch has already patched (trace_engine/device_calls.py).
+  launch has already patched (trace_engine/interpreter/device_calls.py).
 The trace's size is what the worker streams for each launch (access records, without tensor values).
 
     python bench/trace_overhead.py [--reps N] [--out FILE]
@@ -30,8 +30,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import triton  # noqa: E402
 from overhead_kernels import workloads  # noqa: E402
 
-from triton_lens.trace_engine import stream  # noqa: E402
-from triton_lens.trace_engine.recorder import Recorder  # noqa: E402
+from triton_lens.trace_engine.recording import stream  # noqa: E402
+from triton_lens.trace_engine.recording.recorder import Recorder  # noqa: E402
 
 
 def measure(fn, reps: int):

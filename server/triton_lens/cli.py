@@ -42,7 +42,7 @@ def _progress_printer():
 
 
 def _gpu_name(text: str) -> str:
-    from .trace_engine.gpu_profiles import profile
+    from .trace_engine import profile
 
     try:
         return profile(text).key
@@ -73,8 +73,9 @@ def cmd_check(args) -> int:
     from .check.output import LiveOutput, ReportFile
     from .check.run_all import Options, check_all, exit_code
     from .check.targets import find_targets
+    from .model.remedies import COMMAND_LINE
     from .report import github, json_report, sarif, text
-    from .trace_engine.process_tree import resolve_workers
+    from .trace_engine import default_workers
 
     fmt = "json" if args.json else args.format
     targets = find_targets(args.paths, roots=[os.getcwd()], filter_named_files=args.kernel_files_only)
@@ -101,9 +102,9 @@ def cmd_check(args) -> int:
         device="cpu" if args.cpu else "auto",
         gpu=args.gpu,
         # files already run side by side: by default each gets an equal share of the cores
-        workers=resolve_workers(args.workers)
+        workers=args.workers  # 0: the runner's default
         if args.workers or len(targets.files) <= 1
-        else max(1, resolve_workers(0) // min(len(targets.files), args.jobs or len(targets.files))),
+        else max(1, default_workers() // min(len(targets.files), args.jobs or len(targets.files))),
     )
     try:
         report = ReportFile(args.output) if args.output else None  # replaces the file once complete
@@ -145,7 +146,7 @@ def cmd_check(args) -> int:
             github.write(checked, out, problems)
         for c in checked:  # a tool error says what to do, on stderr whatever the format
             if c.tool_error and c.result.error is not None:
-                print(f"triton-lens: {c.result.error.message}", file=sys.stderr)
+                print(f"triton-lens: {c.result.error.text(COMMAND_LINE)}", file=sys.stderr)
         if report is not None:
             report.commit()
     finally:
@@ -259,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
             print("triton is not installed in this Python: run `python -m pip install triton`", file=sys.stderr)
             return 2
         print(triton.__version__)
-        from .trace_engine.releases import unsupported_note
+        from .trace_engine import unsupported_note
 
         note = unsupported_note(triton.__version__)
         if note:

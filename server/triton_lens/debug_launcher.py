@@ -10,7 +10,7 @@ kernel then stop in that program and no other. Host code is traced as usual.
 
 Standard library only, and importable on its own: debugpy runs it as a file from the extension folder.
 On a machine without a usable CUDA device (or with TRITON_LENS_DEVICE=cpu) it runs the target with CPU
-tensors standing in for CUDA ones, as the traced runs do (trace_engine/cuda_standin.py, imported from the
+tensors standing in for CUDA ones, as the traced runs do (trace_engine/standin/cuda_standin.py, imported from the
 package this file sits in, only then).
 """
 
@@ -93,16 +93,16 @@ def cuda_standin():
     if added:
         sys.path.append(parent)  # last: the user's own modules still win
     try:
-        from triton_lens.trace_engine import cuda_standin
+        from triton_lens.trace_engine import CudaStandIn, cuda_standin_wanted
     except ImportError:
         return contextlib.nullcontext()
     finally:
         if added:
             sys.path.remove(parent)
-    reason = cuda_standin.wanted(os.environ.get("TRITON_LENS_DEVICE", "auto"))
+    reason = cuda_standin_wanted(os.environ.get("TRITON_LENS_DEVICE", "auto"))
     if reason is None:
         return contextlib.nullcontext()
-    return _announced(cuda_standin.CudaStandIn(reason, os.environ.get("TRITON_LENS_STAND_IN_GPU") or None))
+    return _announced(CudaStandIn(reason, os.environ.get("TRITON_LENS_STAND_IN_GPU") or None))
 
 
 @contextlib.contextmanager

@@ -12,7 +12,7 @@ fails with their messages, and a table at the end lists the tests with findings.
 
 The interpreter is switched on before any conftest.py or test module is imported, so every
 @triton.jit kernel of the session is an interpreted one. On a machine without a usable GPU (or with
---triton-lens-cpu) the CUDA stand-in is put in place at the same moment (trace_engine/cuda_standin.py):
+--triton-lens-cpu) the CUDA stand-in is put in place at the same moment (trace_engine/standin/cuda_standin.py):
 a suite written for CUDA runs as it is (`torch.cuda.is_available()` and `get_device_capability()` at
 collection answer for the stood-in GPU, so `skipif(not torch.cuda.is_available())` tests run, and
 `device="cuda"` tensors are CPU tensors); the summary says so. Both are undone at the session's end
@@ -79,16 +79,21 @@ class _Started:
         os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported, for releases that read it then
         # What a script does to skip itself in Triton Lens's runs (NeedsRealGPU's advice) holds here too.
         os.environ["TRITON_LENS_WORKER"] = "1"
-        from .trace_engine import compat, cuda_standin
+        from .trace_engine import (
+            CudaStandIn,
+            autotuners_time_on_the_interpreter,
+            cuda_standin_wanted,
+            enable_interpreter,
+        )
 
-        self._undo.append(compat.enable_interpreter())
+        self._undo.append(enable_interpreter())
         # Kernel modules imported at collection make their autotuners before any test's recorder: without
         # this, triton 3.2/3.3 ask the GPU driver for a benchmarker there and collection fails.
-        self._undo.append(compat.autotuners_time_on_the_interpreter())
+        self._undo.append(autotuners_time_on_the_interpreter())
         self.standin = None
-        reason = cuda_standin.wanted("cpu" if getattr(options, "triton_lens_cpu", False) else "auto")
+        reason = cuda_standin_wanted("cpu" if getattr(options, "triton_lens_cpu", False) else "auto")
         if reason is not None:
-            standin = cuda_standin.CudaStandIn(reason, getattr(options, "triton_lens_gpu", None))
+            standin = CudaStandIn(reason, getattr(options, "triton_lens_gpu", None))
             standin.__enter__()
             self.standin = standin
             self._undo.append(lambda: standin.__exit__(None, None, None))
@@ -157,7 +162,7 @@ class _Session:
     # -- recording ---------------------------------------------------------------------------
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_setup(self, item):
-        from .trace_engine.recorder import Recorder
+        from .trace_engine import Recorder
 
         standin = self._standin()
         if standin is not None:

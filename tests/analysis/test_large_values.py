@@ -12,7 +12,7 @@ from protocol_schema import check
 
 from triton_lens.analysis.viewer_service import ViewerService
 from triton_lens.model import value_sample_steps
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 ROWS, COLS = 1151, 8192
 
@@ -78,7 +78,7 @@ def test_the_sample_of_any_layout_is_the_rows_and_columns_of_its_logical_order(l
     import numpy as np
     import torch
 
-    from triton_lens.trace_engine.recorder import _host_values
+    from triton_lens.trace_engine.recording.recorder import _host_values
 
     x = torch.arange(6 * 5 * 1000 * 300, dtype=torch.float32).reshape(6, 5, 1000, 300)
     t = {

@@ -11,7 +11,7 @@ from triton_lens.analysis.gpus import GPUS, gpu, precision
 from triton_lens.analysis.performance import SECTOR, sector_stats
 from triton_lens.model import LaunchTrace, Site, TensorInfo
 from triton_lens.model.elements import ElementSetsBuilder
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 CASES = Path(__file__).with_name("perf_cases.py")
 

@@ -13,7 +13,7 @@ from triton_lens.analysis.hover import access_facts
 from triton_lens.lsp.hints import access_label
 from triton_lens.lsp.hover import access_markdown
 from triton_lens.report.text import write_table
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 CASES = Path(__file__).with_name("touched_cases.py")
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from triton_lens.analysis.viewer_service import ViewerService
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 SCRIPT = textwrap.dedent(
     """

@@ -15,7 +15,7 @@ from protocol_schema import check, schema
 
 from triton_lens.analysis import viewer_service as vs
 from triton_lens.analysis.viewer_service import ViewerRequestError, ViewerService
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 FILES = ["matmul.py", "attention_4d.py", "oob_missing_mask.py", "multi_launch.py", "vector_add.py"]
 

@@ -5,6 +5,7 @@ docstring saying it imports no triton is true. test_layers.py checks the one-way
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -12,34 +13,60 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "server" / "triton_lens"
 
-# The interpreter room: the only modules that import triton.runtime.interpreter (its classes are what
-# they patch, release by release). debug_launcher.py is the one front-end file with its own hook: it
-# runs as a bare script under debugpy, before the package may be importable.
-INTERPRETER_ROOM = {
-    "trace_engine/compat.py",
-    "trace_engine/semantics.py",
-    "trace_engine/jit_api.py",
-    "trace_engine/device_calls.py",
-    "debug_launcher.py",
-}
+# The interpreter room: the only code that imports triton.runtime.interpreter (its classes are what it
+# patches, release by release). debug_launcher.py is the one front-end file with its own hook: it runs as a
+# bare script under debugpy, before the package may be importable.
+INTERPRETER_ROOM = ("trace_engine/interpreter/", "debug_launcher.py")
 # Standard library only: the supervisor forks and watches the worker before anything else is imported.
-STDLIB_ONLY = {"trace_engine/supervisor.py", "trace_engine/process_tree.py"}
-# No triton, no torch: the analysis and the model are pure functions over numpy arrays and our types.
-NO_TRITON_OR_TORCH = ("analysis/", "model/")
+STDLIB_ONLY = {"trace_engine/process/supervisor.py", "trace_engine/process/process_tree.py"}
+# No triton, no torch: the analysis and the model are pure functions over numpy arrays and our types; the
+# run plan and the kernel finder read text.
+NO_TRITON_OR_TORCH = ("analysis/", "model/", "source/")
+# The engine's rooms and the other rooms each may import (the face, trace_engine/__init__.py, may import
+# them all). process/ is the top: it runs the others in a contained worker.
+ROOMS = {
+    "interpreter": set(),
+    "standin": {"interpreter"},
+    "recording": {"interpreter", "standin.gpu_profiles"},  # the size check's bound: the GPU's memory
+    "process": {"interpreter", "standin", "recording"},
+}
+# Where a process is started: by exec only in process/; recording forks a launch's programs only here.
+EXECS = "trace_engine/process/"
+FORKS = {"trace_engine/recording/parallel.py", "trace_engine/recording/progressive.py"}
+PROCESS_CALLS = ("subprocess", "os.fork", "posix.fork", "os.exec", "os.spawn", "os.posix_spawn", "multiprocessing")
 
 
-def _imported(path: Path) -> list[tuple[int, str]]:
-    """(line, absolute module name) of every import in a file; relative imports as '.name'."""
+def _imported(path: Path, rel: str) -> list[tuple[int, str]]:
+    """(line, absolute module name) of every import in a file, relative ones resolved (triton_lens.x.y)."""
+    parts = ("triton_lens", *Path(rel).with_suffix("").parts)
+    pkg = parts if parts[-1] == "__init__" else parts[:-1]
+    pkg = pkg[:-1] if pkg[-1] == "__init__" else pkg
     out = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
             if node.level:
-                out.append((node.lineno, "." + (node.module or "")))
-            elif node.module:
-                out.append((node.lineno, node.module))
-                out.extend((node.lineno, f"{node.module}.{a.name}") for a in node.names)
+                base = ".".join(pkg[: len(pkg) - (node.level - 1)])
+                module = f"{base}.{node.module}" if node.module else base
+            else:
+                module = node.module or ""
+            out.append((node.lineno, module))
+            out.extend((node.lineno, f"{module}.{a.name}") for a in node.names)
         elif isinstance(node, ast.Import):
             out.extend((node.lineno, a.name) for a in node.names)
+    return out
+
+
+def _process_calls(path: Path) -> list[tuple[int, str]]:
+    """(line, dotted name) of each use of a process-starting call or module (PROCESS_CALLS)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            name = f"{node.value.id}.{node.attr}"
+            if name.startswith(PROCESS_CALLS[1:]):
+                out.append((node.lineno, name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            out.extend((node.lineno, m) for m in mods if m.split(".")[0] in ("subprocess", "multiprocessing"))
     return out
 
 
@@ -48,28 +75,58 @@ def _files():
         yield path.relative_to(PACKAGE).as_posix(), path
 
 
+def _room(rel: str) -> str | None:
+    parts = rel.split("/")
+    return parts[1] if parts[0] == "trace_engine" and len(parts) > 2 else None
+
+
+def _is_stdlib_only_module(name: str) -> bool:
+    """`name` (an absolute import) is one of STDLIB_ONLY, a member of one, or the package holding them."""
+    mods = {"triton_lens." + p[:-3].replace("/", ".") for p in STDLIB_ONLY}
+    return any(name == m or name.startswith(m + ".") or m.startswith(name + ".") for m in mods)
+
+
 def violations() -> list[str]:
-    bad: list[str] = []
+    found: dict[tuple[str, int, str], str] = {}  # an import names a module and its members: one line each
+
+    def bad(rel: str, line: int, rule: str, message: str) -> None:
+        found.setdefault((rel, line, rule), f"{rel}:{line}: {message}")
+
     for rel, path in _files():
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
         says_no_triton = "no triton import" in " ".join(doc.split())
-        for line, name in _imported(path):
+        room = _room(rel)
+        for line, name in _imported(path, rel):
             top = name.split(".")[0]
-            if name.startswith("triton.runtime.interpreter") and rel not in INTERPRETER_ROOM:
-                bad.append(f"{rel}:{line}: imports triton.runtime.interpreter: only the interpreter room may")
-            if rel in STDLIB_ONLY and not name.startswith(".") and top not in sys.stdlib_module_names:
-                bad.append(f"{rel}:{line}: imports {name}: this module uses the standard library only")
-            if (
-                rel in STDLIB_ONLY
-                and name.startswith(".")
-                and name[1:].split(".")[0] not in {p.rsplit("/", 1)[-1][:-3] for p in STDLIB_ONLY}
-            ):
-                bad.append(f"{rel}:{line}: imports {name}: only the other standard-library-only modules")
+            if name.startswith("triton.runtime.interpreter") and not rel.startswith(INTERPRETER_ROOM):
+                bad(rel, line, "interpreter", "imports triton.runtime.interpreter: only the interpreter room may")
+            if rel in STDLIB_ONLY and top != "triton_lens" and top not in sys.stdlib_module_names:
+                bad(rel, line, "stdlib", f"imports {name}: this module uses the standard library only")
+            if rel in STDLIB_ONLY and top == "triton_lens" and not _is_stdlib_only_module(name):
+                bad(rel, line, "stdlib-own", f"imports {name}: only the other standard-library-only modules")
             if rel.startswith(NO_TRITON_OR_TORCH) and top in ("triton", "torch"):
-                bad.append(f"{rel}:{line}: imports {name}: the analysis and the model know neither triton nor torch")
+                what = "the analysis, the model and the source know neither triton nor torch"
+                bad(rel, line, "pure", f"imports {name}: {what}")
             if says_no_triton and top == "triton":
-                bad.append(f"{rel}:{line}: imports {name}, but its docstring says: no triton import")
-    return list(dict.fromkeys(bad))  # an import names a module and its members: one line each
+                bad(rel, line, "docstring", f"imports {name}, but its docstring says: no triton import")
+            inner = name.split(".")
+            if inner[:2] == ["triton_lens", "trace_engine"] and len(inner) > 2 and inner[2] in ROOMS:
+                allowed = ROOMS.get(room or "", set())
+                if not rel.startswith("trace_engine/"):
+                    face = "outside the engine, import its face (triton_lens.trace_engine)"
+                    bad(rel, line, "face", f"imports {name}: {face}")
+                elif room is not None and inner[2] != room and not {inner[2], ".".join(inner[2:4])} & allowed:
+                    may = ", ".join(sorted(allowed)) or "no other room"
+                    bad(rel, line, "rooms", f"the {room} room imports {name}: it may import {may}")
+        for line, call in _process_calls(path):
+            starts_by_exec = (
+                call.split(".")[0] in ("subprocess", "multiprocessing") or ".exec" in call or "spawn" in call
+            )
+            if starts_by_exec and not rel.startswith(EXECS) and rel.startswith("trace_engine/"):
+                bad(rel, line, "exec", f"{call}: only the process room starts a process")
+            if "fork" in call and rel.startswith("trace_engine/recording/") and rel not in FORKS:
+                bad(rel, line, "fork", f"{call}: recording forks only in {sorted(FORKS)}")
+    return list(found.values())
 
 
 def test_the_engines_invariants_hold():
@@ -77,8 +134,19 @@ def test_the_engines_invariants_hold():
 
 
 def test_the_rooms_named_exist():
-    for rel in INTERPRETER_ROOM | STDLIB_ONLY:
-        assert (PACKAGE / rel).is_file(), rel
+    for rel in (*INTERPRETER_ROOM, *STDLIB_ONLY, *FORKS, EXECS, *NO_TRITON_OR_TORCH):
+        assert (PACKAGE / rel).exists(), rel
+    for room in ROOMS:
+        doc = ast.get_docstring(ast.parse((PACKAGE / "trace_engine" / room / "__init__.py").read_text()))
+        assert doc and "must not" in doc, f"trace_engine/{room}/__init__.py: say what the room owns and must not import"
+
+
+def test_the_face_exports_what_it_names():
+    import triton_lens.trace_engine as face
+
+    assert face.__all__ == sorted(face._FACE)
+    for name in face.__all__:
+        assert getattr(face, name) is not None, name
 
 
 @pytest.mark.parametrize(
@@ -86,9 +154,25 @@ def test_the_rooms_named_exist():
     [
         ("analysis/bad.py", "import torch\n", "know neither triton nor torch"),
         ("lsp/bad.py", "from triton.runtime.interpreter import GridExecutor\n", "only the interpreter room"),
-        ("trace_engine/supervisor.py", "import numpy as np\n", "standard library only"),
-        ("trace_engine/supervisor.py", "from .recorder import Recorder\n", "other standard-library-only"),
-        ("trace_engine/pure.py", '"""Pure numpy, no triton import."""\nimport triton\n', "docstring says"),
+        ("trace_engine/process/supervisor.py", "import numpy as np\n", "standard library only"),
+        (
+            "trace_engine/process/supervisor.py",
+            "from ..recording.recorder import Recorder\n",
+            "other standard-library-only",
+        ),
+        ("trace_engine/recording/pure.py", '"""Pure numpy, no triton import."""\nimport triton\n', "docstring says"),
+        ("source/plan.py", "import torch\n", "know neither triton nor torch"),
+        ("lsp/runs.py", "from ..trace_engine.process.runner import run\n", "import its face"),
+        ("viz/x.py", "from triton_lens.trace_engine.recording import recorder\n", "import its face"),
+        (
+            "trace_engine/interpreter/compat.py",
+            "from ..recording.recorder import Recorder\n",
+            "it may import no other room",
+        ),
+        ("trace_engine/standin/cuda_api.py", "from ..recording import stream\n", "the standin room imports"),
+        ("trace_engine/recording/recorder.py", "from ..process.runner import run\n", "the recording room imports"),
+        ("trace_engine/recording/recorder.py", "import subprocess\n", "only the process room starts a process"),
+        ("trace_engine/recording/stream.py", "import os\nos.fork()\n", "recording forks only in"),
     ],
 )
 def test_the_checker_sees_each_kind_of_violation(tmp_path, monkeypatch, rel, source, expected):
@@ -98,3 +182,51 @@ def test_the_checker_sees_each_kind_of_violation(tmp_path, monkeypatch, rel, sou
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
     found = violations()
     assert len(found) == 1 and expected in found[0], found
+
+
+# A front end's words: its settings (tritonLens.timeLimit) and options (--timeout). The engine, the analysis,
+# the model and the source name a remedy's kind (model/remedies.py) and each front end phrases it.
+FRONT_END_WORDS = re.compile(r"tritonLens\.[a-z]|(?<![\w-])--(?:timeout|memory|python|cpu|gpu|workers|jobs)(?![\w-])")
+NO_FRONT_END_WORDS = ("trace_engine/", "analysis/", "model/", "source/")
+WORDS_OWNER = "model/remedies.py"  # the words of each front end, side by side
+
+
+def front_end_words() -> list[str]:
+    """Each string constant (docstrings aside) of the engine, analysis, model or source naming a setting or option."""
+    bad = []
+    for rel, path in _files():
+        if not rel.startswith(NO_FRONT_END_WORDS) or rel == WORDS_OWNER:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+                m = FRONT_END_WORDS.search(node.value)
+                if m:
+                    bad.append((rel, node.lineno, f"{m.group(0)!r}: a front end's word; give the remedy's kind"))
+    return [f"{rel}:{line}: {what}" for rel, line, what in sorted(bad)]
+
+
+def test_the_engine_and_the_analysis_know_no_front_ends_words():
+    assert not front_end_words(), "\n".join(front_end_words())
+
+
+def test_the_words_checker_sees_a_setting_and_an_option(tmp_path, monkeypatch):
+    fake = tmp_path / "triton_lens"
+    (fake / "analysis").mkdir(parents=True)
+    (fake / "analysis" / "bad.py").write_text(
+        '"""Mentions tritonLens.timeLimit in a docstring: fine."""\n'
+        'A = "raise tritonLens.timeLimit"\nB = f"or --memory {1}"\nC = "a --memory-like word-free text"\n'
+    )
+    (fake / "model").mkdir()
+    (fake / "model" / "remedies.py").write_text('EDITOR = {"t": "tritonLens.timeLimit"}\n')
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    found = front_end_words()
+    assert [f.split(": ")[0] for f in found] == ["analysis/bad.py:2", "analysis/bad.py:3"], found

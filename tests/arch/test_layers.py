@@ -1,5 +1,5 @@
 """The one-way flow of docs/architecture.md, checked on the source: no module imports from a layer
-after its own (model → trace_engine → analysis → the front ends lsp / viz / report → the cli and the
+after its own (model → source → trace_engine and analysis, side by side → the front ends lsp / viz / report → the cli and the
 package's entry points), and the front ends do not import each other."""
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ PACKAGE = Path(__file__).resolve().parents[2] / "server" / "triton_lens"
 # import each other (except a package importing itself).
 RANK = {
     "model": 0,
-    "trace_engine": 1,
-    "analysis": 2,
+    "source": 1,  # the run plan and the kernel finder: text only
+    "trace_engine": 2,
+    "analysis": 2,  # a sibling of the engine: pure functions over what a run recorded, no engine module
     "report": 3,
     "lsp": 3,
     "viz": 3,
@@ -89,8 +90,11 @@ def test_the_checker_sees_a_violation(tmp_path, monkeypatch):
     (fake / "model" / "bad.py").write_text("from ..analysis import analyze\nfrom ..model import Finding\n")
     (fake / "analysis").mkdir()
     (fake / "analysis" / "ok.py").write_text(
-        "from ..model import Finding\nfrom triton_lens.trace_engine import compat\n"
+        "from ..model import Finding\nfrom triton_lens.source.kernels import outline\n"
     )
+    (fake / "analysis" / "bad.py").write_text("from ..trace_engine import run\n")  # siblings: the engine's layer
     monkeypatch.setattr(__import__(__name__), "PACKAGE", fake)
     found = violations()
-    assert len(found) == 1 and found[0].startswith("model/bad.py:1: model (layer 0) imports analysis")
+    assert len(found) == 2, found
+    assert found[0] == "analysis/bad.py:1: analysis (layer 2) imports trace_engine (layer 2)", found
+    assert found[1].startswith("model/bad.py:1: model (layer 0) imports analysis"), found

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 SCRIPTS = Path(__file__).parent / "scripts" / "findings"
 

@@ -9,7 +9,7 @@ import triton
 
 from triton_lens.analysis import analyze
 from triton_lens.analysis.access_map import access_map
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 SCRIPT = Path(__file__).parent / "scripts" / "lines" / "helper_calls.py"
 DESCRIPTORS = hasattr(triton, "set_allocator")  # the script's descriptor helper runs from triton 3.4

@@ -10,7 +10,7 @@ import pytest
 import triton
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 pytestmark = [
     pytest.mark.engine,

@@ -8,7 +8,7 @@ import textwrap
 from markers import CORPUS
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 SCALES = CORPUS / "autotune_group_scales.py"
 SCALE_LINE = 23  # the unmasked scale load: out of bounds with BLOCK=256 only

@@ -12,7 +12,7 @@ import triton.testing
 from torch.autograd.function import BackwardCFunction
 from torch.overrides import _get_current_function_mode_stack
 
-from triton_lens.trace_engine.cuda_standin import ASKED, CudaStandIn, NeedsRealGPU, explain_message
+from triton_lens.trace_engine.standin.cuda_standin import ASKED, CudaStandIn, NeedsRealGPU, explain_message
 
 
 @pytest.fixture

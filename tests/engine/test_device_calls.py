@@ -1,5 +1,5 @@
 """@jit helper calls inside a launch skip the interpreter's re-patching of triton.language
-(trace_engine/device_calls.py): same results, the scan runs once per module per launch, hooks removed after.
+(trace_engine/interpreter/device_calls.py): same results, the scan runs once per module per launch, hooks removed after.
 
 The kernels run in a fresh process: whether `@triton.jit` makes an interpreted function is decided when
 triton first reads TRITON_INTERPRET, which another test module of this process may have done without it.

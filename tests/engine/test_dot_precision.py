@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine import tf32 as tf32_emulation
-from triton_lens.trace_engine.recorder import tf32_deviation
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.interpreter import tf32 as tf32_emulation
+from triton_lens.trace_engine.process.runner import RunRequest, run
+from triton_lens.trace_engine.recording.recorder import tf32_deviation
 
 pytestmark = pytest.mark.engine
 

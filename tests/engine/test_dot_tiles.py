@@ -1,4 +1,4 @@
-"""The values of tl.dot tiles a run keeps for the viewer (trace_engine/dot_tiles.py, DotTrace.tile_*):
+"""The values of tl.dot tiles a run keeps for the viewer (trace_engine/recording/dot_tiles.py, DotTrace.tile_*):
 A and B as the kernel's operands, C as its result, for the launch's first programs within the limit;
 the same whether the launch ran in one process or split over several."""
 
@@ -11,8 +11,8 @@ import pytest
 from test_engine_parallel import split_env, splits
 
 from triton_lens.analysis.viewer_extras import dot_tiles, dots
-from triton_lens.trace_engine.dot_tiles import TileKeeper, tile_values
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
+from triton_lens.trace_engine.recording.dot_tiles import TileKeeper, tile_values
 
 pytestmark = pytest.mark.engine
 
@@ -151,7 +151,7 @@ for _ in range(24):
 
 def test_a_runs_launches_together_keep_at_most_the_run_limit(tmp_path):
     from triton_lens.model import TILE_VALUES_LIMIT
-    from triton_lens.trace_engine.recorder import RUN_TILE_VALUES
+    from triton_lens.trace_engine.recording.recorder import RUN_TILE_VALUES
 
     path = tmp_path / "many.py"
     path.write_text(textwrap.dedent(MANY))

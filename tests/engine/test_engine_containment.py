@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 KERNEL = """import os, subprocess, sys, time
 import torch
@@ -77,14 +77,14 @@ def test_the_workers_start_directory_is_private(tmp_path, monkeypatch):
     real = subprocess.Popen
 
     def spy(args, *a, **kw):
-        if "triton_lens.trace_engine.worker" in args:
+        if "triton_lens.trace_engine.process.worker" in args:
             seen["cwd"] = kw.get("cwd")
             seen["mode"] = os.stat(kw["cwd"]).st_mode & 0o777
         return real(args, *a, **kw)
 
     monkeypatch.setattr(subprocess, "Popen", spy)
     # A cold worker (a forked one starts in its zygote's directory: test_zygote.py checks that one).
-    from triton_lens.trace_engine import zygote_client
+    from triton_lens.trace_engine.process import zygote_client
 
     monkeypatch.setattr(zygote_client, "supported", lambda: False)
     r = run(RunRequest(path=str(script)))
@@ -182,7 +182,7 @@ def test_descendants_are_found_without_the_children_file_too(monkeypatch):
     limit and the clean-up must still see every process."""
     import builtins
 
-    from triton_lens.trace_engine import supervisor
+    from triton_lens.trace_engine.process import supervisor
 
     child = subprocess.Popen(
         [

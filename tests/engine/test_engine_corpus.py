@@ -7,7 +7,7 @@ import triton
 from markers import CORPUS, CorpusFile, Expect, corpus_files
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 pytestmark = pytest.mark.engine
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 KERNEL = """\
 import os

@@ -1,5 +1,5 @@
 """Scripts written for a GPU run unchanged under `triton-lens check` on a machine without one (CI, this
-machine): CPU tensors stand in for CUDA ones, and every output says so (trace_engine/cuda_standin.py). On a
+machine): CPU tensors stand in for CUDA ones, and every output says so (trace_engine/standin/cuda_standin.py). On a
 machine with a GPU, tests/gpu/cuda_parity.py compares the stand-in with real CUDA tensors."""
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def test_an_unknown_gpu_name_is_a_usage_error_naming_the_choices():
 
 
 def test_a_gpu_test_suite_skipped_without_cuda_runs_its_tests():
-    from triton_lens.trace_engine.runner import RunRequest, run
+    from triton_lens.trace_engine.process.runner import RunRequest, run
 
     path = SCRIPTS / "test_gpu_only.py"
     r = run(

@@ -8,7 +8,7 @@ from pathlib import Path
 from markers import CORPUS
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
@@ -145,7 +145,7 @@ def test_a_syntax_error_is_reported_at_its_line(tmp_path):
 
 def test_a_kernel_that_hangs_inside_its_launch_says_so(tmp_path):
     from triton_lens.lsp.lenses import kernel_summaries, summary_title
-    from triton_lens.trace_engine.kernels import outline
+    from triton_lens.source.kernels import outline
 
     script = tmp_path / "spins.py"
     script.write_text(

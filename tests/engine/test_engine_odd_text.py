@@ -12,7 +12,7 @@ import pytest
 from markers import CORPUS
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 ODD_LINE = "PAGE = 1  # \x0c \x0b \u2028 \u2029 \x1c \x85 are not line breaks\n"
 

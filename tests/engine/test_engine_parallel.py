@@ -1,4 +1,4 @@
-"""A launch's programs over several processes (trace_engine/parallel.py, issue 13): the `check --json` of every
+"""A launch's programs over several processes (trace_engine/recording/parallel.py, issue 13): the `check --json` of every
 corpus file is the same with --workers 2 as with --workers 1 (apart from timings), every marker holds
 with 2 workers, and what cannot be split (atomics, an exception, a crash) runs as one process would.
 
@@ -21,8 +21,8 @@ from markers import corpus_files
 from test_engine_corpus import HANG_LIMIT_S, analysed, check
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine.parallel import chunk_bounds
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
+from triton_lens.trace_engine.recording.parallel import chunk_bounds
 
 pytestmark = pytest.mark.engine
 
@@ -351,7 +351,7 @@ def test_check_cli_takes_workers(tmp_path):
 
 def test_workers_setting_and_default():
     from triton_lens.lsp.settings import Settings
-    from triton_lens.trace_engine.process_tree import default_workers, resolve_workers
+    from triton_lens.trace_engine.process.process_tree import default_workers, resolve_workers
 
     assert Settings().workers == 0 and resolve_workers(0) == default_workers()
     assert Settings().merged({"workers": 3}).workers == 3

@@ -8,7 +8,7 @@ from pathlib import Path
 from markers import CORPUS
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 PROJECT = Path(__file__).parent / "scripts" / "project"
 
@@ -59,7 +59,7 @@ def test_buffer_is_used_when_another_script_imports_the_file():
 def test_in_process_recorder_removes_its_hooks():
     import triton.runtime.interpreter as interp
 
-    from triton_lens.trace_engine.recorder import Recorder
+    from triton_lens.trace_engine.recording.recorder import Recorder
 
     before = {name: interp.InterpreterBuilder.__dict__.get(name) for name in dir(interp.InterpreterBuilder)}
     call, cvt = interp.GridExecutor.__call__, interp._implicit_cvt

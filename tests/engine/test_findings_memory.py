@@ -67,7 +67,7 @@ def test_a_run_stopped_inside_a_launch_keeps_the_programs_that_finished():
     from findings_script import SCRIPTS
 
     from triton_lens.analysis import analyze
-    from triton_lens.trace_engine.runner import RunRequest, run
+    from triton_lens.trace_engine.process.runner import RunRequest, run
 
     r = run(RunRequest(path=str(SCRIPTS / "hangs_in_launch.py"), timeout_s=25.0))
     assert r.status == "timeout", (r.status, r.error)

@@ -7,7 +7,7 @@ from findings_script import Script
 from markers import CORPUS
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 pytestmark = pytest.mark.engine
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from triton_lens.trace_engine.host_writes import HostWrites, bool_to_runs
+from triton_lens.trace_engine.recording.host_writes import HostWrites, bool_to_runs
 
 
 @pytest.fixture

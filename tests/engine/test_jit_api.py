@@ -1,4 +1,4 @@
-"""Library wrappers around @triton.jit under the tool (trace_engine/jit_api.py): isinstance JITFunction,
+"""Library wrappers around @triton.jit under the tool (trace_engine/interpreter/jit_api.py): isinstance JITFunction,
 the kernel's params / signature / src / cache_key, and JITFunction.run's compiled kernel launched later."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 pytestmark = pytest.mark.engine
 
@@ -46,7 +46,7 @@ def test_the_jit_api_is_the_interpreters_again_after_a_run():
     import triton.runtime.interpreter as interp
     from triton.runtime.jit import JITFunction
 
-    from triton_lens.trace_engine.recorder import Recorder
+    from triton_lens.trace_engine.recording.recorder import Recorder
 
     def body(x_ptr):
         pass
@@ -66,7 +66,7 @@ def test_flaggems_constructs_run_jit_type_cache_key_of_a_libdevice_alias_and_poi
     # referenced: <function erf>", and the interpreter's copy of a pointer object asked it for new_empty.
     import triton
 
-    from triton_lens.trace_engine.compat import jit_module_may_name_the_shim
+    from triton_lens.trace_engine.interpreter.compat import jit_module_may_name_the_shim
 
     r = run(RunRequest(path=str(SCRIPTS / "flaggems_style.py"), timeout_s=120))
     if not jit_module_may_name_the_shim():  # 3.2-3.4: JITFunction's methods name it; it stays the class

@@ -1,4 +1,4 @@
-"""The one kernel finder (trace_engine/kernels.py): kernels, their ranges and parameters, the kernel at a line."""
+"""The one kernel finder (source/kernels.py): kernels, their ranges and parameters, the kernel at a line."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import ast
 import pytest
 from markers import corpus_paths
 
-from triton_lens.trace_engine.kernels import kernel_at, launched_on_line, outline
+from triton_lens.source.kernels import kernel_at, launched_on_line, outline
 
 SRC = '''import triton
 import triton.language as tl

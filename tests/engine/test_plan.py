@@ -1,10 +1,10 @@
-"""trace_engine/plan.py: the one run plan (comment, runCommands mapping, else the file) and which files a
+"""source/plan.py: the one run plan (comment, runCommands mapping, else the file) and which files a
 folder check picks. Pure: nothing is run."""
 
 from __future__ import annotations
 
 from triton_lens.check.targets import find_targets
-from triton_lens.trace_engine.plan import command_for, glob_to_regex, plan, worth_a_run
+from triton_lens.source.plan import command_for, glob_to_regex, plan, worth_a_run
 
 KERNEL = """import triton
 import triton.language as tl

@@ -1,4 +1,4 @@
-"""Programs of one launch that wait on each other run by turns (trace_engine/cooperative.py), and the
+"""Programs of one launch that wait on each other run by turns (trace_engine/interpreter/cooperative.py), and the
 races between them respect the flags they wait on (analysis/flags.py)."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 from findings_script import Script
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine.cooperative import Turns, atomic_changes, later_programs
-from triton_lens.trace_engine.runner import RunRequest, run
-from triton_lens.trace_engine.spin import ProgramsWaitOnEachOther
+from triton_lens.trace_engine.interpreter.cooperative import Turns, atomic_changes, later_programs
+from triton_lens.trace_engine.interpreter.spin import ProgramsWaitOnEachOther
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 pytestmark = pytest.mark.engine
 

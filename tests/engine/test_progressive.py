@@ -1,4 +1,4 @@
-"""Progressive results (trace_engine/progressive.py) leave the complete run as it was: with every launch
+"""Progressive results (trace_engine/recording/progressive.py) leave the complete run as it was: with every launch
 of 2+ programs sampled in a fork (the thresholds lowered), each corpus file gives the very launches,
 findings and hints a run without them gives; every snapshot is a launch's real programs, complete=False."""
 
@@ -11,8 +11,8 @@ import pytest
 from markers import corpus_files
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine.progressive import sample_positions, sample_size
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
+from triton_lens.trace_engine.recording.progressive import sample_positions, sample_size
 
 pytestmark = pytest.mark.engine
 

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from triton_lens.trace_engine.releases import TESTED, unsupported_note
+from triton_lens.trace_engine.interpreter.releases import TESTED, unsupported_note
 
 
 def test_supported_releases_have_no_note():

@@ -1,4 +1,4 @@
-"""The compiler's semantics where the bare interpreter differs (trace_engine/semantics.py, libdevice.py, fp8.py):
+"""The compiler's semantics where the bare interpreter differs (trace_engine/interpreter/semantics.py, libdevice.py, fp8.py):
 fp8 rounding and libdevice values against torch, and kernel scripts run by the engine."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import torch
 
 from triton_lens.analysis import analyze
 from triton_lens.analysis.access_map import tensor_values
-from triton_lens.trace_engine import fp8, libdevice
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.interpreter import fp8, libdevice
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 SCRIPTS = Path(__file__).parent / "scripts" / "semantics"
 HAS_FP8 = hasattr(torch, "float8_e4m3fn")
@@ -151,7 +151,7 @@ def test_hooks_leave_the_interpreter_as_it_was():
     import triton.runtime.interpreter as interp
     from triton.language.extra import libdevice as generic
 
-    from triton_lens.trace_engine.recorder import Recorder
+    from triton_lens.trace_engine.recording.recorder import Recorder
 
     before = (
         interp.FunctionRewriter.ast_transformer,
@@ -192,7 +192,7 @@ def test_program_waiting_for_what_no_program_sets_stops_at_the_waiting_line():
 
 
 def test_spin_watch_counts_only_identical_polls():
-    from triton_lens.trace_engine.spin import ProgramsWaitOnEachOther, SpinWatch
+    from triton_lens.trace_engine.interpreter.spin import ProgramsWaitOnEachOther, SpinWatch
 
     w = SpinWatch(limit=5)
     for i in range(20):  # the value changes every time: a counter, not a wait
@@ -275,7 +275,7 @@ def test_bfloat16_arithmetic_reductions_and_dots_compute_on_values_as_the_gpu_do
 def test_bfloat16_sums_accumulate_in_float32_and_round_once():
     import numpy as np
 
-    from triton_lens.trace_engine import semantics
+    from triton_lens.trace_engine.interpreter import semantics
 
     # bfloat16 has steps of 2 at 256: 256 + 1 + 1 + 1 rounded at each step stays 256; accumulated in
     # float32 (as the H200 does, tests/gpu/bf16_reduce_probe.py) it is 259, rounded once to 260.

@@ -1,4 +1,4 @@
-"""The size check (trace_engine/size_model.py, size_probe.py) and row overruns (trace_engine/rows.py):
+"""The size check (trace_engine/recording/size_model.py, size_probe.py) and row overruns (trace_engine/recording/rows.py):
 the relations it reads from a launch, and whole runs whose findings depend on how the launch is written."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import textwrap
 import pytest
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine.runner import RunRequest, run
-from triton_lens.trace_engine.size_model import (
+from triton_lens.trace_engine.process.runner import RunRequest, run
+from triton_lens.trace_engine.recording.size_model import (
     TensorSpec,
     candidate_sizes,
     largest_fitting,

@@ -1,4 +1,4 @@
-"""Workers forked from a zygote (trace_engine/zygote.py): a run's worker is a fork of a process that has
+"""Workers forked from a zygote (trace_engine/process/zygote.py): a run's worker is a fork of a process that has
 imported torch and triton, with the same containment and the same results as a cold worker, nothing of
 one run left for the next, and nothing left behind when the runner goes."""
 
@@ -14,9 +14,9 @@ import pytest
 from markers import CORPUS
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine import runner, zygote_client
-from triton_lens.trace_engine.runner import RunRequest, run
-from triton_lens.trace_engine.supervisor import descendants
+from triton_lens.trace_engine.process import runner, zygote_client
+from triton_lens.trace_engine.process.runner import RunRequest, run
+from triton_lens.trace_engine.process.supervisor import descendants
 
 pytestmark = pytest.mark.skipif(not zygote_client.supported(), reason="the zygote needs Linux")
 

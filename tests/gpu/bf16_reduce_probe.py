@@ -1,6 +1,6 @@
 """On a machine with an NVIDIA GPU: what tl.sum and tl.cumsum of bfloat16 compute, compiled, against
 candidate models: float32 accumulation rounded once (numpy's order; the tool's pairwise tree, the model of
-trace_engine/semantics.py) and bfloat16 accumulation with every step rounded.
+trace_engine/interpreter/semantics.py) and bfloat16 accumulation with every step rounded.
 
     PYTHONPATH=server python tests/gpu/bf16_reduce_probe.py
 """
@@ -12,7 +12,7 @@ import torch
 import triton
 import triton.language as tl
 
-from triton_lens.trace_engine import semantics
+from triton_lens.trace_engine.interpreter import semantics
 
 
 @triton.jit

@@ -1,5 +1,5 @@
 """On a machine with an NVIDIA GPU (triton 3.6+): tl.dot of float32 tiles at input_precision "bf16x3" and
-"bf16x6", compiled, against the tool's model of them (trace_engine/tf32.py) and against float64.
+"bf16x6", compiled, against the tool's model of them (trace_engine/interpreter/tf32.py) and against float64.
 
     PYTHONPATH=server python tests/gpu/bf16xn_probe.py
 
@@ -13,7 +13,7 @@ import torch
 import triton
 import triton.language as tl
 
-from triton_lens.trace_engine import tf32
+from triton_lens.trace_engine.interpreter import tf32
 
 
 @triton.jit

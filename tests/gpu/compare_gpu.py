@@ -208,7 +208,7 @@ def gpu_run(
 
 def tool_run(script: Path, wrapper: Path, out: Path, timeout: float, device: str = "cuda"):
     from triton_lens.analysis import analyze
-    from triton_lens.trace_engine.runner import RunRequest, run
+    from triton_lens.trace_engine.process.runner import RunRequest, run
 
     r = run(
         RunRequest(

@@ -1,7 +1,7 @@
 """On a machine with an NVIDIA GPU: every corpus file run with CUDA tensors gives the same per-line
 stats and findings as with CPU tensors (the interpreter copies CUDA storages to the host; the
 engine maps addresses back to the user's tensors), and as with CPU tensors standing in for CUDA
-ones (trace_engine/cuda_standin.py, RunRequest(device="cpu")): the run a machine without a GPU makes.
+ones (trace_engine/standin/cuda_standin.py, RunRequest(device="cpu")): the run a machine without a GPU makes.
 
 The scripts written for a GPU (tests/engine/scripts/cuda, and the corpus's own) are run both ways
 too: with real CUDA tensors and with the stand-in. Their do_bench calls launch a kernel many times on
@@ -26,7 +26,7 @@ from markers import CORPUS, parse  # noqa: E402
 
 from triton_lens.analysis import analyze  # noqa: E402
 from triton_lens.model import RunResult  # noqa: E402
-from triton_lens.trace_engine.runner import RunRequest, run  # noqa: E402
+from triton_lens.trace_engine.process.runner import RunRequest, run  # noqa: E402
 
 # Runs a script with every new tensor on the GPU (CPU generators stay CPU-only: seeded on the CPU,
 # then moved, as a user would).

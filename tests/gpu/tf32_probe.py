@@ -1,7 +1,7 @@
 """On a machine with an NVIDIA GPU: how tl.dot of float32 tiles rounds its operands, compiled, for each
 input_precision, measured against numpy emulations (IEEE fp32, fp32 -> tf32 by truncation, by rounding to
 nearest with ties away from zero, by rounding to nearest even), and against the tool's own emulation
-(triton_lens.trace_engine.tf32.dot, "tool=", when triton_lens is importable: PYTHONPATH=server). The tool's
+(triton_lens.trace_engine.interpreter.tf32.dot, "tool=", when triton_lens is importable: PYTHONPATH=server). The tool's
 tl.dot follows what this prints.
 
     PYTHONPATH=server python tests/gpu/tf32_probe.py [--out RESULT.txt]
@@ -20,7 +20,7 @@ import triton
 import triton.language as tl
 
 try:
-    from triton_lens.trace_engine import tf32 as _tool
+    from triton_lens.trace_engine.interpreter import tf32 as _tool
 except ImportError:  # the probe runs without the tool too
     _tool = None  # type: ignore[assignment]
 

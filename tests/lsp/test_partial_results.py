@@ -1,4 +1,4 @@
-"""Progressive results over stdio (trace_engine/progressive.py, lsp/runs.py): on a launch of 1024
+"""Progressive results over stdio (trace_engine/recording/progressive.py, lsp/runs.py): on a launch of 1024
 programs, a partial publication (a sample of the programs, marked partial with its program counts)
 comes first, the complete one replaces it and equals a run without progressive results; findings that
 need the whole launch (a race between programs) are never published from the sample; a new edit

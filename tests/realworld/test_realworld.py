@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 HERE = Path(__file__).parent
 SCRIPTS = sorted(p for p in HERE.glob("*.py") if not p.name.startswith(("test_", "conftest", "_")))

@@ -19,7 +19,7 @@ import pytest
 from markers import ROOT, parse
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 sys.path.insert(0, str(ROOT / "tests" / "engine"))
 from test_engine_corpus import check  # noqa: E402  (the corpus's checker: one meaning per marker)

@@ -30,7 +30,7 @@ def test_triton_viz_names_are_there_and_the_engine_package_still_imports():
         triton_viz.TracedKernel  # noqa: B018  (only triton_lens.viz exports it)
     assert callable(triton_viz.trace) and callable(triton_viz.launch)
     # The engine package has its own name: importing it leaves `trace` the Triton-Viz function.
-    import triton_lens.trace_engine.recorder  # noqa: F401
+    import triton_lens.trace_engine.recording.recorder  # noqa: F401
 
     assert inspect.isfunction(triton_viz.trace) and triton_viz.trace.__module__ == "triton_lens"
     assert isinstance(triton_viz.launches, list)

@@ -277,7 +277,7 @@ def test_triton_viz_script_under_the_engine_is_recorded_once_and_launch_does_not
     # recorded by it (out-of-bounds lanes seen once, not hidden by a second recorder), the script's
     # sanitizer does not abort the run, and its launch() returns at once instead of serving.
     from triton_lens.analysis import analyze
-    from triton_lens.trace_engine.runner import RunRequest, run
+    from triton_lens.trace_engine.process.runner import RunRequest, run
 
     src = open(os.path.join(HERE, "scripts", "oob_missing_mask.py")).read()
     src = src.replace(

@@ -11,7 +11,7 @@ from protocol_schema import check, check_error, schema
 from test_viewer_guards import JSON, request, served  # noqa: F401  (a fixture)
 
 from triton_lens.analysis.viewer_service import ViewerService, files
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 from triton_lens.viz.app import create_app
 
 

@@ -17,7 +17,7 @@ function engineMissing() {
   if (!fs.existsSync(PY)) return `no python at ${PY}`;
   if (!fs.existsSync(CORPUS)) return `no corpus at ${CORPUS}`;
   try {
-    execFileSync(PY, ['-c', 'import triton_lens.analysis.access_map, triton_lens.trace_engine.runner'], {
+    execFileSync(PY, ['-c', 'import triton_lens.analysis.access_map, triton_lens.trace_engine.process.runner'], {
       stdio: 'pipe',
     });
   } catch {

@@ -11,7 +11,7 @@ import sys
 
 from triton_lens.analysis.access_map import access_map, kernels_overview, tensor_values
 from triton_lens.analysis.viewer_service import ViewerService
-from triton_lens.trace_engine.runner import RunRequest, run
+from triton_lens.trace_engine.process.runner import RunRequest, run
 
 
 def main(path: str) -> None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import AccessStats, Finding, RunResult
+from ..model.remedies import PLAIN, Remedies, with_remedy
 from .allocator import allocator_findings
 from .autotune import autotune_findings
 from .findings import all_findings
@@ -56,7 +57,8 @@ class Analysis:
         }
 
 
-def analyze(result: RunResult) -> Analysis:
+def analyze(result: RunResult, remedies: Remedies = PLAIN) -> Analysis:
+    """The run's per-access totals and findings; a stopped run's remedy in the front end's words (`remedies`)."""
     groups = group_executions(result.launches)
     perf = performance(result, groups)
     findings = (
@@ -65,6 +67,9 @@ def analyze(result: RunResult) -> Analysis:
         + tf32_findings(result.launches)
         + allocator_findings(result.launches)
     )
+    for f in findings:
+        if f.remedy is not None:
+            f.message = with_remedy(f.message, f.remedy, remedies)
     order = {"error": 0, "warning": 1, "information": 2}
     findings.sort(key=lambda f: (f.file, f.line, order.get(f.severity, 3), f.kind))
     reached = {key: u for key, g in groups.items() if (u := touched(g)) is not None}

@@ -285,10 +285,7 @@ def run_findings(result: RunResult) -> list[Finding]:
             msg = f"{e.type}: {_stop(e.message + where)}{kept}"
             sev = "error"
         elif result.status == TIMEOUT:
-            msg = (
-                f"{e.message}{'' if in_file else ''}: the script may hang here, or needs more time "
-                f"(raise the time limit: tritonLens.timeLimit, or --timeout).{kept}"
-            )
+            msg = f"{e.message}: the script may hang here, or needs more time.{kept}"
             sev = "warning"
         else:
             msg = f"{_stop(e.message)}{kept}"
@@ -297,7 +294,7 @@ def run_findings(result: RunResult) -> list[Finding]:
         # a compile error is the compiler's, at its expression: the interpreter's traceback (through
         # triton's internals to the launch) says nothing more; it stays in the run's error
         detail = "" if e.would_not_compile else e.traceback
-        out.append(Finding(kind=result.status, severity=sev, message=msg, detail=detail, **at))
+        out.append(Finding(kind=result.status, severity=sev, message=msg, detail=detail, remedy=e.remedy, **at))
     if (
         e is not None
         and result.status == ERROR
@@ -336,7 +333,7 @@ def run_findings(result: RunResult) -> list[Finding]:
 
 # The findings that hold for the programs that ran, whichever others run: the exact lanes of those
 # programs (an out-of-bounds lane, a row overrun, a TF32 dot, a descriptor with no allocator). A partial
-# run (a launch's sample, trace_engine/progressive.py) shows only these. The others need every program
+# run (a launch's sample, trace_engine/recording/progressive.py) shows only these. The others need every program
 # of the launch (races between programs, unwritten and uninitialised elements, dead masks, coalescing
 # over all executions, the size check after the launch, the script's end): never shown from a sample.
 SAMPLE_KINDS = frozenset({"oob", "overrun", "tf32", "allocator"})

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..model import AccessStats, TensorInfo
-from ..trace_engine.kernels import outline
+from ..source.kernels import outline
 from .groups import Group, Key, program_label
 from .index_text import format_ranges
 from .text import format_program

@@ -4,7 +4,7 @@ A lock is one element of a tensor argument that programs take with tl.atomic_cas
 on a tensor used only that way) and give back with tl.atomic_xchg, tl.atomic_store or a plain
 tl.store to the same element. A program's rows are in its own order (the interpreter runs programs
 one after another; programs that wait on each other run by turns and interleave their rows,
-trace_engine/cooperative.py): the program's rows between its acquire (the last attempt, the one that
+trace_engine/interpreter/cooperative.py): the program's rows between its acquire (the last attempt, the one that
 took the lock) and its release are its critical section. See docs/findings.md for what the memory model
 says and what is modelled.
 """

@@ -1,6 +1,6 @@
 """Findings about memory contents: outputs a launch left unwritten, and loads of memory nothing wrote.
 
-What "written before" means comes from the worker's host-write tracking (trace_engine/host_writes.py):
+What "written before" means comes from the worker's host-write tracking (trace_engine/recording/host_writes.py):
 `LaunchTrace.unwritten_before` lists, per tensor, the elements that no host operation and no
 earlier kernel store had written when the launch started (memory from torch.empty and friends).
 A run recorded without that tracking (the in-process Triton-Viz API) lists none: its unwritten

@@ -1,7 +1,7 @@
 """Row overruns (`overrun`): a row-wise access whose lanes run past their row into the next one.
 
 The recorder counts, per execution, the active in-bounds lanes of a line that started inside a row and
-reached a later row (trace_engine/rows.py), or -1 for a line that did not start on its row's block grid.
+reached a later row (trace_engine/recording/rows.py), or -1 for a line that did not start on its row's block grid.
 An access is row-wise when none of its executions is -1 and some execution starts in a row after the
 first (a single program reading a 4x3 tensor as 8 flat elements, Triton-Puzzles' first demo, has no row
 structure to overrun); its overrun is every execution with crossings.

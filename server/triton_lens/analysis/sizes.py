@@ -1,6 +1,6 @@
 """Findings at sizes the script did not run (`oob-sizes`, `wrap`): the size check's confirmed witnesses.
 
-The engine's size check (trace_engine/size_probe.py) re-launched each kernel at other sizes it admits and
+The engine's size check (trace_engine/recording/size_probe.py) re-launched each kernel at other sizes it admits and
 kept only what a run at that size showed: lanes out of their tensor, and for `wrap` the int32 operation
 that overflowed first. Here they become warnings at the access, once per access and kind over the run;
 an access already out of bounds at the script's own sizes has its `oob` error, and nothing more here.

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from ..analysis import Analysis, analyze
 from ..model import ERROR
-from ..trace_engine.runner import RunRequest, run
+from ..model.remedies import COMMAND_LINE
+from ..trace_engine import RunRequest, run
 from .targets import Target
 
 BAD = ("error", "warning")  # severities that make `check` exit 1
@@ -90,7 +91,7 @@ def check_all(
 
     def one(t: Target) -> Checked:
         out = None if on_output is None else (lambda stream, chunk: on_output(t, stream, chunk))
-        c = Checked(t, analyze(run(request_for(t, opts), on_progress=on_progress, on_output=out)))
+        c = Checked(t, analyze(run(request_for(t, opts), on_progress=on_progress, on_output=out), COMMAND_LINE))
         if on_done is not None:
             with lock:
                 on_done(c)

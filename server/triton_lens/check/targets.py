@@ -1,4 +1,4 @@
-"""The files `triton-lens check PATH...` runs, each with its run plan (trace_engine/plan.py).
+"""The files `triton-lens check PATH...` runs, each with its run plan (source/plan.py).
 
 A file named on the command line is always run. A folder, or a glob, contributes the `.py` files
 and Jupyter notebooks (`.ipynb`: their code cells as one script, model/notebook.py) that are worth a run: those with their own `# triton-lens: run` command (or a runCommands entry),
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.notebook import NotebookError, NotebookScript, from_ipynb, is_notebook
-from ..trace_engine.plan import Plan, plan, worth_a_run
+from ..source.plan import Plan, plan, worth_a_run
 
 # Folders never searched: tool caches, virtual environments, installed packages.
 _SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "dist-packages", "build", "dist"}

@@ -10,7 +10,8 @@ from lsprotocol import types as lsp
 from ..analysis.fixes import fix_for
 from ..analysis.hover import AccessFacts, param_location
 from ..model import ERROR, Finding, RunResult
-from ..trace_engine.kernels import KernelOutline
+from ..model.remedies import EDITOR
+from ..source.kernels import KernelOutline
 from .runplan import Plan, SyntaxProblem
 from .text import Lines, uri_of
 
@@ -138,7 +139,7 @@ def run_diagnostics(
         out.append(
             lsp.Diagnostic(
                 range=lines.trimmed(0),
-                message=f"Triton Lens could not run this file: {e.message}{detail}",
+                message=f"Triton Lens could not run this file: {e.text(EDITOR)}{detail}",
                 severity=lsp.DiagnosticSeverity.Warning,
                 code="tool-error",
                 source=SOURCE,

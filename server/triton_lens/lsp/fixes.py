@@ -4,15 +4,15 @@
   it in the document's coordinates), as a code action on that diagnostic: stateless, the request's own
   diagnostics hold everything;
 - on a kernel that no run launched (`no-launch`), the workspace's tests and scripts that import the file
-  (trace_engine/harnesses.py), each offered as the run comment that makes the file run through it. Found
+  (source/harnesses.py), each offered as the run comment that makes the file run through it. Found
   when the user asks for the actions (the light bulb), not on every run."""
 
 from __future__ import annotations
 
 from lsprotocol import types as lsp
 
-from ..trace_engine.harnesses import harnesses
-from ..trace_engine.plan import RUN_COMMENT
+from ..source.harnesses import harnesses
+from ..source.plan import RUN_COMMENT
 from .diagnostics import SOURCE
 
 

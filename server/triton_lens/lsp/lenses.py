@@ -10,7 +10,7 @@ from lsprotocol import types as lsp
 from ..analysis.autotune import kept_config
 from ..analysis.text import plural
 from ..model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, TIMEOUT, RunResult
-from ..trace_engine.kernels import KernelOutline
+from ..source.kernels import KernelOutline
 
 VISUALIZE = "tritonLens.visualize"
 DEBUG = "tritonLens.debugKernel"

@@ -1,5 +1,5 @@
 """`tritonLens/kernelOutline`: the file's kernels, their ranges and parameters, and the one the cursor is
-in (or launches), from the engine's kernel finder (trace_engine/kernels.py), so the extension never parses Python.
+in (or launches), from the engine's kernel finder (source/kernels.py), so the extension never parses Python.
 
     params: {"uri": str, "line"?: int (0-based cursor line), "text"?: str (the editor's text; else the server's copy)}
     result: {"kernels": [KernelOutline.to_json() with 0-based lines...], "at": int | null}
@@ -11,7 +11,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from ..trace_engine.kernels import kernel_at, outline
+from ..source.kernels import kernel_at, outline
 from .viewer_requests import param
 
 KERNEL_OUTLINE = "tritonLens/kernelOutline"

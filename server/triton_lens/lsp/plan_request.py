@@ -1,4 +1,4 @@
-"""`tritonLens/runPlan`: the run plan of a file (trace_engine/plan.py, with the server's runCommands and
+"""`tritonLens/runPlan`: the run plan of a file (source/plan.py, with the server's runCommands and
 workspace folders), for the extension's "Debug this kernel", so it debugs exactly what the server runs.
 
     params: {"uri": "file:///…/k.py", "text": "…"?}     (text: the editor's buffer; else the open

@@ -1,10 +1,10 @@
-"""The language server's view of the run plan (trace_engine/plan.py owns the rule): its Settings in, the
+"""The language server's view of the run plan (source/plan.py owns the rule): its Settings in, the
 engine's plain mapping out."""
 
 from __future__ import annotations
 
-from ..trace_engine.plan import Plan, SyntaxProblem, in_library, workspace_root  # noqa: F401
-from ..trace_engine.plan import plan as _plan
+from ..source.plan import Plan, SyntaxProblem, in_library, workspace_root  # noqa: F401
+from ..source.plan import plan as _plan
 from .settings import Settings
 
 

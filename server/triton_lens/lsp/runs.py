@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..model import ERROR
+from ..model.remedies import EDITOR
 from .runplan import Plan
 from .settings import Settings
 from .view import PartialInfo, RunView, build_view
 
 if TYPE_CHECKING:
-    from ..trace_engine.runner import Progress
+    from ..trace_engine import Progress
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +50,7 @@ def execute(h: RunHandle) -> RunView | None:
     """Runs one version of a document through the engine and builds its view. None when cancelled.
     The only place the server calls the trace engine and the analysis."""
     from ..analysis import analyze
-    from ..trace_engine.process_tree import resolve_workers
-    from ..trace_engine.runner import RunRequest, run
+    from ..trace_engine import RunRequest, run
 
     if h.cancel.is_set():  # cancelled while it waited for a free runner thread
         return None
@@ -66,25 +66,25 @@ def execute(h: RunHandle) -> RunView | None:
         keep_warm=True,
         device=s.device,
         gpu=s.stand_in_gpu,
-        workers=resolve_workers(s.workers),
+        workers=s.workers,  # 0: the runner's default
         progressive=s.progressive,
     )
 
     def on_progress(p):
         h.progress = p
 
-    def on_partial(p):  # a launch's sample (trace_engine/progressive.py), before the launch completes
+    def on_partial(p):  # a launch's sample (trace_engine/recording/progressive.py), before the launch completes
         if h.cancel.is_set() or h.on_partial is None:
             return
         info = PartialInfo(p.kernel, p.launch, p.programs_done, p.programs_total)
-        view = build_view(h.version, h.text, p.result, analyze(p.result), h.plan, partial=info)
+        view = build_view(h.version, h.text, p.result, analyze(p.result, EDITOR), h.plan, partial=info)
         view.ms = (time.perf_counter() - h.started) * 1000.0
         h.on_partial(view)
 
     result = run(req, cancel=h.cancel, on_progress=on_progress, on_partial=on_partial)
     if result.status == ERROR and result.error is not None and result.error.type == "Cancelled":
         return None
-    view = build_view(h.version, h.text, result, analyze(result), h.plan)
+    view = build_view(h.version, h.text, result, analyze(result, EDITOR), h.plan)
     view.ms = (time.perf_counter() - h.started) * 1000.0
     return view
 

@@ -1,7 +1,7 @@
 """The Triton Lens language server (pygls 2.x, stdio): keeps the analysis of every open kernel file
 current while the user types, and maps it to LSP. Feature registration only; the work is elsewhere:
 
-- runplan.py   the server's Settings handed to trace_engine/plan.py (which run a file gets, and whether it runs)
+- runplan.py   the server's Settings handed to source/plan.py (which run a file gets, and whether it runs)
 - runs.py      debounce / cancel / versions; the one call into the trace engine and the analysis
 - progress.py  $/progress of runs longer than half a second
 - view.py      a finished run -> diagnostics, per-line hint and hover text (computed once)
@@ -27,6 +27,7 @@ from pygls.capabilities import ServerCapabilitiesBuilder
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
+from ..model.remedies import EDITOR
 from . import fixes, notebooks, outline, plan_request, source_lines, viewer_requests
 from .documents import Doc
 from .edits import DocText
@@ -411,7 +412,7 @@ class TritonLensServer(LanguageServer):
                 if r.cuda_standin
                 else ""
             )
-            + (f" — {r.error.type}: {r.error.message}" if r.error else "")
+            + (f" — {r.error.type}: {r.error.text(EDITOR)}" if r.error else "")
             + (f"\n--- script stdout ---\n{r.stdout[-4000:]}" if r.stdout.strip() else "")
             + (f"\n--- script stderr ---\n{r.stderr[-4000:]}" if r.stderr.strip() else "")
         )

@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..trace_engine.plan import command_for, glob_to_regex, split_command  # noqa: F401  (re-exported)
+from ..source.plan import command_for, glob_to_regex, split_command  # noqa: F401  (re-exported)
 
 SECTION = "tritonLens"
 
@@ -23,9 +23,11 @@ class Settings:
     inlay_hints: bool = True
     debounce_ms: int = 400
     device: str = "auto"  # "auto": CPU tensors stand in for CUDA ones without a GPU; "cpu": always
-    stand_in_gpu: str = "H100"  # the GPU the stand-in reports (trace_engine/gpu_profiles.py)
+    stand_in_gpu: str = "H100"  # the GPU the stand-in reports (trace_engine/standin/gpu_profiles.py)
     workers: int = 0  # processes a launch's programs are split over; 0: the machine's cores (at most 16) less one
-    progressive: bool = True  # a long launch's sample first, shown as partial results (trace_engine/progressive.py)
+    progressive: bool = (
+        True  # a long launch's sample first, shown as partial results (trace_engine/recording/progressive.py)
+    )
 
     def merged(self, raw: Any) -> Settings:
         """These settings with the values present in `raw` (a dict of the "tritonLens" section) applied.
@@ -57,7 +59,7 @@ class Settings:
             out = replace(out, device=dev)
         gpu = d.get("standInGpu")
         if isinstance(gpu, str) and gpu.strip():
-            from ..trace_engine.gpu_profiles import profile
+            from ..trace_engine import profile
 
             try:
                 out = replace(out, stand_in_gpu=profile(gpu).key)
@@ -72,7 +74,7 @@ class Settings:
         return out
 
     def command_for(self, path: str, roots: list[str]) -> list[str] | None:
-        """The run command the runCommands setting gives `path` (the rule lives in trace_engine/plan.py)."""
+        """The run command the runCommands setting gives `path` (the rule lives in source/plan.py)."""
         return command_for(path, self.run_commands, roots)
 
 

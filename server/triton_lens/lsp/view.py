@@ -31,7 +31,7 @@ class HoverSpot:
 
 @dataclass
 class PartialInfo:
-    """A view made from a launch's sample (trace_engine/progressive.py), before the launch completed."""
+    """A view made from a launch's sample (trace_engine/recording/progressive.py), before the launch completed."""
 
     kernel: str
     launch: int  # index

@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .elements import ElementSets
+from .remedies import PLAIN, Remedies, with_remedy
 
 # Access kinds, as the user thinks of them.
 LOAD, STORE, ATOMIC = "load", "store", "atomic"
@@ -289,7 +290,7 @@ class LaunchTrace:
     # elements. Empty when not recorded.
     ex_vhash: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     # int32[n]: per execution on a tensor of 2 or more dimensions, the active in-bounds lanes of a line of
-    # the pointer block that started inside a row and ran on into a later row (trace_engine/rows.py);
+    # the pointer block that started inside a row and ran on into a later row (trace_engine/recording/rows.py);
     # -1 when a line did not start on the block grid of its row (the kernel walks flat memory, not rows).
     # Empty when not recorded.
     ex_overrun: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
@@ -306,7 +307,7 @@ class LaunchTrace:
     value_steps: dict[int, tuple[int, int]] = field(default_factory=dict)
     # where an in-kernel tl.make_tensor_descriptor ran with no triton.set_allocator (file, line, col, ...)
     scratch_site: dict[str, Any] | None = None
-    # the size check's confirmed findings at other sizes (trace_engine/size_probe.py: oob-sizes, wrap),
+    # the size check's confirmed findings at other sizes (trace_engine/recording/size_probe.py: oob-sizes, wrap),
     # as JSON objects; analysis/sizes.py makes them Findings
     size_findings: list[dict[str, Any]] = field(default_factory=list)
     # what the size check ran at, per size it moved: {"script": "n = 4096", "tail": "n = 4097" or None
@@ -353,6 +354,12 @@ class ScriptError:
     end_line: int | None = None
     end_col: int | None = None
     would_not_compile: bool = False
+    # What the user can do about it, as a kind of model/remedies.py: each front end phrases it (`text`).
+    remedy: str | None = None
+
+    def text(self, words: Remedies = PLAIN) -> str:
+        """The message with the remedy in a front end's words."""
+        return with_remedy(self.message, self.remedy, words)
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -365,6 +372,8 @@ class ScriptError:
         }
         if self.would_not_compile:
             out.update(col=self.col, end_line=self.end_line, end_col=self.end_col, would_not_compile=True)
+        if self.remedy is not None:
+            out["remedy"] = self.remedy
         return out
 
 
@@ -438,7 +447,7 @@ class RunResult:
     # The launches an autotuner made to try its configs (LaunchTrace.autotune["trial"]): each one's index
     # is that of the launch it tuned (the one kept). Read for their findings only (analysis/autotune.py).
     autotune_trials: list[LaunchTrace] = field(default_factory=list)
-    # The torch.empty buffers launches took (trace_engine/host_writes.py, sent at the end of the run):
+    # The torch.empty buffers launches took (trace_engine/recording/host_writes.py, sent at the end of the run):
     # {"uses": [[launch, tensor index], ...], "host_read_after": how many uses came before the host first
     # read an element nothing had written, or None}. None when the run did not report them.
     scratch_buffers: list[dict[str, Any]] | None = None
@@ -530,6 +539,8 @@ class Finding:
     detail: str = ""  # longer text: a traceback, the lists behind the counts
     # oob-sizes and wrap: the size that showed it (size, size_value, grid, assumed readings, the operation)
     witness: dict[str, Any] = field(default_factory=dict)
+    # a stopped run's remedy (model/remedies.py), phrased into `message` by analyze(result, remedies)
+    remedy: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -551,4 +562,5 @@ class Finding:
             "related": [r.to_json() for r in self.related],
             "detail": self.detail,
             **({"witness": self.witness} if self.witness else {}),
+            **({"remedy": self.remedy} if self.remedy else {}),
         }

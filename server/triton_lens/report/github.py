@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from ..model.remedies import COMMAND_LINE
 from .locations import cell_line, file_line, in_words, message_text
 from .paths import uri_rel
 from .rules import rule_for
@@ -58,7 +59,7 @@ def lines(checked) -> list[str]:
         if c.tool_error and c.result.error is not None:
             out.append(
                 f"::error title={_prop('Triton Lens could not check ' + uri_rel(c.result.file))}"
-                f"::{_data(c.result.error.message)}"
+                f"::{_data(c.result.error.text(COMMAND_LINE))}"
             )
     return out
 

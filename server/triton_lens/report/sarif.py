@@ -11,6 +11,7 @@ from typing import Any, TextIO
 from urllib.parse import quote
 
 from .. import __version__
+from ..model.remedies import COMMAND_LINE
 from .locations import cell_line, file_line, in_words, message_text
 from .paths import rel
 from .rules import RULES, rule_for
@@ -111,7 +112,7 @@ def log(checked, problems: list[str]) -> dict:
     notes += [
         {
             "level": "error",
-            "message": {"text": f"{rel(c.result.file)}: {c.result.error.message}"},
+            "message": {"text": f"{rel(c.result.file)}: {c.result.error.text(COMMAND_LINE)}"},
             "locations": [_location(c.result.file, 1, -1, 0, -1)],
         }
         for c in checked

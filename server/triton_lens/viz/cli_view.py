@@ -12,6 +12,7 @@ import sys
 import time
 
 from ..cli_options import Parser, add_run_limits
+from ..model.remedies import COMMAND_LINE
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -67,9 +68,8 @@ def run_script(
     workers: int = 0,
 ):
     """Run `path` the way its run plan says (its `# triton-lens: run` comment, else the file itself)."""
-    from ..trace_engine.plan import plan
-    from ..trace_engine.process_tree import resolve_workers
-    from ..trace_engine.runner import RunRequest, run
+    from ..source.plan import plan
+    from ..trace_engine import RunRequest, run
 
     env = dict(os.environ)
     env["TRITON_LENS_WORKER"] = "1"  # the script's own triton_viz.launch() must not serve (we do)
@@ -88,7 +88,7 @@ def run_script(
         python=python or sys.executable,
         argv=[] if command else list(argv or []),
         env=env,
-        workers=resolve_workers(workers),
+        workers=workers or 0,  # 0: the runner's default
     )
     return run(req, on_progress=on_progress)
 
@@ -96,7 +96,7 @@ def run_script(
 def summary(result) -> str:
     from ..analysis import analyze
 
-    a = analyze(result)
+    a = analyze(result, COMMAND_LINE)
     n_err = sum(f.severity == "error" for f in a.findings)
     n_warn = sum(f.severity == "warning" for f in a.findings)
     n = len(result.launches)
@@ -110,7 +110,7 @@ def summary(result) -> str:
         lines.append("  " + standin_notice(result.cuda_standin))
     if result.error is not None:
         where = f" at line {result.error.line}" if result.error.line else ""
-        lines.append(f"  the script stopped{where}: {result.error.type}: {result.error.message}")
+        lines.append(f"  the script stopped{where}: {result.error.type}: {result.error.text(COMMAND_LINE)}")
     return "\n".join(lines)
 
 

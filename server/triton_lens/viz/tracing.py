@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 
 from ..model import LaunchTrace
-from ..trace_engine.parallel import ParallelRecorder
+from ..trace_engine import ParallelRecorder
 from . import interp
 from .clients import Access, Client, LaunchInfo, Tracer, make_client, overrides_on_access
 
@@ -16,7 +16,7 @@ _active = 0  # traced launches running in this process (a traced launch never ne
 
 class _ClientRecorder(ParallelRecorder):
     """The engine's Recorder, plus the per-launch and per-access callbacks of the clients.
-    With workers > 1 a launch's programs are split over forked processes (trace_engine/parallel.py), unless
+    With workers > 1 a launch's programs are split over forked processes (trace_engine/recording/parallel.py), unless
     a client wants every access as it happens (`on_access` runs in this process only).
 
     It reads the launch being recorded (`_launch`) right after the engine's own hooks: the grid hook
@@ -194,7 +194,7 @@ def trace(client=None, backend: str = "triton", *, clients=None, workers: int = 
     cores, at most 16, less one); what the clients get is the same as with one. A client with its own
     `on_access` keeps launches in one process.
     """
-    from ..trace_engine.process_tree import resolve_workers
+    from ..trace_engine import resolve_workers
 
     workers = resolve_workers(workers)
     if clients is not None:

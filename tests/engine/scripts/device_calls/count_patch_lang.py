@@ -10,7 +10,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 import triton.runtime.interpreter as interp  # noqa: E402
 
-from triton_lens.trace_engine.recorder import Recorder  # noqa: E402
+from triton_lens.trace_engine.recording.recorder import Recorder  # noqa: E402
 
 
 @triton.jit

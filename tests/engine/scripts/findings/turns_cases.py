@@ -1,4 +1,4 @@
-"""Programs that wait on each other, run by turns (trace_engine/cooperative.py), and the races between
+"""Programs that wait on each other, run by turns (trace_engine/interpreter/cooperative.py), and the races between
 them: data handed over through a flag is ordered, data from a program that sets no flag is not, and a
 lock taken after a barrier (sections interleaved by turns) still orders its section."""
 import torch

@@ -19,16 +19,16 @@ from typing import Any
 
 import numpy as np
 
-from ..model import TILE_VALUES_LIMIT, DotSite, DotTrace, LaunchTrace, Site, TensorInfo, value_sample_steps
-from ..model.elements import RANGE, ElementSets, ElementSetsBuilder, encode
-from . import compat
+from ...model import TILE_VALUES_LIMIT, DotSite, DotTrace, LaunchTrace, Site, TensorInfo, value_sample_steps
+from ...model.elements import RANGE, ElementSets, ElementSetsBuilder, encode
+from ..interpreter import compat
+from ..interpreter import tf32 as _tf32
 from . import progressive as _progressive
-from . import tf32 as _tf32
 from .dot_tiles import TileKeeper, tile_values
 from .rows import row_crossings
 from .tensors import TensorView
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _SKIP_DIRS = (compat.TRITON_DIR, _PACKAGE_DIR)
 
 # Values of tensors are kept after each launch for the viewer, up to this many elements; a larger tensor
@@ -368,7 +368,7 @@ class Recorder(compat.Hooks):
         self.on_sizes = on_sizes
         self._sizes: Any = None
         if size_check_gpu is not None:
-            from .gpu_profiles import profile
+            from ..standin.gpu_profiles import profile
             from .size_probe import SizeCheck
 
             gpu = profile(size_check_gpu)

@@ -15,8 +15,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from ..model import DotSite, DotTrace, LaunchTrace, Site, TensorInfo
-from ..model.elements import ElementSets
+from ...model import DotSite, DotTrace, LaunchTrace, Site, TensorInfo
+from ...model.elements import ElementSets
 
 _LEN = struct.Struct("<I")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import TILE_VALUES_LIMIT
+from ...model import TILE_VALUES_LIMIT
 
 
 def tile_values(data: np.ndarray, dtype: str) -> np.ndarray:

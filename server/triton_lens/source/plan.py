@@ -279,11 +279,11 @@ def expand_variables(
         "userHome": home,
     }
 
-    def one(m: re.Match) -> str:
+    def one(m: re.Match[str]) -> str:
         name = m.group(1)
         if name.startswith("env:"):
             return env.get(name[4:], "")
-        return values.get(name, m.group(0))
+        return str(values.get(name, m.group(0)))
 
     out = []
     for a in argv:
@@ -334,7 +334,7 @@ def _translate(glob: str) -> str:
     return out
 
 
-def glob_to_regex(glob: str) -> re.Pattern:
+def glob_to_regex(glob: str) -> re.Pattern[str]:
     """`**` any number of path parts, `*` and `?` within one part, `{a,b}` alternatives. A glob with
     no slash matches a file name in any folder (`*.py`), like VS Code's files.exclude. A leading
     `./` is the workspace root."""

@@ -424,7 +424,7 @@ def _patch_grid_dim(scope: PatchScope, hooks: Hooks, spin: _cooperative.Waits) -
 
 def _patch_grid_idx(scope: PatchScope, hooks: Hooks, waits: _cooperative.Waits) -> None:
     """Each program, before it runs: the hooks' `program` where they define it (the parallel grid loop
-    of trace_engine/parallel.py, the progressive sample of progressive.py); once a launch went on by
+    of trace_engine/recording/parallel.py, the progressive sample of progressive.py); once a launch went on by
     turns, the loop's remaining visits run nothing (cooperative.py: their programs ran by turns)."""
     program = None if type(hooks).program is Hooks.program else hooks.program
 
@@ -1031,7 +1031,7 @@ def gpu_target(backend: str, arch: int, warp_size: int):
     return GPUTarget(backend, arch, warp_size)
 
 
-# ---- The parallel grid loop (trace_engine/parallel.py) ---------------------------------------------------
+# ---- The parallel grid loop (trace_engine/recording/parallel.py) ---------------------------------------------------
 # A forked child records its programs and logs what they store; the parent replays the logs. Both
 # go through the C function every store path of every release ends in: `_interpreter.store(ptrs,
 # values, mask)` with raw uint64 addresses, the values' own dtype and the final mask (the recorder
@@ -1068,7 +1068,7 @@ def raw_store(ptrs: np.ndarray, values: np.ndarray) -> None:
     real.store(ptrs, values, np.ones(ptrs.shape, dtype=bool))
 
 
-# -- the size check's re-launches (trace_engine/size_probe.py) ---------------------------------------
+# -- the size check's re-launches (trace_engine/recording/size_probe.py) ---------------------------------------
 
 
 def relaunch(executor, programs: list[tuple[int, int, int]], grid: tuple[int, int, int], args, kwargs) -> None:

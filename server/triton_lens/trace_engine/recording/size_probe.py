@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from . import compat
+from ..interpreter import compat
 from .size_model import (
     INT32_MAX,
     Resize,

@@ -37,7 +37,7 @@ class Zygote:
         self.sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.proc = subprocess.Popen(
-                [exe, "-m", "triton_lens.trace_engine.zygote", str(child.fileno())],
+                [exe, "-m", "triton_lens.trace_engine.process.zygote", str(child.fileno())],
                 pass_fds=(child.fileno(),),
                 env=env,
                 cwd=self.home,

@@ -16,7 +16,7 @@ from typing import Any
 
 from .gpu_profiles import GpuProfile
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 _FIX = (
     "Run it on a machine with a GPU, or skip it in Triton Lens's runs "
     '(`if not os.environ.get("TRITON_LENS_WORKER"):`, set in every run it makes).'

@@ -18,12 +18,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from . import compat
+from ..interpreter import compat
 from .cuda_api import CudaApi, Driver, NeedsRealGPU, interpreter_bench, needs_real_gpu  # noqa: F401
 from .gpu_profiles import profile
 
 NO_DEVICE = "no CUDA device on this machine"
-ASKED = 'asked for (--cpu / tritonLens.device "cpu")'
+ASKED = 'asked for: the device is set to "cpu"'
 
 
 def wanted(device: str) -> str | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import TensorInfo
+from ...model import TensorInfo
 from .rows import row_view
 
 

@@ -22,12 +22,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, OK, TIMEOUT, CudaStandIn, LaunchTrace, RunResult, ScriptError
-from . import stream, zygote_client
-from .kernels import find_kernels
-from .process_tree import descendants, footprint_bytes
+from ...model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, OK, TIMEOUT, CudaStandIn, LaunchTrace, RunResult, ScriptError
+from ...model.remedies import MEMORY_LIMIT, PYTHON, TIME_LIMIT
+from ...source.kernels import find_kernels
+from ..recording import stream
+from . import zygote_client
+from .process_tree import descendants, footprint_bytes, resolve_workers
 
-_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 _OUTPUT_TAIL = 64 * 1024
 STARTUP_ALLOWANCE_S = 120.0  # importing torch and triton, before the time limit starts
 ASK_ANSWER_S = 1.0  # at a limit, at most this long for the worker's first answer (worker._TimeLimitAsks)
@@ -46,9 +48,10 @@ class RunRequest:
     env: dict[str, str] | None = None
     argv: list[str] = field(default_factory=list)
     value_limit: int = 1 << 20
-    # Processes a launch's programs are split over (trace_engine/parallel.py); 1: the interpreter's own loop.
+    # Processes a launch's programs are split over (recording/parallel.py); 1: the interpreter's own loop;
+    # 0 or less: the machine's default (process_tree.default_workers), resolved here for every front end.
     workers: int = 1
-    # After each launch, check its kernel at the other sizes it admits (trace_engine/size_probe.py).
+    # After each launch, check its kernel at the other sizes it admits (trace_engine/recording/size_probe.py).
     size_check: bool = True
     # Record each config an autotuner tries, for its findings (False: only the config kept; the benchmark's baseline).
     autotune_trials: bool = True
@@ -57,7 +60,7 @@ class RunRequest:
     # second importing torch and triton).
     keep_warm: bool = False
     # "auto": CPU tensors stand in for CUDA ones when the machine has no usable CUDA device;
-    # "cpu": always (trace_engine/cuda_standin.py). `gpu` names the GPU the stand-in reports (gpu_profiles.py).
+    # "cpu": always (trace_engine/standin/cuda_standin.py). `gpu` names the GPU the stand-in reports (gpu_profiles.py).
     device: str = "auto"
     gpu: str = "H100"
     # Progressive results (progressive.py): a long launch's sample of programs runs first in a fork and
@@ -151,7 +154,16 @@ class _Worker:
         lw = limits_child.fileno()
         try:
             self.proc: subprocess.Popen[bytes] | zygote_client.ForkedProcess = subprocess.Popen(
-                [sys.executable, "-I", _SUPERVISOR, exe, "-m", "triton_lens.trace_engine.worker", str(w), str(lw)],
+                [
+                    sys.executable,
+                    "-I",
+                    _SUPERVISOR,
+                    exe,
+                    "-m",
+                    "triton_lens.trace_engine.process.worker",
+                    str(w),
+                    str(lw),
+                ],
                 pass_fds=(w, lw),
                 env=env,
                 cwd=self.home,
@@ -476,7 +488,7 @@ def _nul_byte(source: str, target: str) -> ScriptError | None:
     at = source.find("\x00")
     if at < 0:
         return None
-    from ..model.lines import line_starts
+    from ...model.lines import line_starts
 
     starts = line_starts(source)
     line = bisect.bisect_right(starts, at)
@@ -516,7 +528,7 @@ def _job(req: RunRequest, target: str, cwd: str, crash_file: str) -> dict:
         "value_limit": req.value_limit,
         "device": req.device,
         "gpu": req.gpu,
-        "workers": req.workers,
+        "workers": resolve_workers(req.workers),
         "size_check": req.size_check,
         "autotune_trials": req.autotune_trials,
         "progressive": req.progressive,
@@ -553,8 +565,8 @@ def _cannot_start(python: str, e: OSError) -> ScriptError:
     return ScriptError(
         ERROR,
         type(e).__name__,
-        f"cannot start the Python interpreter {python!r}: {e.strerror}. "
-        "Set tritonLens.python (or --python) to a Python with triton, torch and numpy.",
+        f"cannot start the Python interpreter {python!r}: {e.strerror}.",
+        remedy=PYTHON,
     )
 
 
@@ -595,7 +607,7 @@ def _read_stream(
             elif kind == "partial":  # a launch's sample, before the launch (progressive.py)
                 if on_partial is not None and not any(t.index == meta["index"] for t in result.launches):
                     _hand_partial(on_partial, result, meta, arrays, t0)
-            elif kind == "sizes":  # the size check of a launch sent before (trace_engine/size_probe.py)
+            elif kind == "sizes":  # the size check of a launch sent before (trace_engine/recording/size_probe.py)
                 for t in result.launches:
                     if t.index == meta["launch"]:
                         t.size_findings = list(meta["findings"])
@@ -742,11 +754,11 @@ def _outcome(
         return ScriptError(
             CRASHED,
             "MemoryLimit",
-            f"the script used more than the memory limit of {req.memory_mb} MB and was stopped "
-            "(raise tritonLens.memoryLimitMb or --memory if it really needs more)",
+            f"the script used more than the memory limit of {req.memory_mb} MB and was stopped",
             file,
             line,
             dump[-8000:],
+            remedy=MEMORY_LIMIT,
         )
     if note is not None:  # the script closed the stream: what it did after is unknown to the runner
         line = note.get("line")
@@ -814,6 +826,7 @@ def _timeout_error(result: RunResult, req: RunRequest, target: str, state: dict,
         file,
         line,
         dump[-8000:],
+        remedy=TIME_LIMIT,
     )
 
 
@@ -841,10 +854,9 @@ def _early_end_error(result: RunResult, req: RunRequest, target: str, rc: int | 
             ERROR,
             "WorkerError",
             f"Triton Lens could not start {req.python}: {err_lines[-1]}. Install "
-            f"what is missing (`{req.python} -m pip install triton torch numpy`) or "
-            "point Triton Lens at a Python that has them (tritonLens.python in "
-            "VS Code, --python on the command line).",
+            f"what is missing (`{req.python} -m pip install triton torch numpy`), or use another Python.",
             traceback=result.stderr[-8000:],
+            remedy=PYTHON,
         )
     return ScriptError(
         CRASHED,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..model import KernelDef
 from ..model.lines import split_lines
@@ -85,7 +86,7 @@ class KernelOutline:
     params: list[Param] = field(default_factory=list)
     exact: bool = True  # False: read from the lines of a file that does not parse (while typing)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "line": self.line,

@@ -48,9 +48,10 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from ..model import DotSite, Site
-from ..model.elements import ElementSetsBuilder
-from . import compat, stream
+from ...model import DotSite, Site
+from ...model.elements import ElementSetsBuilder
+from ..interpreter import compat
+from . import stream
 from .recorder import Recorder
 
 # Launches smaller than this stay in one process. Each child gets at least MIN_SECONDS of work (as the

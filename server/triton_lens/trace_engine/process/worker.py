@@ -2,7 +2,7 @@
 finished launch to the runner. It runs user code: the runner watches its memory and time and
 kills it past either limit.
 
-    python -m triton_lens.trace_engine.worker FD     (then the job as one JSON line on stdin)
+    python -m triton_lens.trace_engine.process.worker FD     (then the job as one JSON line on stdin)
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class _BufferLoader:
 
         self.path = os.path.abspath(path)
         self.source = source
-        from ..model.lines import split_lines
+        from ...model.lines import split_lines
 
         # mtime None: linecache.checkcache leaves the entry alone; inspect.getsource reads it.
         # Split as the compiler does (str.splitlines would break at a form feed and shift lines).
@@ -529,9 +529,12 @@ def prepare() -> str:
         pass
     import triton  # noqa: F401  (imported with TRITON_INTERPRET=1 already set)
 
-    from . import compat, cuda_standin, stream, viz_alias  # noqa: F401  (imported before the fork)
-    from .host_writes import HostWrites  # noqa: F401  (torch's dispatch modes import sympy: 0.2 s a run)
-    from .recorder import Recorder  # noqa: F401
+    from ..interpreter import compat
+    from ..recording import stream  # noqa: F401  (imported before the fork)
+    from ..recording.host_writes import HostWrites  # noqa: F401  (torch's dispatch modes import sympy: 0.2 s a run)
+    from ..recording.recorder import Recorder  # noqa: F401
+    from ..standin import cuda_standin  # noqa: F401
+    from . import viz_alias  # noqa: F401
 
     compat.enable_interpreter()
     return spawn_dir
@@ -539,8 +542,11 @@ def prepare() -> str:
 
 def serve(fd: int, limits_fd: int | None, spawn_dir: str) -> int:
     """Read the job on stdin and run it, streaming frames to fd (after prepare())."""
-    from . import compat, cuda_standin, stream, viz_alias
-    from .recorder import Recorder
+    from ..interpreter import compat
+    from ..recording import stream
+    from ..recording.recorder import Recorder
+    from ..standin import cuda_standin
+    from . import viz_alias
 
     line = sys.stdin.readline()
     if not line:
@@ -596,7 +602,7 @@ def serve(fd: int, limits_fd: int | None, spawn_dir: str) -> int:
     standin = cuda_standin.CudaStandIn(reason, job.get("gpu")) if reason else None
 
     status = 0
-    from .host_writes import HostWrites
+    from ..recording.host_writes import HostWrites
 
     memory = HostWrites.start()  # which elements of torch.empty memory the script has written
     workers = int(job.get("workers") or 1)
@@ -612,8 +618,8 @@ def serve(fd: int, limits_fd: int | None, spawn_dir: str) -> int:
         # progressive results (progressive.py): a long launch's sample first, as a `partial` frame
         "on_partial": on_partial if job.get("progressive") else None,
     }
-    if workers > 1:  # a launch's programs split over forked children (trace_engine/parallel.py)
-        from .parallel import ParallelRecorder
+    if workers > 1:  # a launch's programs split over forked children (trace_engine/recording/parallel.py)
+        from ..recording.parallel import ParallelRecorder
 
         recorder: Recorder = ParallelRecorder(workers=workers, **recorder_options)
     else:

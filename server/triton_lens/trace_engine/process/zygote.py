@@ -1,6 +1,6 @@
 """The zygote: a worker that has imported torch and triton once, and forks each run's worker from there.
 
-    python -m triton_lens.trace_engine.zygote SOCKET_FD     (started by the runner: zygote_client.py)
+    python -m triton_lens.trace_engine.process.zygote SOCKET_FD     (started by the runner: zygote_client.py)
 
 Why: importing torch and triton is most of a run's start (3-6 s of CPU on a loaded 2-core machine); a
 fork of a process that has done it takes milliseconds. The language server reruns a file on every

@@ -1,4 +1,4 @@
-"""The worker and the children it forks (trace_engine/parallel.py), as the runner's limits see them.
+"""The worker and the children it forks (trace_engine/recording/parallel.py), as the runner's limits see them.
 
 A forked child shares the worker's pages until it writes them, so adding up resident sizes would
 count the worker's torch and triton once per child: a child counts with the pages it has of its own

@@ -165,7 +165,7 @@ def supervise(start_worker) -> None:
 
     def pass_on(signum, frame):
         # The stack dump (SIGUSR1) goes to the worker's own children first: a launch split over forked
-        # children (trace_engine/parallel.py) is in their kernel code, and the dump that comes first names the line.
+        # children (trace_engine/recording/parallel.py) is in their kernel code, and the dump that comes first names the line.
         children = [p for p in descendants(worker) if p != worker] if signum == signal.SIGUSR1 else []
         for p in children:
             try:
