@@ -71,19 +71,23 @@ function isUnion(s) {
   return Boolean(s.anyOf || (s.enum && s.enum.length > 1) || Array.isArray(s.type));
 }
 
+/** An exported interface or type for each of a schema's $defs (shared with gen-lsp-messages.mjs). */
+export function declarations(defs) {
+  return Object.entries(defs).map(([name, s]) => {
+    const t = typeOf(s, name, defs);
+    const declared = s.type === 'object' && t.startsWith('{') ? `export interface ${name} ${t}` : `export type ${name} = ${t};`;
+    return `${comment(s.description)}${declared}`;
+  });
+}
+
 /** The TypeScript module for a schema (prettier-formatted as the repository formats its code). */
 export async function generate(schema) {
   const defs = schema.$defs;
   const parts = [
     '// Generated from server/triton_lens/viewer_protocol.schema.json by extension/scripts/gen-viewer-protocol.mjs:\n' +
       '// do not edit (npm run gen-protocol rewrites it; extension/test/viewerProtocol.test.ts fails when it is stale).',
+    ...declarations(defs),
   ];
-  for (const [name, s] of Object.entries(defs)) {
-    const t = typeOf(s, name, defs);
-    parts.push(
-      `${comment(s.description)}${s.type === 'object' && t.startsWith('{') ? `export interface ${name} ${t}` : `export type ${name} = ${t};`}`,
-    );
-  }
   const methods = Object.entries(schema.methods);
   const ref = (p) => {
     const name = p.replace(/^#\/\$defs\//, '');
@@ -104,9 +108,14 @@ export async function generate(schema) {
     'export type LspMethod = keyof typeof LSP_METHODS;',
     `/** The HTTP routes of the browser viewer. */\nexport const HTTP_ROUTES = {\n${methods.map(([m, e]) => `${m}: ${JSON.stringify(e.http)},`).join('\n')}\n} as const;`,
   );
+  return formatted(parts, OUT);
+}
+
+/** The parts as one prettier-formatted module, as the repository formats its code. */
+export async function formatted(parts, out) {
   const text = parts.join('\n\n') + '\n';
-  const options = (await prettier.resolveConfig(OUT)) ?? {};
-  return prettier.format(text, { ...options, filepath: OUT });
+  const options = (await prettier.resolveConfig(out)) ?? {};
+  return prettier.format(text, { ...options, filepath: out });
 }
 
 export async function readSchema() {

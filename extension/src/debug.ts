@@ -1,12 +1,13 @@
 // "Debug this kernel": runs what the server runs for the file (its run plan: the `# triton-lens: run` comment, the
 // tritonLens.runCommands entry, else the file; asked with the tritonLens/runPlan request, owned by the engine's
-// trace_engine/plan.py) under debugpy with TRITON_INTERPRET=1, so breakpoints inside @triton.jit bodies stop. Contributes the "triton-lens" debug type, whose adapter is
+// source/plan.py) under debugpy with TRITON_INTERPRET=1, so breakpoints inside @triton.jit bodies stop. Contributes the "triton-lens" debug type, whose adapter is
 // `python -m debugpy.adapter` of the selected interpreter (or the debugpy that the Python extension ships), so it
 // works with and without the Python extension. An optional program id narrows where kernel breakpoints stop
 // (TRITON_LENS_STOP_PROGRAM, honoured by server/triton_lens/debug_launcher.py).
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { kernelOutline, type KernelOutline, type OutlineServer } from './kernelOutline';
+import { LSP_REQUESTS, type RunPlan } from './lspMessages';
 import { checkInterpreter, shellQuote, type InterpreterResolver } from './python';
 import { splitCommandLine } from './settings';
 
@@ -54,19 +55,10 @@ export function validateStopProgram(v: string): string | undefined {
   }
 }
 
-/** The server's answer to tritonLens/runPlan (server/triton_lens/lsp/plan_request.py). */
-export interface RunPlan {
-  file: string;
-  runnable: boolean;
-  whyNot: string;
-  origin: 'file' | 'comment' | 'setting';
-  originLine: number;
-  /** argv with ${file} & co. already expanded; null: the file itself, as __main__ */
-  command: string[] | null;
-  cwd: string | null;
-}
+/** The server's answer to tritonLens/runPlan (server/triton_lens/lsp/plan_request.py; its type is the schema's). */
+export type { RunPlan } from './lspMessages';
 
-export const RUN_PLAN = 'tritonLens/runPlan';
+export const RUN_PLAN = LSP_REQUESTS.runPlan;
 
 /** Asks the server for a file's run plan (the editor's text, so an unsaved run comment counts). */
 export type RunPlanner = (uri: vscode.Uri, text: string) => Promise<RunPlan>;

@@ -11,13 +11,14 @@ import {
   type ServerOptions,
   State,
 } from 'vscode-languageclient/node';
+import { LSP_NOTIFICATIONS } from './lspMessages';
 import { checkInterpreter, type CheckResult, type Interpreter, InterpreterResolver } from './python';
 import { getSettings, needsRestart, SECTION, type TritonLensSettings } from './settings';
 import type { RunFinishedParams, RunPartialParams, RunStartedParams, StatusBar } from './statusBar';
 
-export const RUN_STARTED = 'tritonLens/runStarted';
-export const RUN_FINISHED = 'tritonLens/runFinished';
-export const RUN_PARTIAL = 'tritonLens/runPartial';
+export const RUN_STARTED = LSP_NOTIFICATIONS.runStarted;
+export const RUN_FINISHED = LSP_NOTIFICATIONS.runFinished;
+export const RUN_PARTIAL = LSP_NOTIFICATIONS.runPartial;
 export const RESTART_DELAY_MS = 300;
 /** A server that dies is started again, at most this many times in AUTO_RESTART_WINDOW_MS. */
 export const MAX_AUTO_RESTARTS = 3;

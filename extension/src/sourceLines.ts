@@ -2,26 +2,20 @@
 // names the .ipynb and the line of the script its code cells make, the editor a cell and a line inside it.
 // The server owns that mapping (the notebook's cells and their order); the extension never computes it.
 import type * as vscode from 'vscode';
+import { LSP_REQUESTS, type EditorLocationResult, type ViewLocationResult } from './lspMessages';
 
-export const VIEW_LOCATION = 'tritonLens/viewLocation';
-export const EDITOR_LOCATION = 'tritonLens/editorLocation';
+export const VIEW_LOCATION = LSP_REQUESTS.viewLocation;
+export const EDITOR_LOCATION = LSP_REQUESTS.editorLocation;
 
 export interface LineServer {
   request<R>(method: string, params: unknown): Promise<R>;
 }
 
 /** Where a line of the view is: the document the view is of (a notebook's for a cell), its file, 1-based line. */
-export interface ViewLocation {
-  uri: string;
-  file: string;
-  line: number;
-}
+export type ViewLocation = NonNullable<ViewLocationResult>;
 
 /** The document (a cell's in a notebook) and 1-based line the editor shows for a line of the view. */
-export interface EditorLocation {
-  uri: string;
-  line: number;
-}
+export type EditorLocation = NonNullable<EditorLocationResult>;
 
 export const NOTEBOOK_CELL_SCHEME = 'vscode-notebook-cell';
 

@@ -1,5 +1,6 @@
 // One status bar item: what the server is doing with the file in the active editor.
 import * as vscode from 'vscode';
+import type { CudaStandIn, RunFinishedParams, RunPartialParams, RunStartedParams } from './lspMessages';
 
 export type LensState =
   | { kind: 'starting' }
@@ -12,37 +13,7 @@ export type LensState =
   | { kind: 'restricted' }
   | { kind: 'stopped'; message: string };
 
-export interface RunStartedParams {
-  uri: string;
-  version?: number;
-}
-/** The run's CUDA tensors were CPU tensors (no GPU here, or tritonLens.device "cpu"): nothing ran on a GPU. */
-export interface CudaStandIn {
-  gpu: string;
-  reason: string;
-}
-
-/** A run's partial results are shown (lsp/server.py RUN_PARTIAL): a sample of one launch's programs. */
-export interface RunPartialParams {
-  uri: string;
-  version?: number;
-  kernel: string;
-  launch: number;
-  programsDone: number;
-  programsTotal: number;
-  ms: number;
-}
-
-export interface RunFinishedParams {
-  uri: string;
-  version?: number;
-  status: string;
-  ms: number;
-  launches: number | unknown[];
-  cudaStandIn?: CudaStandIn | null;
-  /** Another run of the same document is in flight (the server adopted this older one's result). */
-  running?: boolean;
-}
+export type { CudaStandIn, RunFinishedParams, RunPartialParams, RunStartedParams } from './lspMessages';
 
 export const STAND_IN = 'CPU stand-in for CUDA';
 
@@ -66,12 +37,8 @@ const base = (uri: string) =>
       .pop() ?? uri,
   );
 
-export function launchCount(launches: RunFinishedParams['launches']): number {
-  return Array.isArray(launches) ? launches.length : Number(launches) || 0;
-}
-
-export function isSuccess(status: string): boolean {
-  return status === 'ok' || status === 'done' || status === 'success';
+export function isSuccess(status: RunFinishedParams['status']): boolean {
+  return status === 'ok';
 }
 
 /**
@@ -230,7 +197,7 @@ export class StatusBar implements vscode.Disposable {
   }
 
   runStarted(p: RunStartedParams): void {
-    if (typeof p.version === 'number') this.startedVersion.set(p.uri, p.version);
+    this.startedVersion.set(p.uri, p.version);
     this.perUri.set(p.uri, { kind: 'running', uri: p.uri });
     this.latest = p.uri;
     this.update();
@@ -238,10 +205,14 @@ export class StatusBar implements vscode.Disposable {
 
   runPartial(p: RunPartialParams): void {
     const newer = this.startedVersion.get(p.uri);
-    if (typeof p.version === 'number' && newer !== undefined && p.version < newer) return;
-    const done = Number(p.programsDone) || 0;
-    const total = Number(p.programsTotal) || 0;
-    this.perUri.set(p.uri, { kind: 'partial', uri: p.uri, done, total, kernel: String(p.kernel) });
+    if (newer !== undefined && p.version < newer) return;
+    this.perUri.set(p.uri, {
+      kind: 'partial',
+      uri: p.uri,
+      done: p.programsDone,
+      total: p.programsTotal,
+      kernel: p.kernel,
+    });
     this.latest = p.uri;
     this.update();
   }
@@ -249,14 +220,14 @@ export class StatusBar implements vscode.Disposable {
   runFinished(p: RunFinishedParams): void {
     const newer = this.startedVersion.get(p.uri);
     // A newer run is on (an edit, or a setting that re-ran the same version): "done" would be another run's.
-    if (p.running || (typeof p.version === 'number' && newer !== undefined && p.version < newer)) return;
-    const ms = Number(p.ms) || 0;
+    if (p.running || (newer !== undefined && p.version < newer)) return;
+    const ms = p.ms;
     const standIn = p.cudaStandIn ?? undefined;
     this.perUri.set(
       p.uri,
       isSuccess(p.status)
-        ? { kind: 'done', uri: p.uri, ms, launches: launchCount(p.launches), standIn }
-        : { kind: 'failed', uri: p.uri, status: String(p.status), ms, standIn },
+        ? { kind: 'done', uri: p.uri, ms, launches: p.launches, standIn }
+        : { kind: 'failed', uri: p.uri, status: p.status, ms, standIn },
     );
     this.latest = p.uri;
     this.update();

@@ -34,7 +34,7 @@ describe('getSettings', () => {
   });
 });
 
-// Globs of tritonLens.runCommands are matched by the server (server/triton_lens/trace_engine/plan.py, tests/engine/test_plan.py).
+// Globs of tritonLens.runCommands are matched by the server (server/triton_lens/source/plan.py, tests/engine/test_plan.py).
 
 describe('splitCommandLine', () => {
   it('splits on blanks and honours quotes and escapes', () => {

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest_lsp
+from jsonschema import ValidationError
 from lsprotocol import types as lsp
+from protocol_schema import check_message, message_parts
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 SERVER = [sys.executable, "-m", "triton_lens", "lsp"]
@@ -44,7 +46,16 @@ class Session:
         self.versions: dict[str, int] = {}
         self.published: list[tuple[str, int | None, list]] = []  # (uri, version, diagnostics)
         self.configuration_pulls = 0  # workspace/configuration requests the server sent
+        # what the server sent that is not its schema's (lsp_messages.schema.json): the fixture fails on it
+        self.schema_errors: list[str] = []
         self._event = asyncio.Event()
+
+    def _checked(self, method: str, part: str, instance: Any) -> Any:
+        try:
+            check_message(method, part, instance)
+        except ValidationError as e:
+            self.schema_errors.append(f"{method} {part}: {e.message} in {instance!r}"[:2000])
+        return instance
 
     def _note(self) -> None:
         self._event.set()
@@ -167,7 +178,10 @@ class Session:
         )
 
     async def request(self, method: str, params: dict) -> Any:
-        return await self.client.protocol.send_request_async(method, params)
+        answer = await self.client.protocol.send_request_async(method, params)
+        if message_parts(method) is not None:  # one of our own requests: its answer is the schema's
+            self._checked(method, "result", _plain(answer))
+        return answer
 
 
 def _plain(v: Any) -> Any:
@@ -183,17 +197,17 @@ def install(client: LanguageClient) -> Session:
 
     @client.feature("tritonLens/runStarted")
     def _started(params):
-        s.started.append(_plain(params))
+        s.started.append(s._checked("tritonLens/runStarted", "params", _plain(params)))
         s._note()
 
     @client.feature("tritonLens/runFinished")
     def _finished(params):
-        s.finished.append(_plain(params))
+        s.finished.append(s._checked("tritonLens/runFinished", "params", _plain(params)))
         s._note()
 
     @client.feature("tritonLens/runPartial")
     def _partial(params):
-        s.partials.append(_plain(params))
+        s.partials.append(s._checked("tritonLens/runPartial", "params", _plain(params)))
         s._note()
 
     @client.feature(lsp.WORKSPACE_INLAY_HINT_REFRESH)
@@ -256,6 +270,7 @@ def session_fixture(settings: dict, init_options: dict | None = None, with_works
         lsp_client._session = await start_session(lsp_client, settings, init_options, root)
         yield
         assert server_alive(lsp_client), "the server died"
+        assert not lsp_client._session.schema_errors, "\n".join(lsp_client._session.schema_errors)
         await lsp_client.shutdown_session()
 
     return client
@@ -282,9 +297,9 @@ def worker_children(client: LanguageClient) -> list[int]:
         except (OSError, ValueError, IndexError):
             continue
     out = []
-    zygote = b"triton_lens.trace_engine.zygote"
+    zygote = b"triton_lens.trace_engine.process.zygote"
     for pid, ppid in parent.items():
-        # A cold worker: server -> supervisor.py -> worker. A forked one (trace_engine/zygote.py):
+        # A cold worker: server -> supervisor.py -> worker. A forked one (trace_engine/process/zygote.py):
         # server -> zygote -> its forked supervisor -> worker, all three with the zygote's command line.
         cold = parent.get(ppid) == server and b"supervisor.py" in cmd.get(ppid, b"")
         grand = parent.get(ppid, 0)
@@ -292,7 +307,7 @@ def worker_children(client: LanguageClient) -> list[int]:
         if not (cold or forked):
             continue
         try:
-            if (forked or b"triton_lens.trace_engine.worker" in cmd[pid]) and os.readlink(
+            if (forked or b"triton_lens.trace_engine.process.worker" in cmd[pid]) and os.readlink(
                 f"/proc/{pid}/fd/0"
             ) == os.devnull:
                 out.append(pid)
