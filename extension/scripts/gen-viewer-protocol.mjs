@@ -75,7 +75,8 @@ function isUnion(s) {
 export function declarations(defs) {
   return Object.entries(defs).map(([name, s]) => {
     const t = typeOf(s, name, defs);
-    const declared = s.type === 'object' && t.startsWith('{') ? `export interface ${name} ${t}` : `export type ${name} = ${t};`;
+    const declared =
+      s.type === 'object' && t.startsWith('{') ? `export interface ${name} ${t}` : `export type ${name} = ${t};`;
     return `${comment(s.description)}${declared}`;
   });
 }
