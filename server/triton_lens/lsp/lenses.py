@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from lsprotocol import types as lsp
 
 from ..analysis.autotune import kept_config
+from ..analysis.cost import LaunchCost, dominant_launch
 from ..analysis.text import plural
 from ..model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, TIMEOUT, RunResult
 from ..source.kernels import KernelOutline
@@ -98,6 +99,9 @@ def summary_title(
             text += f" · script {result.status}"
         if s.autotuned is not None:
             text += f" · autotuned: hints show {s.autotuned}"
+        cost = dominant_launch(result) if result is not None else None
+        if cost is not None and cost.kernel == k.name:  # where a smaller size would save the time (the log says)
+            text += f" · launch {cost.index + 1}: {cost.seconds:.1f} of {cost.run_seconds:.1f} s"
         if result is not None and result.cuda_standin is not None:
             text += f" · {STANDIN}"
     if stale:
@@ -146,3 +150,30 @@ def kernel_lenses(
             )
         )
     return out
+
+
+def cost_advice(cost: LaunchCost, workers: int, cores: int) -> str:
+    """What the lens's click shows (the log) when one launch took most of a slow run: which one, and what
+    makes each edit's complete results come sooner."""
+    text = (
+        f"launch {cost.index + 1} of {cost.kernel} ({plural(cost.programs, 'program')}) took "
+        f"{cost.seconds:.1f} s of the run's {cost.run_seconds:.1f} s under the interpreter, which runs every "
+        "program. To get each edit's complete results sooner, run it at a smaller size: the sizes under "
+        '`if __name__ == "__main__":`, or a `# triton-lens: run <command>` comment with smaller arguments.'
+    )
+    if workers < 2 <= cores:
+        text += (
+            f" Or split its programs over the machine's cores: tritonLens.workers is {workers} ({cores} cores here)."
+        )
+    return text + " The first hints come from a sample of its programs either way (tritonLens.progressive)."
+
+
+def cost_log(result: RunResult, workers_setting: int) -> str:
+    """The log's line on a slow run's cost ("" when no launch dominates it), for the run's log entry."""
+    cost = dominant_launch(result)
+    if cost is None:
+        return ""
+    from ..trace_engine import default_workers
+
+    cores = os.cpu_count() or 1
+    return "\n" + cost_advice(cost, workers_setting if workers_setting > 0 else default_workers(), cores)

@@ -31,6 +31,7 @@ from ..model.remedies import EDITOR
 from . import fixes, notebooks, outline, plan_request, source_lines, viewer_requests
 from .documents import Doc
 from .edits import DocText
+from .lenses import cost_log
 from .linemap import LineMap
 from .progress import RunProgress
 from .protocol import TritonLensProtocol
@@ -413,6 +414,7 @@ class TritonLensServer(LanguageServer):
                 else ""
             )
             + (f" — {r.error.type}: {r.error.text(EDITOR)}" if r.error else "")
+            + cost_log(r, self.settings.workers)  # which launch a slow run's time went to, and what helps
             + (f"\n--- script stdout ---\n{r.stdout[-4000:]}" if r.stdout.strip() else "")
             + (f"\n--- script stderr ---\n{r.stderr[-4000:]}" if r.stderr.strip() else "")
         )
