@@ -16,16 +16,22 @@ const ARTIFACTS = path.join(REPO, 'tests', 'e2e', 'artifacts');
 // issue 14's corpus: tl.dot tiles and iterations, Values and the histogram, 4-D slices
 const ISSUE14_FILES = ['matmul.py', 'layernorm.py', 'attention_4d.py'];
 const SOFTMAX_BIG = 'softmax_1823x781.py'; // tutorial-sized: a run long enough for partial results first
+const LAYERNORM_BIG = 'layernorm_1151x8192.py'; // tutorial-sized: 9.4M-element tensors, over the 1M value limit
 
 // this file's screenshots go; notebook.test.mjs's (artifacts/notebook) stay, whichever file ran first
 const session = e2eSession({
   work: WORK,
   artifacts: ARTIFACTS,
   files: [
-    ...['vector_add.py', 'oob_missing_mask.py', 'softmax.py', 'cuda_script_without_gpu.py', ...ISSUE14_FILES].map(
-      (f) => [path.join(CORPUS, f), f],
-    ),
-    [path.join(REPO, 'bench', 'kernels', SOFTMAX_BIG), SOFTMAX_BIG],
+    ...[
+      'vector_add.py',
+      'oob_missing_mask.py',
+      'softmax.py',
+      'cuda_script_without_gpu.py',
+      'multi_launch.py',
+      ...ISSUE14_FILES,
+    ].map((f) => [path.join(CORPUS, f), f]),
+    ...[SOFTMAX_BIG, LAYERNORM_BIG].map((f) => [path.join(REPO, 'bench', 'kernels', f), f]),
   ],
   // VS Code's default editor.inlayHints.maximumLength (43): the server's hints fit it
   settings: {
@@ -683,6 +689,73 @@ describe('Triton Lens in VS Code', () => {
     assert.match(await ln.$eval('[data-tensor="0"] .tl-values-box', (e) => e.textContent), /values before the launch/);
     await ln.selectOption('#tl-values', 'off');
     await waitViewer(ln, () => window.__viewer.idle && window.__viewer.state().values === 'off', 'values off');
+  });
+
+  step(
+    'layernorm_1151x8192.py: values and a histogram for a tensor of 9.4M elements, sampled and said so',
+    async () => {
+      const ln = await visualize(LAYERNORM_BIG, /Y\[/, '_layer_norm_fwd_fused');
+      await cursorTo(ln, 'tl.store(Y + cols', 38);
+      await ln.selectOption('#tl-values', 'after');
+      await waitViewer(
+        ln,
+        // of the complete run (a sample's partial results come first): every element of Y touched
+        () => window.__viewer.idle && window.__viewer.values('Y')?.histogram?.touched === 1151 * 8192,
+        'values and histogram of Y, complete',
+        { timeout: 120000 },
+      );
+      const v = await ln.evaluate(() => window.__viewer.values('Y'));
+      assert.equal(v.none, null, 'values are shown, not "not available"');
+      assert.ok(v.rowsStep > 1 || v.colsStep > 1, `downsampled: ${v.rowsStep} x ${v.colsStep}`);
+      assert.match(v.note, /of 9,428,992 elements kept/);
+      assert.equal(v.histogram.line, 38);
+      assert.equal(v.histogram.touched, 1151 * 8192);
+      assert.ok(v.lo < 0 && v.hi > 0, `a layer norm's outputs straddle 0: ${v.lo} .. ${v.hi}`);
+      const bars = await ln.$eval('[data-tensor="1"] canvas.tl-histogram', (c) => {
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+        return n;
+      });
+      assert.ok(bars > 100, `${bars} painted pixels in the histogram`);
+      // 8192 columns by 1151 rows: drawn wide, its aspect kept
+      const box = await ln.$eval('[data-tensor="1"] canvas.tl-canvas', (e) => e.getBoundingClientRect());
+      assert.ok(box.width > box.height * 3, `canvas ${box.width} x ${box.height}`);
+      await wb.shot('layernorm-1151x8192-values');
+      await ln.selectOption('#tl-values', 'off');
+      await waitViewer(ln, () => window.__viewer.idle && window.__viewer.state().values === 'off', 'values off');
+    },
+  );
+
+  step('multi_launch.py: the program selection is per kernel, and comes back with its kernel', async () => {
+    const ml = await visualize('multi_launch.py', /x_ptr\[/, 'scale_kernel');
+    const st = () => ml.evaluate(() => window.__viewer.state());
+    const toKernel = async (name) => {
+      const value = await ml.$eval(
+        '#tl-kernel',
+        (sel, n) => [...sel.options].find((o) => o.textContent.includes(n))?.value,
+        name,
+      );
+      assert.ok(value !== undefined, `${name} is in the kernel picker`);
+      await ml.selectOption('#tl-kernel', value);
+      await ml.waitForFunction((n) => window.__viewer.state().kernel === n && window.__viewer.idle, name, {
+        timeout: 30000,
+      });
+    };
+    await ml.click('button[data-pid="0"]');
+    await ml.waitForFunction(() => JSON.stringify(window.__viewer.state().programs) === '[0]', undefined, {
+      timeout: 15000,
+    });
+    await toKernel('square_kernel');
+    assert.equal((await st()).programs, null, "square_kernel starts with all its programs, not scale_kernel's pick");
+    await ml.click('button[data-pid="1"]');
+    await ml.waitForFunction(() => JSON.stringify(window.__viewer.state().programs) === '[1]', undefined, {
+      timeout: 15000,
+    });
+    await toKernel('scale_kernel');
+    assert.deepEqual((await st()).programs, [0], "scale_kernel's own pick comes back");
+    await toKernel('square_kernel');
+    assert.deepEqual((await st()).programs, [1]);
   });
 
   step('attention_4d.py: [B, H, S, D] tensors as grids of 2-D slices, the outer dimension picked', async () => {
