@@ -132,7 +132,7 @@ def test_a_zygote_that_died_gives_way_to_a_cold_worker(tmp_path):
 def test_a_runner_killed_outright_leaves_no_zygote_behind(tmp_path):
     pid_file = tmp_path / "pid"
     code = (
-        "import os, sys, time\nfrom triton_lens.trace_engine import zygote_client\n"
+        "import os, sys, time\nfrom triton_lens.trace_engine.process import zygote_client\n"
         "z = zygote_client.Zygote(sys.executable, dict(os.environ, TRITON_INTERPRET='1'))\n"
         "deadline = time.monotonic() + 120\n"
         "while not z.is_ready() and time.monotonic() < deadline: time.sleep(0.1)\n"
@@ -162,3 +162,44 @@ def test_the_count_of_runs_by_key_stays_bounded_and_keeps_the_recent_keys():
     finally:
         for k in keys:
             zygote_client._runs_seen.pop(k, None)
+
+
+GRANDPARENT = (
+    "import os\n"
+    "with open(f'/proc/{os.getppid()}/stat') as f:\n"
+    "    print('GRANDPARENT', int(f.read().rsplit(')', 1)[1].split()[1]))\n"
+)
+
+
+def _grandparent(r) -> int:
+    return int(next(ln for ln in r.stdout.splitlines() if ln.startswith("GRANDPARENT")).split()[1])
+
+
+def test_the_first_warm_run_waits_for_the_zygote_and_forks_from_it(tmp_path):
+    # The language server's first run: the zygote it starts imports torch and triton; a cold worker
+    # started beside it would import them again at the same time (bench/first_run.py).
+    script = tmp_path / "first.py"
+    script.write_text(GRANDPARENT)
+    r = run(RunRequest(path=str(script), keep_warm=True))
+    (z,) = zygote_client._zygotes.values()
+    assert _grandparent(r) == z.proc.pid, (r.status, r.error)  # worker <- supervisor <- zygote
+
+
+def test_without_the_wait_the_first_warm_run_is_cold(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "ZYGOTE_WAIT_S", 0.0)
+    script = tmp_path / "first.py"
+    script.write_text(GRANDPARENT)
+    r = run(RunRequest(path=str(script), keep_warm=True))
+    assert _grandparent(r) == os.getpid(), (r.status, r.error)  # worker <- supervisor <- this runner
+
+
+def test_a_cancelled_wait_for_the_zygote_returns_at_once():
+    import threading
+
+    cancel = threading.Event()
+    cancel.set()
+    key = ("bench", (("K", "cancelled"),))
+    env = dict(os.environ, TRITON_LENS_TEST_KEY="cancelled")
+    t0 = time.monotonic()
+    z = zygote_client.ready_zygote(key, sys.executable, env, start=True, wait_s=60.0, cancel=cancel)
+    assert z is None and time.monotonic() - t0 < 5  # not the 60 s: the run goes on cold and sees its cancel

@@ -285,16 +285,30 @@ def _safe_env(env: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def _take_worker(python: str, env: dict[str, str], keep_warm: bool) -> _Worker:
+# How long a run that keeps workers warm (the language server) waits for its zygote's imports rather than
+# starting a cold worker beside it: both import torch and triton, and on a machine of few cores the two
+# imports at once take longer than the zygote's alone plus a fork (bench/first_run.py). 0: never wait.
+ZYGOTE_WAIT_S = 30.0  # a zygote slower than this (a machine far too loaded) gives way to a cold worker
+
+
+def _take_worker(python: str, env: dict[str, str], keep_warm: bool, cancel: threading.Event | None = None) -> _Worker:
     """A worker forked from the zygote of this interpreter and environment when it is ready, else a cold
     one. The zygote starts in the background at the first run that keeps workers warm (the language
-    server) and at the second run of the same key otherwise (one `check` of one file pays nothing for it)."""
+    server), which waits for it (ZYGOTE_WAIT_S), and at the second run of the same key otherwise (one
+    `check` of one file pays nothing for it)."""
     key = (python, tuple(sorted(env.items())))
     start = zygote_client.note_run(key) > 1 or keep_warm
     zygote = None
     if start:
         try:
-            zygote = zygote_client.ready_zygote(key, _absolute_exe(python), _safe_env(env), start=True)
+            zygote = zygote_client.ready_zygote(
+                key,
+                _absolute_exe(python),
+                _safe_env(env),
+                start=True,
+                wait_s=ZYGOTE_WAIT_S if keep_warm else 0.0,
+                cancel=cancel,
+            )
         except OSError:
             zygote = None
     if zygote is not None:
@@ -425,7 +439,7 @@ def run(
     tmp = tempfile.mkdtemp(prefix="triton-lens-")
     crash_file = os.path.join(tmp, "crash.txt")
     try:
-        worker = _start_job(req, _worker_env(req), _job(req, target, cwd, crash_file))
+        worker = _start_job(req, _worker_env(req), _job(req, target, cwd, crash_file), cancel)
     except OSError as e:
         os.rmdir(tmp)
         return _failed(result, _cannot_start(req.python, e))
@@ -552,9 +566,9 @@ def _worker_env(req: RunRequest) -> dict[str, str]:
     return env
 
 
-def _start_job(req: RunRequest, env: dict[str, str], job: dict) -> _Worker:
+def _start_job(req: RunRequest, env: dict[str, str], job: dict, cancel: threading.Event | None = None) -> _Worker:
     """A worker (a warm one when there is one) with the job written to it. OSError: it cannot start."""
-    worker = _take_worker(req.python, env, req.keep_warm)
+    worker = _take_worker(req.python, env, req.keep_warm, cancel)
     assert worker.proc.stdin is not None
     worker.proc.stdin.write((json.dumps(job) + "\n").encode())
     worker.proc.stdin.close()

@@ -90,6 +90,17 @@ class Zygote:
                     self._exits[int(msg["exited"])] = int(msg["status"])
                 wait = 0.0
 
+    def wait_ready(self, timeout: float, cancel: threading.Event | None = None) -> bool:
+        """Wait up to timeout for the zygote's imports to finish (False: it died, or the wait ran out, or
+        `cancel` was set)."""
+        deadline = time.monotonic() + timeout
+        while not self.is_ready():
+            left = deadline - time.monotonic()
+            if self.dead or left <= 0 or (cancel is not None and cancel.is_set()):
+                return False
+            self._pump(min(0.05, left))
+        return True
+
     def is_ready(self) -> bool:
         self._pump(0.0)
         if self.dead or self.proc.poll() is not None:
@@ -203,8 +214,11 @@ def supported() -> bool:
     return sys.platform.startswith("linux") and hasattr(socket, "send_fds")
 
 
-def ready_zygote(key: tuple, exe: str, env: dict[str, str], start: bool) -> Zygote | None:
-    """The ready zygote for key, or None; with start, one is started (in the background) if there is none."""
+def ready_zygote(
+    key: tuple, exe: str, env: dict[str, str], start: bool, wait_s: float = 0.0, cancel: threading.Event | None = None
+) -> Zygote | None:
+    """The ready zygote for key, or None; with start, one is started (in the background) if there is none.
+    wait_s > 0: a zygote still importing is waited for that long (a run then forks from it)."""
     if not supported():
         return None
     with _lock:
@@ -222,7 +236,10 @@ def ready_zygote(key: tuple, exe: str, env: dict[str, str], start: bool) -> Zygo
             while len(_zygotes) > MAX_ZYGOTES:
                 oldest = next(iter(_zygotes))
                 _zygotes.pop(oldest).close()
-            return None
+            if wait_s <= 0:
+                return None
+    if z is not None and wait_s > 0 and not z.is_ready():
+        z.wait_ready(wait_s, cancel)  # outside the lock: other keys' runs go on meanwhile
     return z if z is not None and z.is_ready() else None
 
 
