@@ -24,6 +24,9 @@ import time
 from collections import deque
 from typing import IO
 
+# (interpreter, environment): one zygote each
+ZygoteKey = tuple[str, tuple[tuple[str, str], ...]]
+
 FORK_REPLY_S = 10.0  # a ready zygote answers a fork in milliseconds; past this it is dropped
 
 
@@ -193,8 +196,8 @@ class ForkedProcess:
 
 # ---- one zygote per interpreter and environment ----------------------------------------------------
 MAX_ZYGOTES = 2  # each holds torch and triton in memory (a few hundred MB, shared with its runs)
-_zygotes: dict[tuple, Zygote] = {}
-_runs_seen: dict[tuple, int] = {}
+_zygotes: dict[ZygoteKey, Zygote] = {}
+_runs_seen: dict[ZygoteKey, int] = {}
 RUNS_SEEN_KEYS = 64  # keys (interpreter, environment) counted at most: a server's runs of many venvs stay bounded
 _lock = threading.Lock()
 
@@ -203,7 +206,7 @@ def supported() -> bool:
     return sys.platform.startswith("linux") and hasattr(socket, "send_fds")
 
 
-def ready_zygote(key: tuple, exe: str, env: dict[str, str], start: bool) -> Zygote | None:
+def ready_zygote(key: ZygoteKey, exe: str, env: dict[str, str], start: bool) -> Zygote | None:
     """The ready zygote for key, or None; with start, one is started (in the background) if there is none."""
     if not supported():
         return None
@@ -226,7 +229,7 @@ def ready_zygote(key: tuple, exe: str, env: dict[str, str], start: bool) -> Zygo
     return z if z is not None and z.is_ready() else None
 
 
-def note_run(key: tuple) -> int:
+def note_run(key: ZygoteKey) -> int:
     """How many runs with this key this process has started, this one included."""
     with _lock:
         n = _runs_seen.pop(key, 0) + 1
@@ -236,7 +239,7 @@ def note_run(key: tuple) -> int:
         return n
 
 
-def drop(key: tuple, z: Zygote) -> None:
+def drop(key: ZygoteKey, z: Zygote) -> None:
     with _lock:
         if _zygotes.get(key) is z:
             _zygotes.pop(key)
