@@ -8,6 +8,7 @@ from collections.abc import Callable
 from lsprotocol import types as lsp
 
 from ..analysis.fixes import fix_for
+from ..analysis.groups import Key
 from ..analysis.hover import AccessFacts, param_location
 from ..model import ERROR, Finding, RunResult
 from ..model.remedies import EDITOR
@@ -55,7 +56,11 @@ def _tail(text: str, n: int = TRACEBACK_LINES) -> str:
 
 
 def finding_diagnostic(
-    f: Finding, lines: Lines, facts: dict, result: RunResult, read_lines: Callable[[str], list[str] | None]
+    f: Finding,
+    lines: Lines,
+    facts: dict[Key, AccessFacts],
+    result: RunResult,
+    read_lines: Callable[[str], list[str] | None],
 ) -> lsp.Diagnostic:
     rng = _range(lines, f.line, f.col, f.end_line, f.end_col)
     message = f.message
@@ -113,7 +118,7 @@ def finding_diagnostic(
     )
 
 
-def _position_json(r: lsp.Range) -> dict:
+def _position_json(r: lsp.Range) -> dict[str, dict[str, int]]:
     return {
         "start": {"line": r.start.line, "character": r.start.character},
         "end": {"line": r.end.line, "character": r.end.character},
@@ -124,7 +129,7 @@ def run_diagnostics(
     result: RunResult,
     findings: list[Finding],
     lines: Lines,
-    facts: dict,
+    facts: dict[Key, AccessFacts],
     read_lines: Callable[[str], list[str] | None],
     plan: Plan,
 ) -> list[lsp.Diagnostic]:

@@ -4,8 +4,8 @@ version when it no longer matches the text, withheld on lines that changed)."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
-from typing import Any
 
 from lsprotocol import types as lsp
 
@@ -13,8 +13,9 @@ from .diagnostics import mark_stale, syntax_diagnostic, untrusted_diagnostic
 from .lenses import kernel_lenses
 from .linemap import LineMap
 from .runplan import Plan
+from .runs import RunHandle
 from .text import Lines
-from .view import RunView
+from .view import HoverSpot, RunView
 
 INLINE_MAP_LINES = 2000  # below this a line map takes well under a millisecond: computed where asked for
 _NOT_YET = LineMap(identity=False, moved=True)  # maps no line
@@ -30,12 +31,12 @@ class Doc:
     text: str
     plan: Plan
     view: RunView | None = None
-    run: Any = None  # runs.RunHandle in flight, if any
-    timer: Any = None  # asyncio.TimerHandle of a debounced run
-    published: Any = None  # what was last published, to skip identical publications
+    run: RunHandle | None = None  # the run in flight, if any
+    timer: asyncio.TimerHandle | None = None  # of a debounced run
+    published: str | None = None  # what was last published (its JSON key), to skip identical publications
     _lines: Lines | None = None
     _map: tuple[int, int, LineMap] | None = None
-    _reverse: tuple[int, int, dict] | None = None
+    _reverse: tuple[int, int, dict[int, int]] | None = None
     map_pending: tuple[int, int] | None = None  # the key of the map being computed off the event loop
 
     def update(self, version: int, text: str, plan: Plan) -> None:
@@ -195,7 +196,7 @@ class Doc:
         )
 
 
-def _within(line: int, char: int, spot) -> bool:
+def _within(line: int, char: int, spot: HoverSpot) -> bool:
     if line < spot.line or line > spot.end_line:
         return False
     if line == spot.line and char < spot.col:

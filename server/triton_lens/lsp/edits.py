@@ -49,7 +49,7 @@ class DocText:
         body = line.rstrip("\r\n") if line.endswith(("\n", "\r")) else line
         return lo + _offset_in_line(body, pos.character)
 
-    def apply(self, change) -> None:
+    def apply(self, change: lsp.TextDocumentContentChangeEvent) -> None:
         rng = getattr(change, "range", None)
         if rng is None:  # a whole-text change
             self.text = change.text

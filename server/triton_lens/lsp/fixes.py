@@ -9,6 +9,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from lsprotocol import types as lsp
 
 from ..source.harnesses import harnesses
@@ -16,7 +19,7 @@ from ..source.plan import RUN_COMMENT
 from .diagnostics import SOURCE
 
 
-def _range(d: dict) -> lsp.Range:
+def _range(d: dict[str, Any]) -> lsp.Range:  # a range as JSON (the diagnostic's data, untyped)
     s, e = d["start"], d["end"]
     return lsp.Range(lsp.Position(s["line"], s["character"]), lsp.Position(e["line"], e["character"]))
 
@@ -48,7 +51,11 @@ def run_comment_offers(
 
 
 def quick_fixes(
-    uri: str, params: lsp.CodeActionParams, path: str | None = None, lines: list[str] | None = None, roots=()
+    uri: str,
+    params: lsp.CodeActionParams,
+    path: str | None = None,
+    lines: list[str] | None = None,
+    roots: Iterable[str] = (),
 ) -> list[lsp.CodeAction]:
     """`path`, `lines`, `roots`: the document's file, text lines and the workspace folders, for the run
     offers (None outside a file of the workspace, e.g. a notebook cell)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..analysis.groups import Key
 from ..analysis.hover import AccessFacts
 from ..analysis.text import format_bytes
 from ..model import AccessStats
@@ -152,7 +153,7 @@ def access_tooltip(s: AccessStats, fact: AccessFacts | None) -> str:
     return f"{head}\n\n{table}"
 
 
-def line_hint(stats: list[AccessStats], facts: dict) -> tuple[str, str]:
+def line_hint(stats: list[AccessStats], facts: dict[Key, AccessFacts]) -> tuple[str, str]:
     """The label and markdown tooltip of one line's hint (several accesses joined)."""
     tips = [access_tooltip(s, facts.get((s.file, s.line, s.arg, s.kind))) for s in stats]
     return fit_labels([access_parts(s) for s in stats]), "\n\n---\n\n".join(tips)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from ..analysis.gpus import GPUS
+from ..analysis.groups import Key
 from ..analysis.hover import AccessFacts
 from ..analysis.index_text import FULL, MOST, NONE, SOME
 from ..analysis.performance import DotMetrics, LaunchMetrics, LineMetrics, explain_stride
@@ -12,7 +16,7 @@ from ..model import AccessStats
 _VERB = {"load": "reads", "store": "writes", "atomic": "updates"}
 
 
-def _tuple(v) -> str:
+def _tuple(v: Iterable[int]) -> str:
     v = tuple(int(x) for x in v)
     return "(" + ", ".join(str(x) for x in v) + ("," if len(v) == 1 else "") + ")"
 
@@ -111,7 +115,7 @@ def access_markdown(s: AccessStats, f: AccessFacts, perf: LineMetrics | None = N
     return "\n\n".join(out)
 
 
-def sizes_checked_lines(checked: list[dict]) -> list[str]:
+def sizes_checked_lines(checked: list[dict[str, Any]]) -> list[str]:  # the size check's JSON records
     """What the size check ran at where it found nothing at this access (docs/findings.md, "Beyond the
     script's sizes"): re-runs of some programs at other sizes, not a proof for every size."""
     out = []
@@ -142,7 +146,9 @@ def roofline_line(L: LaunchMetrics) -> str:
 
 
 def line_markdown(
-    items: list[tuple[AccessStats, AccessFacts]], perf: dict | None = None, launches: list | None = None
+    items: list[tuple[AccessStats, AccessFacts]],
+    perf: dict[Key, LineMetrics] | None = None,
+    launches: list[LaunchMetrics] | None = None,
 ) -> str:
     """`perf`: LineMetrics by (file, line, arg, kind), when the analysis computed them; `launches`:
     LaunchMetrics of the run (a run of one launch gets its roofline line)."""

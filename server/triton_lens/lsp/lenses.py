@@ -12,6 +12,7 @@ from ..analysis.cost import LaunchCost, dominant_launch
 from ..analysis.text import plural
 from ..model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, TIMEOUT, RunResult
 from ..source.kernels import KernelOutline
+from .view import PartialInfo
 
 VISUALIZE = "tritonLens.visualize"
 DEBUG = "tritonLens.debugKernel"
@@ -67,7 +68,7 @@ def summary_title(
     running: bool,
     stale: bool,
     not_run: str = "",
-    partial=None,
+    partial: PartialInfo | None = None,
 ) -> str:
     if not_run:
         return f"Triton Lens: {not_run}"
@@ -119,7 +120,7 @@ def kernel_lenses(
     running: bool,
     stale: bool,
     not_run: str = "",
-    partial=None,
+    partial: PartialInfo | None = None,
 ) -> list[lsp.CodeLens]:
     summaries = kernel_summaries(result) if result is not None else {}
     out = []

@@ -41,7 +41,7 @@ def _lis(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out[::-1]
 
 
-def _opcodes(a: Sequence, b: Sequence) -> list[tuple[str, int, int, int, int]]:
+def _opcodes(a: Sequence[str], b: Sequence[str]) -> list[tuple[str, int, int, int, int]]:
     """difflib-style opcodes from a patience diff: common ends first, then the lines that occur
     once on each side as anchors (their longest increasing run), recursing into the gaps. Each
     level is linear but for the n log n run; repeated lines (blank lines, `)`) cannot make it
@@ -98,7 +98,7 @@ class LineMap:
     moved: bool = False  # some surviving line changed its number
     identity: bool = True  # the texts are equal
 
-    def line(self, old: int, allow_edited: bool = True):
+    def line(self, old: int, allow_edited: bool = True) -> int | None:
         """The new 0-based line of old 0-based line `old`, or None."""
         if self.identity:
             return old
@@ -115,7 +115,7 @@ class LineMap:
         return LineMap.of_lines(split_lines(old_text), split_lines(new_text))
 
     @staticmethod
-    def of_lines(a: Sequence, b: Sequence) -> LineMap:
+    def of_lines(a: Sequence[str], b: Sequence[str]) -> LineMap:
         m = LineMap(identity=False)
         for tag, i1, i2, j1, j2 in _opcodes(a, b):
             if tag == "equal":

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 from lsprotocol import types as lsp
+from pygls.workspace import Workspace
 
 from ..model.notebook import CellText, NotebookScript, build
 from .lenses import DEBUG
@@ -37,7 +39,7 @@ class Notebook:
     published: set[str] = field(default_factory=set)  # cells that were last given diagnostics
 
 
-def script_of(workspace, notebook: lsp.NotebookDocument) -> NotebookScript:
+def script_of(workspace: Workspace, notebook: lsp.NotebookDocument) -> NotebookScript:
     """The script of the notebook's Python code cells, in order (markdown cells and cells of other
     languages are not part of it)."""
     cells = []
@@ -63,7 +65,7 @@ def notebook_path(uri: str, roots: list[str]) -> str | None:
     return os.path.join(roots[0], name)
 
 
-def line_names(nb: Notebook, notebook: lsp.NotebookDocument | None, path: str) -> list[dict]:
+def line_names(nb: Notebook, notebook: lsp.NotebookDocument | None, path: str) -> list[dict[str, Any]]:
     """The viewer's names of the notebook's script lines (the overview's lineNames): each code cell's
     lines as `cell N`, N its 1-based position among the notebook's cells as the client sent them. VS Code
     sends only the Python cells, so its extension renames each by the cell's own index in the notebook
@@ -89,7 +91,9 @@ def _moved(rng: lsp.Range, line0: int) -> lsp.Range:
     return lsp.Range(lsp.Position(line0, rng.start.character), lsp.Position(rng.end.line + d, rng.end.character))
 
 
-def cell_diagnostics(nb: Notebook, doc_uri: str, path: str, diags: list[lsp.Diagnostic]) -> dict[str, list]:
+def cell_diagnostics(
+    nb: Notebook, doc_uri: str, path: str, diags: list[lsp.Diagnostic]
+) -> dict[str, list[lsp.Diagnostic]]:
     """The document's diagnostics (in the script's lines) per cell URI; every cell has an entry, so
     that a cell whose last diagnostic went away is cleared."""
     out: dict[str, list[lsp.Diagnostic]] = {str(c): [] for c in nb.script.cells}

@@ -7,17 +7,25 @@ in (or launches), from the engine's kernel finder (source/kernels.py), so the ex
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from pygls.exceptions import JsonRpcInvalidParams
 
 from ..source.kernels import kernel_at, outline
 from .viewer_requests import param
 
+if TYPE_CHECKING:
+    from .server import TritonLensServer  # (server.py registers this module's request)
+
 KERNEL_OUTLINE = "tritonLens/kernelOutline"
 
 
-def _zero_based(k: dict) -> dict:
+class KernelOutlineAnswer(TypedDict):
+    kernels: list[dict[str, Any]]  # KernelOutline.to_json(), its lines 0-based
+    at: int | None  # the index in `kernels` of the kernel at the line asked for
+
+
+def _zero_based(k: dict[str, Any]) -> dict[str, Any]:
     """LSP speaks 0-based lines; the engine 1-based."""
     out = dict(k)
     for key in ("line", "firstLine", "endLine", "bodyLine"):
@@ -26,7 +34,7 @@ def _zero_based(k: dict) -> dict:
     return out
 
 
-def kernel_outline(server, params: Any) -> dict:
+def kernel_outline(server: TritonLensServer, params: Any) -> KernelOutlineAnswer:
     uri = param(params, "uri")
     if not isinstance(uri, str):
         raise JsonRpcInvalidParams("uri is required")
@@ -47,5 +55,5 @@ def kernel_outline(server, params: Any) -> dict:
     return {"kernels": [_zero_based(k.to_json()) for k in kernels], "at": at}
 
 
-def register(server) -> None:
+def register(server: TritonLensServer) -> None:
     server.feature(KERNEL_OUTLINE)(lambda ls, params: kernel_outline(ls, params))

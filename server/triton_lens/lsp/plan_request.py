@@ -9,16 +9,33 @@ workspace folders), for the extension's "Debug this kernel", so it debugs exactl
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, TypedDict
+
 from pygls.exceptions import JsonRpcInvalidParams
 
 from .runplan import plan as make_plan
 from .text import path_of
 from .viewer_requests import param
 
+if TYPE_CHECKING:
+    from .server import TritonLensServer  # (server.py registers this module's request)
+
 RUN_PLAN = "tritonLens/runPlan"
 
 
-def run_plan(server, params) -> dict:
+class RunPlanAnswer(TypedDict):
+    """The answer, its keys camelCase as the client reads them."""
+
+    file: str
+    runnable: bool
+    whyNot: str
+    origin: str
+    originLine: int
+    command: list[str] | None
+    cwd: str | None
+
+
+def run_plan(server: TritonLensServer, params: Any) -> RunPlanAnswer:
     uri = param(params, "uri")
     path = path_of(uri) if isinstance(uri, str) else None
     if not path:
@@ -46,5 +63,5 @@ def run_plan(server, params) -> dict:
     }
 
 
-def register(server) -> None:
+def register(server: TritonLensServer) -> None:
     server.feature(RUN_PLAN)(lambda ls, params: run_plan(ls, params))

@@ -3,14 +3,21 @@ server (window/workDoneProgress/create), then the kernel, launch and programs do
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import uuid
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
 
 from .runs import RunHandle
 from .view import RunView
+
+if TYPE_CHECKING:
+    from ..trace_engine import Progress
 
 log = logging.getLogger(__name__)
 
@@ -18,15 +25,15 @@ AFTER_S = 0.5
 EVERY_S = 0.25
 
 
-def message(p) -> str:
+def message(p: Progress) -> str:
     return f"{p.kernel}: launch {p.launch + 1}, {p.programs_done}/{p.programs_total} programs"
 
 
 class RunProgress:
-    def __init__(self, server):
-        self.server = server  # a pygls LanguageServer
+    def __init__(self, server: LanguageServer) -> None:
+        self.server = server
 
-    def started(self, h: RunHandle, loop) -> None:
+    def started(self, h: RunHandle, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         loop.call_later(AFTER_S, self._create, h)
 
@@ -35,7 +42,7 @@ class RunProgress:
             return
         h.token = f"triton-lens-{uuid.uuid4().hex[:12]}"
 
-        def answered(f) -> None:  # on the thread that got the client's answer
+        def answered(f: Future[Any]) -> None:  # on the thread that got the client's answer (pygls: an untyped Future)
             if not f.cancelled() and f.exception() is None:
                 self.loop.call_soon_threadsafe(self._begin, h)
 
@@ -45,7 +52,7 @@ class RunProgress:
             log.exception("progress create failed")
 
     def _begin(self, h: RunHandle) -> None:
-        if h.done:
+        if h.done or h.token is None:  # (the token is set before the request that leads here)
             return
         try:
             self.server.work_done_progress.begin(
@@ -60,7 +67,7 @@ class RunProgress:
             log.exception("progress begin failed")
 
     def _report(self, h: RunHandle) -> None:
-        if h.done or not h.begun:
+        if h.done or not h.begun or h.token is None:  # (begun: it has its token)
             return
         p = h.progress
         if p is not None:

@@ -11,10 +11,13 @@ editor's), which moved an edit below a form feed to the wrong place in ours."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import RPCMessage
 from pygls.protocol.language_server import lsp_method
 
 log = logging.getLogger(__name__)
@@ -27,7 +30,7 @@ class _Answered:
 
 
 class TritonLensProtocol(LanguageServerProtocol):
-    def structure_message(self, data):
+    def structure_message(self, data: dict[str, Any]) -> Any:  # pygls' message classes, or the raw dict
         try:
             return super().structure_message(data)
         except (JsonRpcInvalidParams, JsonRpcInternalError) as e:
@@ -40,13 +43,15 @@ class TritonLensProtocol(LanguageServerProtocol):
             self._send_response(data["id"], None, err.to_response_error())
             return _Answered()
 
-    def handle_message(self, message):
+    def handle_message(self, message: RPCMessage | _Answered) -> None:
         if isinstance(message, _Answered):
             return
         super().handle_message(message)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+    def lsp_text_document__did_change(
+        self, params: types.DidChangeTextDocumentParams
+    ) -> Iterator[tuple[Callable[..., Any], tuple[types.DidChangeTextDocumentParams], None]]:
         """pygls' own copy gets a copy of the changes (it may clamp their positions in place); the
         server's handler gets them as sent. pygls' copy is never read, so its errors are only logged."""
         import copy

@@ -3,8 +3,11 @@ engine's plain mapping out."""
 
 from __future__ import annotations
 
-from ..source.plan import Plan, SyntaxProblem, in_library, workspace_root  # noqa: F401
+from ..source.plan import Plan as Plan
+from ..source.plan import SyntaxProblem as SyntaxProblem
+from ..source.plan import in_library as in_library
 from ..source.plan import plan as _plan
+from ..source.plan import workspace_root as workspace_root
 from .settings import Settings
 
 

@@ -22,7 +22,8 @@ from .settings import Settings
 from .view import PartialInfo, RunView, build_view
 
 if TYPE_CHECKING:
-    from ..trace_engine import Progress
+    from ..trace_engine import Partial, Progress
+    from .documents import Doc  # (documents.py imports this module)
 
 log = logging.getLogger(__name__)
 
@@ -70,10 +71,11 @@ def execute(h: RunHandle) -> RunView | None:
         progressive=s.progressive,
     )
 
-    def on_progress(p):
+    def on_progress(p: Progress) -> None:
         h.progress = p
 
-    def on_partial(p):  # a launch's sample (trace_engine/recording/progressive.py), before the launch completes
+    def on_partial(p: Partial) -> None:
+        # a launch's sample (trace_engine/recording/progressive.py), before the launch completes
         if h.cancel.is_set() or h.on_partial is None:
             return
         info = PartialInfo(p.kernel, p.launch, p.programs_done, p.programs_total)
@@ -92,13 +94,13 @@ def execute(h: RunHandle) -> RunView | None:
 class RunScheduler:
     def __init__(
         self,
-        on_start: Callable,
-        on_finish: Callable,
-        is_open: Callable,
+        on_start: Callable[[Doc, RunHandle], None],
+        on_finish: Callable[[Doc, RunHandle, RunView | None, bool], None],
+        is_open: Callable[[Doc], bool],
         max_workers: int = 3,
         execute_fn: Callable[[RunHandle], RunView | None] = execute,
-        on_partial: Callable | None = None,
-    ):
+        on_partial: Callable[[Doc, RunHandle, RunView], None] | None = None,
+    ) -> None:
         self.on_partial = on_partial  # (doc, handle, partial view) on the loop, when one is adopted
         self.on_start = on_start  # (doc, handle) on the loop, when a run starts
         self.on_finish = on_finish  # (doc, handle, view or None, adopted: bool) on the loop
@@ -112,7 +114,7 @@ class RunScheduler:
             self.loop = asyncio.get_running_loop()
         return self.loop
 
-    def cancel(self, doc) -> None:
+    def cancel(self, doc: Doc) -> None:
         """Stop the pending debounce and the run in flight (the engine kills its worker)."""
         if doc.timer is not None:
             doc.timer.cancel()
@@ -120,7 +122,7 @@ class RunScheduler:
         if doc.run is not None:
             doc.run.cancel.set()
 
-    def schedule(self, doc, delay_s: float, settings: Settings, force: bool = False) -> None:
+    def schedule(self, doc: Doc, delay_s: float, settings: Settings, force: bool = False) -> None:
         """Run the document's text as it will be after `delay_s` of quiet (a newer call restarts the wait)."""
         if doc.timer is not None:
             doc.timer.cancel()
@@ -132,7 +134,7 @@ class RunScheduler:
         else:
             doc.timer = self._loop().call_later(delay_s, self.start, doc, settings, force)
 
-    def start(self, doc, settings: Settings, force: bool = False) -> RunHandle | None:
+    def start(self, doc: Doc, settings: Settings, force: bool = False) -> RunHandle | None:
         doc.timer = None
         if not self.is_open(doc) or not doc.plan.runnable:
             return None
@@ -164,7 +166,7 @@ class RunScheduler:
         fut.add_done_callback(lambda f: loop.call_soon_threadsafe(self._finished, doc, h, f))
         return h
 
-    def _partial(self, doc, h: RunHandle, view: RunView) -> None:
+    def _partial(self, doc: Doc, h: RunHandle, view: RunView) -> None:
         """A run's partial view, shown until its complete one (or a newer run's) replaces it; never
         after the run ended or was cancelled, never over a complete view of the same or a later text."""
         if h.done or h.cancel.is_set() or doc.run is not h or not self.is_open(doc):
@@ -181,7 +183,7 @@ class RunScheduler:
             except Exception:  # noqa: BLE001
                 log.exception("on_partial failed")
 
-    def _finished(self, doc, h: RunHandle, fut: Future) -> None:
+    def _finished(self, doc: Doc, h: RunHandle, fut: Future[RunView | None]) -> None:
         h.done = True
         if doc.run is h:
             doc.run = None

@@ -20,6 +20,8 @@ import asyncio
 import json
 import logging
 import os
+from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 from lsprotocol import types as lsp
@@ -27,6 +29,7 @@ from pygls.capabilities import ServerCapabilitiesBuilder
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
+from ..analysis.viewer_service import ViewerCache
 from ..model.remedies import EDITOR
 from . import fixes, notebooks, outline, plan_request, source_lines, viewer_requests
 from .documents import Doc
@@ -50,7 +53,7 @@ CONFIG_WAIT_S = 2.0
 
 
 class TritonLensServer(LanguageServer):
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(
             "triton-lens",
             __version__,
@@ -71,6 +74,7 @@ class TritonLensServer(LanguageServer):
             self._run_started, self._run_finished, lambda d: self.docs.get(d.uri) is d, on_partial=self._run_partial
         )
         self.run_progress = RunProgress(self)  # (not `progress`: pygls' LanguageServer has one)
+        self.viewer_cache: ViewerCache | None = None  # one for all documents, made at the first viewer request
 
     # -- capabilities -----------------------------------------------------------------------------
 
@@ -147,8 +151,9 @@ class TritonLensServer(LanguageServer):
 
     # -- documents --------------------------------------------------------------------------------
 
-    def guarded(self, fn, uri: str, *args) -> None:
-        """A document notification: a bug here is logged to the output channel, never fatal."""
+    def guarded(self, fn: Callable[..., None], uri: str, *args: Any) -> None:
+        """A document notification: a bug here is logged to the output channel, never fatal. (`fn`
+        is one of the handlers below, each with its own parameters after the URI: `args` are those.)"""
         try:
             fn(uri, *args)
         except Exception as e:  # noqa: BLE001
@@ -330,7 +335,7 @@ class TritonLensServer(LanguageServer):
         doc.map_pending = key
         fut = loop.run_in_executor(None, LineMap.between, doc.view.text, doc.text)
 
-        def done(f) -> None:
+        def done(f: asyncio.Future[LineMap]) -> None:
             if doc.map_pending == key:
                 doc.map_pending = None
             if f.cancelled() or f.exception() is not None:
@@ -445,7 +450,7 @@ def _now() -> float:
     return time.perf_counter()
 
 
-def _quiet(fut) -> None:
+def _quiet(fut: Future[None]) -> None:
     """A request to the client whose answer (or error) does not matter."""
     try:
         fut.add_done_callback(lambda f: f.exception())
@@ -457,16 +462,16 @@ def create_server() -> TritonLensServer:
     server = TritonLensServer()
 
     @server.feature(lsp.INITIALIZE)
-    def initialize(ls: TritonLensServer, params: lsp.InitializeParams):
+    def initialize(ls: TritonLensServer, params: lsp.InitializeParams) -> None:
         ls.initialize(params)
 
     @server.feature(lsp.INITIALIZED)
-    async def initialized(ls: TritonLensServer, params: lsp.InitializedParams):
+    async def initialized(ls: TritonLensServer, params: lsp.InitializedParams) -> None:
         ls.scheduler.loop = asyncio.get_running_loop()
         await ls.load_configuration()
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(ls: TritonLensServer, params: lsp.DidChangeConfigurationParams):
+    async def did_change_configuration(ls: TritonLensServer, params: lsp.DidChangeConfigurationParams) -> None:
         old = ls.settings
         if ls._cap("workspace", "configuration"):
             ls.config_pending = True  # runs asked for meanwhile wait for the new settings
@@ -478,40 +483,40 @@ def create_server() -> TritonLensServer:
         ls._settings_changed(old)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: TritonLensServer, params: lsp.DidOpenTextDocumentParams):
+    def did_open(ls: TritonLensServer, params: lsp.DidOpenTextDocumentParams) -> None:
         ls.guarded(ls.opened, params.text_document.uri, params.text_document)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: TritonLensServer, params: lsp.DidChangeTextDocumentParams):
+    def did_change(ls: TritonLensServer, params: lsp.DidChangeTextDocumentParams) -> None:
         ls.guarded(ls.changed, params.text_document.uri, params)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE, lsp.SaveOptions(include_text=False))
-    def did_save(ls: TritonLensServer, params: lsp.DidSaveTextDocumentParams):
+    def did_save(ls: TritonLensServer, params: lsp.DidSaveTextDocumentParams) -> None:
         ls.guarded(ls.saved, params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: TritonLensServer, params: lsp.DidCloseTextDocumentParams):
+    def did_close(ls: TritonLensServer, params: lsp.DidCloseTextDocumentParams) -> None:
         ls.guarded(ls.closed, params.text_document.uri)
 
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
-    def notebook_did_open(ls: TritonLensServer, params: lsp.DidOpenNotebookDocumentParams):
+    def notebook_did_open(ls: TritonLensServer, params: lsp.DidOpenNotebookDocumentParams) -> None:
         ls.guarded(ls.notebook_opened, params.notebook_document.uri)
 
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
-    def notebook_did_change(ls: TritonLensServer, params: lsp.DidChangeNotebookDocumentParams):
+    def notebook_did_change(ls: TritonLensServer, params: lsp.DidChangeNotebookDocumentParams) -> None:
         ls.guarded(ls.notebook_changed, params.notebook_document.uri)
 
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_SAVE)
-    def notebook_did_save(ls: TritonLensServer, params: lsp.DidSaveNotebookDocumentParams):
+    def notebook_did_save(ls: TritonLensServer, params: lsp.DidSaveNotebookDocumentParams) -> None:
         ls.guarded(ls.saved, params.notebook_document.uri)
 
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
-    def notebook_did_close(ls: TritonLensServer, params: lsp.DidCloseNotebookDocumentParams):
+    def notebook_did_close(ls: TritonLensServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
         ls.guarded(ls.notebook_closed, params.notebook_document.uri)
 
     # A cell's requests are answered from its notebook's Doc, in the script's lines (notebooks.py).
     @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT, lsp.InlayHintOptions(resolve_provider=False))
-    def inlay_hints(ls: TritonLensServer, params: lsp.InlayHintParams):
+    def inlay_hints(ls: TritonLensServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
         uri = params.text_document.uri
         if not ls.settings.inlay_hints:
             return []
@@ -525,7 +530,7 @@ def create_server() -> TritonLensServer:
         return notebooks.cell_hints(hit[0], uri, hit[1].inlay_hints(everywhere), params.range)
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
-    def hover(ls: TritonLensServer, params: lsp.HoverParams):
+    def hover(ls: TritonLensServer, params: lsp.HoverParams) -> lsp.Hover | None:
         uri = params.text_document.uri
         doc = ls.docs.get(uri)
         if doc is not None:
@@ -535,7 +540,7 @@ def create_server() -> TritonLensServer:
         return notebooks.cell_hover(hit[0], hit[1].hover(pos)) if hit is not None and pos is not None else None
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS, lsp.CodeLensOptions(resolve_provider=False))
-    def code_lens(ls: TritonLensServer, params: lsp.CodeLensParams):
+    def code_lens(ls: TritonLensServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
         uri = params.text_document.uri
         doc = ls.docs.get(uri)
         if doc is not None:
@@ -546,7 +551,7 @@ def create_server() -> TritonLensServer:
     @server.feature(
         lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix])
     )
-    def code_action(ls: TritonLensServer, params: lsp.CodeActionParams):
+    def code_action(ls: TritonLensServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
         # The diagnostics VS Code sends back are the cell's own in a notebook: their fixes were moved with them.
         uri = params.text_document.uri
         doc = ls.docs.get(uri)
@@ -555,7 +560,7 @@ def create_server() -> TritonLensServer:
         return fixes.quick_fixes(uri, params, doc.path, doc.text.split("\n"), ls.roots())
 
     @server.feature(lsp.SHUTDOWN)
-    def shutdown(ls: TritonLensServer, params):
+    def shutdown(ls: TritonLensServer, params: None) -> None:
         ls.stop_runs()
 
     viewer_requests.register(server)

@@ -19,7 +19,7 @@ class Settings:
     time_limit_s: float = 30.0
     memory_limit_mb: int = 8192
     python: str = sys.executable
-    run_commands: dict = field(default_factory=dict)  # glob -> command line (str) or argv (list)
+    run_commands: dict[str, str | list[Any]] = field(default_factory=dict)  # glob -> command line (str) or argv (list)
     inlay_hints: bool = True
     debounce_ms: int = 400
     device: str = "auto"  # "auto": CPU tensors stand in for CUDA ones without a GPU; "cpu": always
@@ -78,7 +78,8 @@ class Settings:
         return command_for(path, self.run_commands, roots)
 
 
-def _as_dict(raw: Any) -> dict | None:
+def _as_dict(raw: Any) -> dict[str, Any] | None:
+    """A JSON object of the client's (its values untyped JSON), or None."""
     if raw is None:
         return None
     if isinstance(raw, dict):

@@ -12,41 +12,55 @@ document and a line inside it.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from pygls.exceptions import JsonRpcInvalidParams
 
 from .text import path_of, uri_of
 from .viewer_requests import param
 
+if TYPE_CHECKING:
+    from .server import TritonLensServer  # (server.py registers this module's requests)
+
 VIEW_LOCATION = "tritonLens/viewLocation"
 EDITOR_LOCATION = "tritonLens/editorLocation"
 
 
-def _args(params: Any, *keys: str) -> tuple:
+class ViewLocation(TypedDict):
+    uri: str  # the document the view is of
+    file: str
+    line: int  # 1-based
+
+
+class EditorLocation(TypedDict):
+    uri: str  # the document to show
+    line: int  # 1-based
+
+
+def _args(params: Any) -> tuple[str, int]:
     uri, line = param(params, "uri"), param(params, "line")
     if not isinstance(uri, str):
         raise JsonRpcInvalidParams("uri is required")
     if isinstance(line, bool) or not isinstance(line, int) or line < 1:
         raise JsonRpcInvalidParams(f"line must be a 1-based line number, got {line!r}")
-    rest = tuple(param(params, k) for k in keys)
-    return (uri, line, *rest)
+    return uri, line
 
 
-def view_location(server, params: Any) -> dict | None:
+def view_location(server: TritonLensServer, params: Any) -> ViewLocation | None:
     uri, line = _args(params)
     hit = server.notebook_of_cell(uri)
     if hit is not None:
-        nb, doc = hit
+        nb, nb_doc = hit
         script_line = nb.script.script_line(uri, line)
-        return None if script_line is None else {"uri": nb.uri, "file": doc.path, "line": script_line}
+        return None if script_line is None else {"uri": nb.uri, "file": nb_doc.path, "line": script_line}
     doc = server.docs.get(uri)
     path = doc.path if doc is not None else (path_of(uri) if uri.startswith("file:") else None)
     return None if not path else {"uri": uri, "file": path, "line": line}  # a file is its own view
 
 
-def editor_location(server, params: Any) -> dict | None:
-    uri, line, file = _args(params, "file")
+def editor_location(server: TritonLensServer, params: Any) -> EditorLocation | None:
+    uri, line = _args(params)
+    file = param(params, "file")
     if not isinstance(file, str) or not file:
         raise JsonRpcInvalidParams("file is required")
     nb, doc = server.notebooks.get(uri), server.docs.get(uri)
@@ -56,6 +70,6 @@ def editor_location(server, params: Any) -> dict | None:
     return {"uri": uri_of(file), "line": line}  # a file of its own (the kernel's module, a helper)
 
 
-def register(server) -> None:
+def register(server: TritonLensServer) -> None:
     server.feature(VIEW_LOCATION)(lambda ls, params: view_location(ls, params))
     server.feature(EDITOR_LOCATION)(lambda ls, params: editor_location(ls, params))

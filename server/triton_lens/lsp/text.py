@@ -15,7 +15,7 @@ from ..model.lines import split_lines
 ENCODING = "utf-16"
 
 
-def set_encoding(encoding) -> None:
+def set_encoding(encoding: lsp.PositionEncodingKind | str | None) -> None:
     global ENCODING
     value = getattr(encoding, "value", encoding)
     ENCODING = value if value in ("utf-8", "utf-16", "utf-32") else "utf-16"

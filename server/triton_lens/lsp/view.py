@@ -11,8 +11,8 @@ from lsprotocol import types as lsp
 
 from ..analysis import Analysis
 from ..analysis.findings import sample_findings
-from ..analysis.hover import access_facts
-from ..model import RunResult
+from ..analysis.hover import AccessFacts, access_facts
+from ..model import AccessStats, RunResult
 from .diagnostics import run_diagnostics
 from .hints import line_hint
 from .hover import dot_markdown, line_markdown
@@ -109,7 +109,7 @@ def _build(version: int, text: str, result: RunResult, analysis: Analysis, plan:
     view.diagnostics = run_diagnostics(result, analysis.findings, lines, facts, _read_lines, plan)
     target = os.path.abspath(result.file)
     perf = {(m.file, m.line, m.arg, m.kind): m for m in analysis.performance.lines}
-    by_line: dict[int, list] = {}
+    by_line: dict[int, list[AccessStats]] = {}
     for s in analysis.accesses:
         if os.path.abspath(s.file) == target:
             by_line.setdefault(s.line - 1, []).append(s)
@@ -119,7 +119,7 @@ def _build(version: int, text: str, result: RunResult, analysis: Analysis, plan:
         if not items:
             continue
         # One spot per call range on the line; accesses of one call (a helper used twice) share it.
-        spots: dict[tuple, list] = {}
+        spots: dict[tuple[int, int, int], list[tuple[AccessStats, AccessFacts]]] = {}
         for s, f in items:
             spots.setdefault((s.col, s.end_line, s.end_col), []).append((s, f))
         for (col, end_line, end_col), group in spots.items():

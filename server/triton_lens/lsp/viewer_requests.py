@@ -6,12 +6,16 @@ running). A request the service refuses is an InvalidParams error with its messa
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from ..analysis.viewer_service import ViewerCache, ViewerRequestError, ViewerService, pending_overview
+from ..analysis.viewer_service import JSON, ViewerCache, ViewerRequestError, ViewerService, pending_overview
 from . import notebooks
+
+if TYPE_CHECKING:
+    from .documents import Doc
+    from .server import TritonLensServer  # (server.py registers this module's requests)
 
 # The page's methods the LSP serves (`source` is the browser viewer's host page: VS Code has the editor).
 LSP_METHODS = ("kernels", "accessMap", "values", "valueMap", "dots", "dotTiles", "performance")
@@ -29,21 +33,21 @@ def param(params: Any, key: str, default: Any = None) -> Any:
     return default  # a list, a number: no named fields
 
 
-def _doc(server, params):
+def _doc(server: TritonLensServer, params: Any) -> tuple[str, Doc | None]:
     uri = param(params, "uri")
     if not isinstance(uri, str):
         raise JsonRpcInvalidParams("uri is required")
     return uri, server.docs.get(uri)
 
 
-def _cache(server) -> ViewerCache:
-    cache = getattr(server, "viewer_cache", None)
+def _cache(server: TritonLensServer) -> ViewerCache:
+    cache = server.viewer_cache
     if cache is None:
         cache = server.viewer_cache = ViewerCache()
     return cache
 
 
-def _kernels(server, doc) -> dict:
+def _kernels(server: TritonLensServer, doc: Doc | None) -> JSON:
     if doc is None:
         out = pending_overview(None, "not-open", [])
         return dict(out, version=None, docVersion=None, stale=False, running=False)
@@ -69,7 +73,7 @@ def _kernels(server, doc) -> dict:
     return out
 
 
-def answer(server, method: str, params) -> dict:
+def answer(server: TritonLensServer, method: str, params: Any) -> JSON:
     uri, doc = _doc(server, params)
     try:
         if method == "kernels":
@@ -81,6 +85,6 @@ def answer(server, method: str, params) -> dict:
         raise JsonRpcInvalidParams(str(e)) from None
 
 
-def register(server) -> None:
+def register(server: TritonLensServer) -> None:
     for name in LSP_METHODS:
         server.feature(f"tritonLens/{name}")(lambda ls, params, name=name: answer(ls, name, params))

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .interpreter.compat import installed as hooks_installed
     from .interpreter.releases import TESTED, unsupported_note
     from .process.process_tree import default_workers, resolve_workers
-    from .process.runner import Progress, RunRequest, run
+    from .process.runner import Partial, Progress, RunRequest, run
     from .recording.parallel import ParallelRecorder
     from .recording.recorder import Recorder
     from .standin.cuda_api import NeedsRealGPU
@@ -48,6 +48,7 @@ _FACE = {
     "RunRequest": ("process.runner", "RunRequest"),
     "run": ("process.runner", "run"),
     "Progress": ("process.runner", "Progress"),
+    "Partial": ("process.runner", "Partial"),
     "resolve_workers": ("process.process_tree", "resolve_workers"),
     "default_workers": ("process.process_tree", "default_workers"),
     # the recorder in this process (the Triton-Viz API, the pytest plugin)
@@ -74,6 +75,7 @@ __all__ = [
     "GpuProfile",
     "NeedsRealGPU",
     "ParallelRecorder",
+    "Partial",
     "Progress",
     "Recorder",
     "RunRequest",

@@ -67,10 +67,10 @@ def default_workers() -> int:
     return max(1, min(cores, 16) - 1)
 
 
-def resolve_workers(n) -> int:
+def resolve_workers(n: int | str | None) -> int:
     """A workers setting as a count: 0 (or None) means the default."""
     try:
-        n = int(n)
+        count = int(n) if n is not None else 0
     except (TypeError, ValueError):
-        n = 0
-    return default_workers() if n <= 0 else n
+        count = 0
+    return default_workers() if count <= 0 else count

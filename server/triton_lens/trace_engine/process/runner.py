@@ -8,6 +8,7 @@ from __future__ import annotations
 import atexit
 import bisect
 import errno
+import io
 import json
 import os
 import re
@@ -21,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING, Any, TypedDict, cast
 
 from ...model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, OK, TIMEOUT, CudaStandIn, LaunchTrace, RunResult, ScriptError
 from ...model.remedies import MEMORY_LIMIT, PYTHON, TIME_LIMIT
@@ -28,6 +30,9 @@ from ...source.kernels import find_kernels
 from ..recording import stream
 from . import zygote_client
 from .process_tree import descendants, footprint_bytes, resolve_workers
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 _OUTPUT_TAIL = 64 * 1024
@@ -91,17 +96,33 @@ class Partial:
     seconds: float  # since the run began
 
 
+class _RunStateBase(TypedDict):
+    error: dict[str, Any] | None  # the worker's error frame (JSON)
+    done: bool  # its done frame came
+    in_launch: dict[str, Any] | None  # the launch in flight: kernel, launch, done, total (RunResult.in_launch)
+
+
+class _RunState(_RunStateBase, total=False):
+    """What the stream's reader thread tells the watcher and the outcome."""
+
+    partial: bool  # a launch cut short at a limit was sent
+    script_t0: float  # when the worker said hello: the script's time starts
+
+
 class _Tail:
     """Keeps the last bytes of a stream (the user's prints) without holding all of them."""
 
-    def __init__(self, pipe, on_chunk: Callable[[bytes], None] | None = None):
+    def __init__(self, pipe: IO[bytes] | None, on_chunk: Callable[[bytes], None] | None = None):
         self.data = bytearray()
         self.on_chunk = on_chunk  # sees every chunk as it arrives (`triton-lens check --show-output`)
         self.thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
         self.thread.start()
 
-    def _read(self, pipe):
-        for chunk in iter(lambda: pipe.read1(8192), b""):
+    def _read(self, pipe: IO[bytes]) -> None:
+        # Popen's pipes and a forked worker's (zygote_client.ForkedProcess) are buffered readers; IO[bytes]
+        # does not declare read1.
+        buffered = cast(io.BufferedIOBase, pipe)
+        for chunk in iter(lambda: buffered.read1(8192), b""):
             if self.on_chunk is not None:
                 self.on_chunk(chunk)
             self.data += chunk
@@ -355,7 +376,7 @@ def _decode_source(raw: bytes) -> tuple[str, tuple[int, str] | None]:
         )
 
 
-def _ask_worker(worker: _Worker, ask: bytes, state: dict) -> bool:
+def _ask_worker(worker: _Worker, ask: bytes, state: _RunState) -> bool:
     """A limit's ask (b"T": the time limit, b"M": the memory limit) to the worker's own thread
     (worker._TimeLimitAsks). True: the worker did it without signals, because the script replaced the
     SIGUSR1/SIGUSR2 handlers (the stack is in the crash file, and the launch in flight sent if there
@@ -377,7 +398,7 @@ def _ask_worker(worker: _Worker, ask: bytes, state: dict) -> bool:
     return done in (b"P", b"D")
 
 
-def _ask_for_launch_in_flight(proc: subprocess.Popen | zygote_client.ForkedProcess, state: dict) -> None:
+def _ask_for_launch_in_flight(proc: subprocess.Popen[bytes] | zygote_client.ForkedProcess, state: _RunState) -> None:
     """At the time limit: ask the worker for the launch in flight (the programs that finished, marked
     partial) and give it a moment to send it."""
     try:
@@ -389,7 +410,9 @@ def _ask_for_launch_in_flight(proc: subprocess.Popen | zygote_client.ForkedProce
         time.sleep(0.02)
 
 
-def _ask_for_stack(proc: subprocess.Popen | zygote_client.ForkedProcess, crash_file: str, wait_s: float = 3.0) -> None:
+def _ask_for_stack(
+    proc: subprocess.Popen[bytes] | zygote_client.ForkedProcess, crash_file: str, wait_s: float = 3.0
+) -> None:
     """Ask faulthandler for the script's stack (it says where the script was) and wait until the
     dump is written: its size stops changing, the worker exits, or wait_s passes."""
     try:
@@ -448,7 +471,7 @@ def run(
     out_tail = _Tail(proc.stdout, None if on_output is None else lambda c: on_output("stdout", c))
     err_tail = _Tail(proc.stderr, None if on_output is None else lambda c: on_output("stderr", c))
 
-    state: dict = {"error": None, "done": False, "in_launch": None}
+    state: _RunState = {"error": None, "done": False, "in_launch": None}
     reader = threading.Thread(
         target=_read_stream,
         args=(worker.read_fd, result, state, t0, on_launch, on_progress, on_partial),
@@ -525,8 +548,8 @@ def _missing_folder(cwd: str) -> ScriptError:
     )
 
 
-def _job(req: RunRequest, target: str, cwd: str, crash_file: str) -> dict:
-    """What the worker reads from its stdin (worker.py)."""
+def _job(req: RunRequest, target: str, cwd: str, crash_file: str) -> dict[str, Any]:
+    """What the worker reads from its stdin (worker.py), as JSON."""
     return {
         "path": target,
         "source": req.source,
@@ -566,7 +589,9 @@ def _worker_env(req: RunRequest) -> dict[str, str]:
     return env
 
 
-def _start_job(req: RunRequest, env: dict[str, str], job: dict, cancel: threading.Event | None = None) -> _Worker:
+def _start_job(
+    req: RunRequest, env: dict[str, str], job: dict[str, Any], cancel: threading.Event | None = None
+) -> _Worker:
     """A worker (a warm one when there is one) with the job written to it. OSError: it cannot start."""
     worker = _take_worker(req.python, env, req.keep_warm, cancel)
     assert worker.proc.stdin is not None
@@ -588,7 +613,7 @@ def _cannot_start(python: str, e: OSError) -> ScriptError:
 def _read_stream(
     fd: int,
     result: RunResult,
-    state: dict,
+    state: _RunState,
     t0: float,
     on_launch: Callable[[LaunchTrace], None] | None,
     on_progress: Callable[[Progress], None] | None,
@@ -652,7 +677,11 @@ def _read_stream(
 
 
 def _hand_partial(
-    on_partial: Callable[[Partial], None], result: RunResult, meta: dict, arrays: dict, t0: float
+    on_partial: Callable[[Partial], None],
+    result: RunResult,
+    meta: dict[str, Any],
+    arrays: dict[str, np.ndarray],
+    t0: float,
 ) -> None:
     import dataclasses
 
@@ -673,7 +702,7 @@ def _hand_partial(
 
 
 def _watch(
-    worker: _Worker, req: RunRequest, state: dict, cancel: threading.Event | None, crash_file: str, t0: float
+    worker: _Worker, req: RunRequest, state: _RunState, cancel: threading.Event | None, crash_file: str, t0: float
 ) -> str | None:
     """Wait for the worker to exit, or stop it: "cancelled", TIMEOUT or "memory" (None: it exited).
 
@@ -706,7 +735,7 @@ def _watch(
             return stopped
 
 
-def _take_note(path: str, key: str) -> dict | None:
+def _take_note(path: str, key: str) -> dict[str, Any] | None:
     """A JSON note the worker left in the run's folder (a dict whose `key` is a string), removed once read."""
     try:
         with open(path, encoding="utf-8") as f:
@@ -721,12 +750,12 @@ def _take_note(path: str, key: str) -> dict | None:
     return note if isinstance(note, dict) and isinstance(note.get(key), str) else None
 
 
-def _take_stream_note(tmp: str) -> dict | None:
+def _take_stream_note(tmp: str) -> dict[str, Any] | None:
     """The error the worker left because it could not send it (worker._report_lost_stream), if any."""
     return _take_note(os.path.join(tmp, "stream-lost.json"), "message")
 
 
-def _take_kill_note(tmp: str) -> dict | None:
+def _take_kill_note(tmp: str) -> dict[str, Any] | None:
     """The script's own kill of the run, if it made one (worker._note_kills_of_the_run)."""
     return _take_note(os.path.join(tmp, "killed.json"), "signal")
 
@@ -752,11 +781,11 @@ def _outcome(
     req: RunRequest,
     target: str,
     stopped: str | None,
-    state: dict,
+    state: _RunState,
     rc: int | None,
     dump: str,
-    note: dict | None = None,
-    killed: dict | None = None,
+    note: dict[str, Any] | None = None,
+    killed: dict[str, Any] | None = None,
 ) -> ScriptError | None:
     """The run's error: why it was stopped, what the script raised, or how the worker ended early."""
     if stopped == "cancelled":
@@ -805,7 +834,7 @@ def _outcome(
     return None
 
 
-def _killed_error(result: RunResult, target: str, killed: dict) -> ScriptError:
+def _killed_error(result: RunResult, target: str, killed: dict[str, Any]) -> ScriptError:
     """The script's own os.kill/os.killpg ended the run: say so, at its line (not the memory limit)."""
     line = killed.get("line") if isinstance(killed.get("line"), int) else None
     whom = {
@@ -825,7 +854,7 @@ def _killed_error(result: RunResult, target: str, killed: dict) -> ScriptError:
     )
 
 
-def _timeout_error(result: RunResult, req: RunRequest, target: str, state: dict, dump: str) -> ScriptError:
+def _timeout_error(result: RunResult, req: RunRequest, target: str, state: _RunState, dump: str) -> ScriptError:
     """Stopped at the time limit: where the script was, and which launch it was inside (kept in
     `result.in_launch`)."""
     file, line = _innermost_line(dump, target)

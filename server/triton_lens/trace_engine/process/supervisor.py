@@ -19,10 +19,17 @@ Only the standard library: `-I` keeps the user's environment and the current dir
 this process's imports.
 """
 
+from __future__ import annotations
+
 import os
 import signal
 import sys
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import FrameType
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -37,7 +44,8 @@ def _prctl(option: int, value: int) -> bool:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(option, value, 0, 0, 0) == 0
+        rc: int = libc.prctl(option, value, 0, 0, 0)  # (ctypes' foreign functions are untyped)
+        return rc == 0
     except (OSError, AttributeError):
         return False  # not Linux: the process group is all there is
 
@@ -135,7 +143,7 @@ def main(argv: list[str]) -> None:
     supervise(start_worker)
 
 
-def supervise(start_worker) -> None:
+def supervise(start_worker: Callable[[], None]) -> None:
     """Be the supervisor of one run: fork the worker, which calls start_worker() (it must not return
     on success: exec, or the zygote's worker ending in os._exit), then pass signals on, wait for it,
     end everything below and exit as the worker did. Never returns."""
@@ -143,7 +151,7 @@ def supervise(start_worker) -> None:
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     parent = os.getppid()
 
-    def on_term(signum, frame):
+    def on_term(signum: int, frame: FrameType | None) -> None:
         raise _Stop()
 
     signal.signal(signal.SIGTERM, on_term)
@@ -163,7 +171,7 @@ def supervise(start_worker) -> None:
         finally:
             os._exit(127)
 
-    def pass_on(signum, frame):
+    def pass_on(signum: int, frame: FrameType | None) -> None:
         # The stack dump (SIGUSR1) goes to the worker's own children first: a launch split over forked
         # children (trace_engine/recording/parallel.py) is in their kernel code, and the dump that comes first names the line.
         children = [p for p in descendants(worker) if p != worker] if signum == signal.SIGUSR1 else []

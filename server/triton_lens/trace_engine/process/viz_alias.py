@@ -14,6 +14,12 @@ import importlib
 import importlib.abc
 import importlib.util
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
 
 ALIASES = {
     "triton_viz": "triton_lens.viz",
@@ -27,15 +33,17 @@ class _Alias(importlib.abc.Loader):
     def __init__(self, target: str):
         self.target = target
 
-    def create_module(self, spec):
+    def create_module(self, spec: ModuleSpec) -> ModuleType:
         return importlib.import_module(self.target)  # the module itself: one set of launches, one config
 
-    def exec_module(self, module) -> None:
+    def exec_module(self, module: ModuleType) -> None:
         pass  # already executed by its own import
 
 
 class _Finder(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
+    def find_spec(
+        self, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
         if name not in ALIASES:
             return None
         return importlib.util.spec_from_loader(name, _Alias(ALIASES[name]))

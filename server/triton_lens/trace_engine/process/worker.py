@@ -18,7 +18,19 @@ import threading
 import time
 import traceback
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
+
+if TYPE_CHECKING:  # (types only: the worker imports what its run needs, when it needs it)
+    from collections.abc import Callable, Mapping, Sequence
+    from importlib.machinery import ModuleSpec
+
+    from _pytest.assertion.rewrite import AssertionRewritingHook
+
+    from ...model import LaunchTrace
+    from ..recording.stream import Sink
+
+# The job (runner._job) is JSON: its values are read and checked where they are used.
+Job = dict[str, Any]
 
 _REAL_EXIT = os._exit  # the script's os._exit is wrapped (see _stack_on_os_exit); the worker's own is not
 
@@ -40,19 +52,21 @@ class _BufferLoader:
         outer = self
 
         class Loader(importlib.machinery.SourceFileLoader):
-            def get_data(self, p):
+            def get_data(self, p: str) -> bytes:
                 if os.path.abspath(p) == outer.path:
                     return outer.source.encode()
                 return super().get_data(p)
 
-            def path_stats(self, p):
-                st = super().path_stats(p)
+            def path_stats(self, p: str) -> Mapping[str, Any]:
+                st = cast(dict[str, Any], super().path_stats(p))  # (CPython's is a dict)
                 st["size"] = len(outer.source.encode())
                 return st
 
         class Finder:
             @staticmethod
-            def find_spec(name, path=None, target=None):
+            def find_spec(
+                name: str, path: Sequence[str] | None = None, target: types.ModuleType | None = None
+            ) -> ModuleSpec | None:
                 spec = importlib.machinery.PathFinder.find_spec(name, path, target)
                 if spec is not None and spec.origin and os.path.abspath(spec.origin) == outer.path:
                     spec.loader = Loader(spec.name, spec.origin)
@@ -76,7 +90,7 @@ class _BufferLoader:
         original = rewrite.AssertionRewritingHook.exec_module
         outer = self
 
-        def exec_module(hook, module):
+        def exec_module(hook: AssertionRewritingHook, module: types.ModuleType) -> None:
             spec = module.__spec__
             if spec is None or not spec.origin or os.path.abspath(spec.origin) != outer.path:
                 return original(hook, module)
@@ -88,10 +102,12 @@ class _BufferLoader:
             rewrite.rewrite_asserts(tree, data, spec.origin, hook.config)
             exec(compile(tree, spec.origin, "exec", dont_inherit=True), module.__dict__)
 
-        rewrite.AssertionRewritingHook.exec_module = exec_module  # type: ignore[method-assign]
+        # Patched on pytest's class for this process (the hook is made by pytest.main). mypy compares a
+        # plain function with the bound method's type and sees `self` twice: assignment too.
+        rewrite.AssertionRewritingHook.exec_module = exec_module  # type: ignore[method-assign,assignment]
 
 
-def _run_target(job: dict, buffer: _BufferLoader | None = None) -> None:
+def _run_target(job: Job, buffer: _BufferLoader | None = None) -> None:
     import runpy
 
     path = os.path.abspath(job["path"])
@@ -146,7 +162,7 @@ def _run_target(job: dict, buffer: _BufferLoader | None = None) -> None:
     runpy.run_path(script, run_name="__main__")
 
 
-def _error_meta(e: BaseException, target: str) -> dict:
+def _error_meta(e: BaseException, target: str) -> dict[str, Any]:
     """Type, message and the line in the analysed file where it was raised (innermost frame)."""
     chain, seen = [], set()
     cur: BaseException | None = e
@@ -193,7 +209,7 @@ def _error_meta(e: BaseException, target: str) -> dict:
     }
 
 
-def _raised_by_language(root: BaseException, target: str) -> dict | None:
+def _raised_by_language(root: BaseException, target: str) -> dict[str, Any] | None:
     """An exception raised in triton.language's own code (its semantic checks: a non-power-of-2
     tl.arange, a type the operation refuses) called from a kernel's line: the compiler raises it while
     it compiles the kernel (a CompilationError at that expression), so the kernel would not compile.
@@ -249,7 +265,7 @@ def _raised_by_language(root: BaseException, target: str) -> dict | None:
     return None
 
 
-def _compile_error_meta(exc: Any, e: BaseException) -> dict:
+def _compile_error_meta(exc: Any, e: BaseException) -> dict[str, Any]:
     """An error the compiler raises at a kernel's expression: reported there, as the compiler's, with its
     columns (not the interpreter's traceback at the launch)."""
     return {
@@ -284,12 +300,12 @@ def _seed_random_generators(seed: int) -> None:
         torch.manual_seed(seed)
 
 
-def _stack_on_os_exit(crash) -> None:
+def _stack_on_os_exit(crash: TextIO) -> None:
     """os._exit ends the process with no exception to report: leave the stack where it was called
     in the crash file first, so the runner can say which line exited."""
     real = os._exit
 
-    def _exit(status):
+    def _exit(status: int) -> NoReturn:
         try:
             faulthandler.dump_traceback(file=crash, all_threads=False)
             crash.flush()
@@ -300,7 +316,7 @@ def _stack_on_os_exit(crash) -> None:
     os._exit = _exit
 
 
-def _note_kills_of_the_run(job: dict, target: str) -> None:
+def _note_kills_of_the_run(job: Job, target: str) -> None:
     """os.kill / os.killpg aimed at the run itself (the supervisor, the worker's process group, the
     worker) with a signal that ends it: leave the line and the call in a note first, so the runner
     blames the script's own call, not the memory limit or the system. (A kill from a subprocess of
@@ -322,7 +338,7 @@ def _note_kills_of_the_run(job: dict, target: str) -> None:
 
     real_kill, real_killpg = os.kill, os.killpg
 
-    def kill(pid, sig, /):
+    def kill(pid: int, sig: int, /) -> None:
         if pid == supervisor:
             note("supervisor", sig)
         elif pid in (0, -group):
@@ -331,14 +347,14 @@ def _note_kills_of_the_run(job: dict, target: str) -> None:
             note("worker", sig)
         return real_kill(pid, sig)
 
-    def killpg(pgid, sig, /):
+    def killpg(pgid: int, sig: int, /) -> None:
         if pgid in (0, group):
             note("group", sig)
         return real_killpg(pgid, sig)
 
     for fake, real in ((kill, real_kill), (killpg, real_killpg)):
         fake.__name__, fake.__qualname__, fake.__doc__ = real.__name__, real.__qualname__, real.__doc__
-    os.kill, os.killpg = kill, killpg  # type: ignore[assignment]
+    os.kill, os.killpg = kill, killpg
 
 
 def _exit_with_parent() -> None:
@@ -348,7 +364,7 @@ def _exit_with_parent() -> None:
 
     parent = os.getppid()
 
-    def watch():
+    def watch() -> None:
         while True:
             time.sleep(1.0)
             if os.getppid() != parent:
@@ -370,13 +386,13 @@ def _script_line(target: str) -> int | None:
 _DESCRIPTOR_CALL = {"on": False}  # inside os.close / os.closerange / os.dup2, called by the script
 
 
-def _check_after_descriptor_calls(sink) -> None:
+def _check_after_descriptor_calls(sink: Sink) -> None:
     """os.close, os.closerange and os.dup2 check the stream after the call, so a script that closes
     it is told the line that did. (Other ways, ctypes or a C extension, are found at the next frame.)"""
     for name in ("close", "closerange", "dup2"):
         real = getattr(os, name)
 
-        def call(*args, _real=real, **kwargs):
+        def call(*args: Any, _real: Callable[..., Any] = real, **kwargs: Any) -> Any:
             try:
                 return _real(*args, **kwargs)
             finally:
@@ -390,7 +406,7 @@ def _check_after_descriptor_calls(sink) -> None:
         setattr(os, name, call)
 
 
-def _report_lost_stream(job: dict, target: str):
+def _report_lost_stream(job: Job, target: str) -> Callable[[int], None]:
     """What the worker does when the script closed (or replaced) its stream: it can no longer send
     anything, so it leaves the error in a file the runner reads after the run (job["stream_note"])."""
 
@@ -437,7 +453,7 @@ class _TimeLimitAsks:
     No answer (the thread cannot get the GIL, or the socket is gone) leaves the runner to the signals.
     Asks: b"T" (the time limit: launch in flight and stack) and b"M" (the memory limit: stack only)."""
 
-    def __init__(self, fd: int, crash, flush_grace_s: float):
+    def __init__(self, fd: int, crash: TextIO, flush_grace_s: float) -> None:
         import socket
 
         self.sock = socket.socket(fileno=fd)
@@ -581,20 +597,22 @@ def serve(fd: int, limits_fd: int | None, spawn_dir: str) -> int:
 
     out.write_frame("hello", {"triton_version": compat.TRITON_VERSION, "pid": os.getpid()})
 
-    def on_launch(trace):
+    def on_launch(trace: LaunchTrace) -> None:
         meta, arrays = stream.launch_to_frame(trace)
         out.write_frame("launch", meta, arrays)
 
-    def on_sizes(trace):
+    def on_sizes(trace: LaunchTrace) -> None:
         out.write_frame(
             "sizes", {"launch": trace.index, "findings": trace.size_findings, "checked": trace.size_checked}
         )
 
-    def on_partial(trace, done, total):  # a launch's sample, taken by the main thread (progressive.py)
+    def on_partial(
+        trace: LaunchTrace, done: int, total: int
+    ) -> None:  # a launch's sample, taken by the main thread (progressive.py)
         meta, arrays = stream.launch_to_frame(trace)
         out.write_frame("partial", dict(meta, programs_done=done, programs_total=total), arrays)
 
-    def on_progress(kernel, launch, done, total):
+    def on_progress(kernel: str, launch: int, done: int, total: int) -> None:
         out.write_frame("progress", {"kernel": kernel, "launch": launch, "done": done, "total": total})
 
     # CPU tensors for CUDA ones when there is no GPU (or the user asks): see cuda_standin.py.
@@ -626,7 +644,7 @@ def serve(fd: int, limits_fd: int | None, spawn_dir: str) -> int:
         recorder = Recorder(**recorder_options)
     with recorder as rec, standin or contextlib.nullcontext():
         # The runner's last word before it stops the worker at the time limit: send the launch in flight.
-        def on_usr2(*_):
+        def on_usr2(*_: object) -> None:
             rec.request_flush()
 
         signal.signal(signal.SIGUSR2, on_usr2)

@@ -33,13 +33,14 @@ import select
 import signal
 import socket
 import sys
+from typing import Any
 
 from . import supervisor, worker
 
 _FDS_PER_RUN = 5
 
 
-def _send(sock: socket.socket, msg: dict) -> None:
+def _send(sock: socket.socket, msg: dict[str, Any]) -> None:
     try:
         sock.send(json.dumps(msg).encode())
     except OSError:

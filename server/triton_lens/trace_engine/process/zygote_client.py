@@ -24,6 +24,9 @@ import time
 from collections import deque
 from typing import IO
 
+# (interpreter, environment): one zygote each
+ZygoteKey = tuple[str, tuple[tuple[str, str], ...]]
+
 FORK_REPLY_S = 10.0  # a ready zygote answers a fork in milliseconds; past this it is dropped
 
 
@@ -204,8 +207,8 @@ class ForkedProcess:
 
 # ---- one zygote per interpreter and environment ----------------------------------------------------
 MAX_ZYGOTES = 2  # each holds torch and triton in memory (a few hundred MB, shared with its runs)
-_zygotes: dict[tuple, Zygote] = {}
-_runs_seen: dict[tuple, int] = {}
+_zygotes: dict[ZygoteKey, Zygote] = {}
+_runs_seen: dict[ZygoteKey, int] = {}
 RUNS_SEEN_KEYS = 64  # keys (interpreter, environment) counted at most: a server's runs of many venvs stay bounded
 _lock = threading.Lock()
 
@@ -215,7 +218,12 @@ def supported() -> bool:
 
 
 def ready_zygote(
-    key: tuple, exe: str, env: dict[str, str], start: bool, wait_s: float = 0.0, cancel: threading.Event | None = None
+    key: ZygoteKey,
+    exe: str,
+    env: dict[str, str],
+    start: bool,
+    wait_s: float = 0.0,
+    cancel: threading.Event | None = None,
 ) -> Zygote | None:
     """The ready zygote for key, or None; with start, one is started (in the background) if there is none.
     wait_s > 0: a zygote still importing is waited for that long (a run then forks from it)."""
@@ -243,7 +251,7 @@ def ready_zygote(
     return z if z is not None and z.is_ready() else None
 
 
-def note_run(key: tuple) -> int:
+def note_run(key: ZygoteKey) -> int:
     """How many runs with this key this process has started, this one included."""
     with _lock:
         n = _runs_seen.pop(key, 0) + 1
@@ -253,7 +261,7 @@ def note_run(key: tuple) -> int:
         return n
 
 
-def drop(key: tuple, z: Zygote) -> None:
+def drop(key: ZygoteKey, z: Zygote) -> None:
     with _lock:
         if _zygotes.get(key) is z:
             _zygotes.pop(key)
