@@ -242,6 +242,14 @@ def test_libdevice_functions_of_a_copy_the_script_executed_run_as_the_device_lib
     assert sorted(s.arg for s in a.accesses if s.kind == "store") == ["p_ptr", "r_ptr"]
 
 
+def test_grid_dependency_control_compiles_and_runs_in_launch_order():
+    # tl.extra.cuda.gdc_wait / gdc_launch_dependents (lmdeploy's paged attention) compile on a GPU; the bare
+    # interpreter stops at them ("Did you forget to add @triton.jit?"), which read as would-not-compile.
+    a = _clean_run("grid_dependency_control.py")
+    assert "grid dependency control ok" in a.result.stdout
+    assert [L.kernel for L in a.result.launches] == ["produce", "consume"]
+
+
 def test_an_error_the_compiler_raises_is_reported_at_the_expression_as_would_not_compile():
     path = SCRIPTS / "and_of_int32.py"
     r = run(RunRequest(path=str(path), timeout_s=120))

@@ -18,6 +18,7 @@ the only release-specific code) patches the interpreter for the duration of a ru
   wrapper at the same module attribute (or given the builder keyword) when it is used.
 - a copy of a libdevice module the script executed itself (`exec_module`), or a function taken from one,
   is the imported module or its function of that name, as the code generator maps them by name.
+- grid dependency control (`tl.extra.cuda.gdc_wait`, `gdc_launch_dependents`) is met by launches run in order.
 - float -> fp8 (e4m3 / e5m2) conversions round to nearest even (fp8.py).
 - tl.dot of float32 tiles computes what the GPU's tensor cores do at the dot's input precision: TF32
   operands (truncated) for "tf32", the default; the three-TF32-dot split for "tf32x3" (tf32.py).
@@ -589,6 +590,23 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
     if generic is not None:
         for name in _public_functions(generic):
             patch(generic, name, redirect(name))
+
+    # Grid dependency control (programmatic dependent launch: tl.extra.cuda.gdc_wait / gdc_launch_dependents,
+    # lmdeploy's paged attention): launches run here one after the other to their end, so the wait for the
+    # previous grid is met and letting the next one start early changes nothing: both are no-ops. The
+    # interpreter does not wrap that module's builtins, so a kernel's `tl.extra.cuda.gdc_wait()` gets them
+    # with the builder keyword.
+    for name in ("create_grid_dependency_wait", "create_grid_dependency_launch_dependents"):
+        if not hasattr(builder_cls, name):
+            patch(builder_cls, name, lambda orig: lambda self, *args, **kwargs: None)
+    try:
+        import triton.language.extra.cuda as cuda_extra
+    except Exception:
+        cuda_extra = None
+    for name in ("gdc_wait", "gdc_launch_dependents"):
+        fn = getattr(cuda_extra, name, None)
+        if fn is not None and _is_builtin(fn):
+            patch(cuda_extra, name, functools.partial(_bound, name))
 
     # fp8 conversions round to nearest even and saturate, as cvt.rn.satfinite does.
     def make_fp_to_fp(orig):
