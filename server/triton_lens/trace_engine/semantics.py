@@ -379,6 +379,11 @@ def _bound(name: str, fn: Callable) -> Callable:
     return call
 
 
+def _grid_dependency_noop(*args, **kwargs) -> None:
+    """gdc_wait / gdc_launch_dependents under the tool: met by launches that run in order, to their end."""
+    return None
+
+
 def _unimplemented(name: str) -> Callable:
     def call(*args, **kwargs):
         raise _libdevice.UnsupportedLibdeviceFunction(
@@ -594,19 +599,26 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
     # Grid dependency control (programmatic dependent launch: tl.extra.cuda.gdc_wait / gdc_launch_dependents,
     # lmdeploy's paged attention): launches run here one after the other to their end, so the wait for the
     # previous grid is met and letting the next one start early changes nothing: both are no-ops. The
-    # interpreter does not wrap that module's builtins, so a kernel's `tl.extra.cuda.gdc_wait()` gets them
-    # with the builder keyword.
+    # interpreter does not wrap that module's builtins (and 3.4 - 3.6 write them as inline PTX, which it
+    # cannot run): the module attributes are no-ops for the run, and so are the builder's instructions (for
+    # a kernel that took the builtin under its own name before the run: 3.7+).
     for name in ("create_grid_dependency_wait", "create_grid_dependency_launch_dependents"):
         if not hasattr(builder_cls, name):
             patch(builder_cls, name, lambda orig: lambda self, *args, **kwargs: None)
-    try:
-        import triton.language.extra.cuda as cuda_extra
-    except Exception:
-        cuda_extra = None
-    for name in ("gdc_wait", "gdc_launch_dependents"):
-        fn = getattr(cuda_extra, name, None)
-        if fn is not None and _is_builtin(fn):
-            patch(cuda_extra, name, functools.partial(_bound, name))
+    # (triton.language.extra executes its backends' modules itself: `tl.extra.cuda` and the
+    # sys.modules entry of that name are two module objects.)
+    import sys
+
+    extra = getattr(tl, "extra", None)
+    modules: list[Any] = []
+    for cuda in (getattr(extra, "cuda", None), sys.modules.get("triton.language.extra.cuda")):
+        for module in (cuda, getattr(cuda, "gdc", None)):
+            if module is not None and all(module is not m for m in modules):
+                modules.append(module)
+    for module in modules:
+        for name in ("gdc_wait", "gdc_launch_dependents"):
+            if _is_builtin(getattr(module, name, None)):
+                patch(module, name, lambda orig: _grid_dependency_noop)
 
     # fp8 conversions round to nearest even and saturate, as cvt.rn.satfinite does.
     def make_fp_to_fp(orig):
