@@ -408,3 +408,17 @@ def test_a_heuristic_is_worked_out_again_at_the_other_size(tmp_path):
     # accesses (cut-cross-entropy's EVEN_D, at D + 1).
     a = _run(tmp_path, HEURISTIC_MASK)
     assert not [f for f in a.findings if f.kind in ("oob-sizes", "oob")], [(f.kind, f.message) for f in a.findings]
+
+
+def test_an_offset_an_atomic_returned_in_a_re_launch_is_not_garbage():
+    # lmdeploy's MoE route sort takes each route's slot from an atomic counter and stores there. The size
+    # check's re-launches mask every lane off (address-only memory): the atomic's old values were whatever
+    # the interpreter left in its masked lanes, so the store's offsets were garbage (a false oob-sizes at
+    # element offset -2103617612). Masked-off lanes of an atomic read 0 there, as a masked load's do.
+    from pathlib import Path
+
+    r = run(RunRequest(path=str(Path(__file__).parent / "scripts" / "atomic_slots.py"), timeout_s=120))
+    assert r.status == "ok", r.error
+    assert "atomic slots ok" in r.stdout
+    bad = [(f.kind, f.line, f.message) for f in analyze(r).findings if f.severity in ("warning", "error")]
+    assert not bad, bad

@@ -594,6 +594,16 @@ def _patch_accesses(scope: PatchScope, hooks: Hooks, waits: _cooperative.Waits) 
             if new is not None:
                 mask = _with_mask(mask, new)
             out = orig(self, rmwOp, ptr, val, mask, sem, scope)
+            if new is not None:
+                # The lanes kept off memory (out of bounds; every lane of a size check's re-launch) return
+                # 0, as a masked load's do: the interpreter leaves whatever was there in them, and an
+                # offset computed from that (lmdeploy's MoE route sort stores at an atomic cursor's old
+                # value) is garbage.
+                kept_off = ~np.broadcast_to(np.asarray(new, dtype=bool), out.data.shape)
+                if kept_off.any():
+                    data = out.data.copy()
+                    data[kept_off] = 0
+                    out = TensorHandle(data, out.dtype)
             changed = waits.turns is not None and _cooperative.atomic_changes(
                 name, out.data, val.data, mask_array(mask)
             )
