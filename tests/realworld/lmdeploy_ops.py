@@ -1,7 +1,8 @@
 """lmdeploy's Triton kernels (lmdeploy/pytorch/kernels/cuda, PyPI wheel 0.18.0; only the kernel modules imported:
 `import lmdeploy` needs pydantic and transformers for its engine), as its tests call them, on small
 `device="cuda"` inputs compared to torch. An inference engine's kernels, forward only (lmdeploy has no backward):
-the fused add + RMSNorm, rotary embeddings of q and k, SiLU-and-mul, multinomial sampling over sorted scores,
+the fused add + RMSNorm, rotary embeddings of q and k, SiLU-and-mul, the fused MoE (top-2 of 4 experts),
+multinomial sampling over sorted scores,
 the paged KV-cache fill of a prefill and a decode batch, and the paged decoding attention over that cache. Its
 prefill attention builds block pointers, which triton 3.9 removed: by_release/lmdeploy_prefill.py runs it on 3.6."""
 
@@ -13,6 +14,7 @@ import torch  # noqa: E402
 from lmdeploy.pytorch.kernels.cuda.activation import silu_and_mul  # noqa: E402
 from lmdeploy.pytorch.kernels.cuda.apply_rotary_pos_emb import apply_rotary_pos_emb  # noqa: E402
 from lmdeploy.pytorch.kernels.cuda.fill_kv_cache import fill_kv_cache  # noqa: E402
+from lmdeploy.pytorch.kernels.cuda.moe.fused_moe import fused_moe  # noqa: E402
 from lmdeploy.pytorch.kernels.cuda.multinomial_sampling import multinomial_sampling  # noqa: E402
 from lmdeploy.pytorch.kernels.cuda.pagedattention import flash_attn_with_kvcache  # noqa: E402
 from lmdeploy.pytorch.kernels.cuda.rms_norm import rms_norm  # noqa: E402
@@ -61,6 +63,21 @@ torch.testing.assert_close(k_embed, rope_ref(k), rtol=1e-3, atol=2e-3)
 gate_up = torch.randn(5, 160, device=device, dtype=torch.float16)
 gate, up = gate_up.float().chunk(2, -1)
 torch.testing.assert_close(silu_and_mul(gate_up), (torch.nn.functional.silu(gate) * up).half(), rtol=1e-3, atol=1e-3)
+
+# Fused MoE: 6 tokens routed to 2 of 4 experts each ([gate | up] of 2 x 32 from 64, then down to 64), float16.
+tokens, experts, hidden, inter, topk = 6, 4, 64, 32, 2
+xm = torch.randn(tokens, hidden, device=device, dtype=torch.float16) / 4
+w1 = torch.randn(experts, 2 * inter, hidden, device=device, dtype=torch.float16) / 8
+w2 = torch.randn(experts, hidden, inter, device=device, dtype=torch.float16) / 8
+topk_weights, topk_ids = torch.rand(tokens, experts, device=device).softmax(-1).topk(topk, dim=-1)
+got = fused_moe(xm, w1, w2, topk_weights, topk_ids, topk=topk)
+want = torch.zeros(tokens, hidden, device=device)
+for t in range(tokens):
+    for j in range(topk):
+        e = int(topk_ids[t, j])
+        g, u = (xm[t].float() @ w1[e].float().T).chunk(2)
+        want[t] += topk_weights[t, j] * ((torch.nn.functional.silu(g) * u) @ w2[e].float().T)
+torch.testing.assert_close(got.float(), want, rtol=2e-2, atol=2e-2)
 
 # Multinomial sampling over scores sorted in descending order: rows whose mass is all on one token sample it;
 # a row of 300 tokens (three blocks of the kernel) samples a token of its own row.
