@@ -31,6 +31,12 @@ $(VENV)/.done: pyproject.toml
 	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps gemlite==0.6.0.post2 tqdm==4.70.1
 	# cut-cross-entropy (a pure-Python wheel): torch and triton only.
 	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps cut-cross-entropy==25.1.1
+	# xformers (3.3 MB wheel, 14 MB installed, about 2 s): its Triton kernels are Python; its _C extension (built
+	# for torch 2.10+cu128) does not load on this torch, which xformers only warns about.
+	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps xformers==0.0.35
+	# lmdeploy (PyPI has wheels only, no sdist: 106.7 MB downloaded, 383 MB installed, 366 MB of it the turbomind
+	# CUDA engine; about 10 s): tests/realworld imports only its Triton kernel modules.
+	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps lmdeploy==0.18.0
 	# mamba-ssm and flash-attn are sdists whose setup.py builds CUDA extensions: the SKIP flags build none
 	# (their Triton ops are Python), FORCE_BUILD stops setup.py fetching a prebuilt CUDA wheel, and
 	# --no-build-isolation builds against this torch (setuptools and wheel are what setup.py imports).

@@ -193,3 +193,16 @@ def test_a_store_through_an_integer_made_from_an_argument_pointer_is_checked_aga
     (f,) = [f for f in a.findings if f.kind == "oob"]
     assert f.line == 14 and f.lanes == 64 and f.access == "store" and f.arg == "x_ptr", f
     assert "neighbour untouched: True" in r.stdout and "target written: True" in r.stdout, r.stdout
+
+
+def test_a_pointer_picked_by_a_scalar_where_among_views_of_one_storage_is_that_views():
+    # xformers' tiled matmul picks each program's tile with tl.where(pid < n, A11, A21): every lane is
+    # the picked tile's, not the first tensor whose storage holds the address (whose padding the other
+    # tile's rows would be: a false out-of-bounds read, kept off memory, and a wrong result).
+    r, a = _run("pointer_select.py")
+    assert r.status == "ok", r.error
+    assert "pointer select ok" in r.stdout
+    assert not [f for f in a.findings if f.severity in ("warning", "error")], a.findings
+    loads = [s for s in a.accesses if s.kind == "load"]
+    assert sorted(s.arg for s in loads) == ["bottom_ptr", "top_ptr"]  # one line, the tile each program picked
+    assert all(s.oob == 0 for s in loads), loads

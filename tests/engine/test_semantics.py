@@ -3,6 +3,7 @@ fp8 rounding and libdevice values against torch, and kernel scripts run by the e
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 
@@ -232,6 +233,26 @@ def test_builtins_bound_to_other_names_run_as_builtins():
     text = (SCRIPTS / "builtin_aliases.py").read_text().splitlines()
     lines = {f"{c}_ptr": next(i for i, t in enumerate(text, 1) if f"tl.store({c}_ptr" in t) for c in "elms"}
     assert sorted((s.arg, s.line) for s in a.accesses if s.kind == "store") == sorted(lines.items())
+
+
+def test_libdevice_functions_of_a_copy_the_script_executed_run_as_the_device_library():
+    # xformers' libdevice_find: module_from_spec + exec_module of triton.language.extra.libdevice, whose
+    # functions are stubs the compiler maps by module name; the bare interpreter calls the stub (None).
+    a = _clean_run("libdevice_copy.py")
+    assert "libdevice copy ok" in a.result.stdout
+    assert sorted(s.arg for s in a.accesses if s.kind == "store") == ["p_ptr", "r_ptr"]
+
+
+@pytest.mark.skipif(
+    not hasattr(importlib.import_module("triton.language.extra.cuda"), "gdc_wait"),
+    reason="triton before 3.4 has no gdc",
+)
+def test_grid_dependency_control_compiles_and_runs_in_launch_order():
+    # tl.extra.cuda.gdc_wait / gdc_launch_dependents (lmdeploy's paged attention) compile on a GPU; the bare
+    # interpreter stops at them ("Did you forget to add @triton.jit?"), which read as would-not-compile.
+    a = _clean_run("grid_dependency_control.py")
+    assert "grid dependency control ok" in a.result.stdout
+    assert [L.kernel for L in a.result.launches] == ["produce", "consume"]
 
 
 def test_an_error_the_compiler_raises_is_reported_at_the_expression_as_would_not_compile():

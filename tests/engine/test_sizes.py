@@ -87,6 +87,42 @@ def test_a_stride_equal_to_one_that_stays_and_to_one_that_moves_is_the_named_ten
     assert r is not None and r.ints["stride_dA_cs_chunk"] == 8 and r.ints["stride_ddA_cs_batch"] == 10
 
 
+def test_a_reshaped_view_of_the_same_size_moves_with_it():
+    # xformers' RMSNorm: the kernel gets x.reshape(-1, 273) of a (3, 5, 273) input and out = empty_like(x),
+    # still (3, 5, 273): at 16 rows out holds 16 rows too (it was held at 15: a false store past its end).
+    tensors = {"x_ptr": _spec((15, 273)), "h1_ptr": _spec((3, 5, 273)), "w_ptr": _spec((273,))}
+    r = resize(15, 16, {"stride": 273}, tensors)
+    assert r is not None and r.tensors["x_ptr"].shape == (16, 273)
+    assert r.tensors["h1_ptr"].numel == 16 * 273 and r.tensors["w_ptr"].shape == (273,)
+    assert r.ints["stride"] == 273
+
+
+def test_offsets_of_the_sizes_segments_hold_one_more():
+    # xformers' padded RoPE: seqstartq and seqstartk hold batch + 1 offsets (cu_seqlens), seqlenk batch
+    # lengths: at a batch of 4 they hold 5 (held at 4: a false read past the end of the last offset).
+    tensors = {"seqlenk": _spec((3,)), "seqstartq": _spec((4,)), "seqstartk": _spec((4,)), "xq": _spec((1, 4, 8))}
+    r = resize(3, 4, {}, tensors)
+    assert r is not None and r.tensors["seqlenk"].shape == (4,)
+    assert r.tensors["seqstartq"].shape == (5,) and r.tensors["seqstartk"].shape == (5,)
+
+
+def test_a_dimension_a_moving_tensor_keeps_is_not_k_blocks_of_the_size():
+    # xformers' scaled_index_add: source (6, 3, 48) moves with num_src_indices = 6 and keeps its 48 columns;
+    # input (10, 3, 48) and scaling (48,) are not 8 blocks of 6 (were widened to 56: a stride of 168
+    # against a source laid out with 144, a false read past its end).
+    ints = {"num_src_indices": 6, "num_rows": 3, "num_cols": 48, "stride0": 144, "stride1": 48, "stride2": 1}
+    tensors = {
+        "input_ptr": _spec((10, 3, 48), 2),
+        "index_ptr": _spec((6,), 8),
+        "source_ptr": _spec((6, 3, 48), 2),
+        "scaling_ptr": _spec((48,), 2),
+    }
+    r = resize(6, 7, ints, tensors)
+    assert r is not None and r.tensors["source_ptr"].shape == (7, 3, 48) and r.tensors["index_ptr"].shape == (7,)
+    assert r.tensors["input_ptr"].shape == (10, 3, 48) and r.tensors["scaling_ptr"].shape == (48,)
+    assert r.ints["stride0"] == 144 and r.ints["num_cols"] == 48
+
+
 def test_the_largest_size_is_bounded_by_memory_and_int32():
     top = largest_fitting(8, {"stride": 4096}, {"x": _spec((8, 4096), 2), "y": _spec((8, 4096), 2)}, 80 * 10**9)
     assert top is not None and top.bytes <= 80 * 10**9
@@ -372,3 +408,17 @@ def test_a_heuristic_is_worked_out_again_at_the_other_size(tmp_path):
     # accesses (cut-cross-entropy's EVEN_D, at D + 1).
     a = _run(tmp_path, HEURISTIC_MASK)
     assert not [f for f in a.findings if f.kind in ("oob-sizes", "oob")], [(f.kind, f.message) for f in a.findings]
+
+
+def test_an_offset_an_atomic_returned_in_a_re_launch_is_not_garbage():
+    # lmdeploy's MoE route sort takes each route's slot from an atomic counter and stores there. The size
+    # check's re-launches mask every lane off (address-only memory): the atomic's old values were whatever
+    # the interpreter left in its masked lanes, so the store's offsets were garbage (a false oob-sizes at
+    # element offset -2103617612). Masked-off lanes of an atomic read 0 there, as a masked load's do.
+    from pathlib import Path
+
+    r = run(RunRequest(path=str(Path(__file__).parent / "scripts" / "atomic_slots.py"), timeout_s=120))
+    assert r.status == "ok", r.error
+    assert "atomic slots ok" in r.stdout
+    bad = [(f.kind, f.line, f.message) for f in analyze(r).findings if f.severity in ("warning", "error")]
+    assert not bad, bad

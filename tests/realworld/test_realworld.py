@@ -1,5 +1,5 @@
 """Real kernels from PyPI libraries (Liger-Kernel, flash-linear-attention, conch, mamba-ssm, flash-attn, gemlite,
-cut-cross-entropy; FlagGems
+cut-cross-entropy, xformers, lmdeploy; FlagGems, xformers' split-K attention and lmdeploy's prefill attention
 by release),
 imported, not copied,
 run under the engine: each script runs to the end, its outputs equal torch's (the script asserts that),
@@ -30,8 +30,19 @@ SCRIPTS = sorted(p for p in HERE.glob("*.py") if not p.name.startswith(("test_",
 # and dA_cumsum by `offs_h * stride_head` in int32, where the head stride is nchunks * chunk_size: it wraps
 # once nheads * seqlen passes 2**31, where those two tensors take 8 GiB each; true of the kernel as launched,
 # though through mamba_chunk_scan_combined an x of that many rows (headdim times more) would not fit one GPU.
+# Its chunk-state kernel (states) and the chunk scan's dstates backward (dprev_states) move to their chunk with
+# `pid_c * stride_*_chunk` in int32, the chunk stride being nheads * headdim * dstate: they wrap once those
+# tensors pass 2**31 elements (8 GiB in float32), which a real x reaches (x is chunk_size / dstate times the
+# states: twice them at 256 and 128) on one GPU. (The check moves nheads with nchunks, both 2 here.)
 # cut-cross-entropy computes its row offsets in int32: `offs_b * stride_eb` (E in the LSE forward and the
 # indexed dot) and `offs_v * stride_cv` (C) wrap from 33,554,433 rows of 64 (4 GiB in bfloat16).
+# xformers' kernels compute row offsets in int32 too: the fused add + RMSNorm moves to its row with
+# `row * stride` (tl.program_id, where its plain RMSNorm widens to int64 first), wrapping from 7,866,242 rows
+# of 273 (8 GiB each for x, y and the output in float32); index_select_cat's `indices * stride0` (the output
+# row, forward; grad_output's, backward) from 17,895,699 rows of 120 (4 GiB in float16); scaled_index_add's
+# `source_indices * stride0` (source, grad_source, grad_scaling) from 14,913,082 rows of 3 x 48 (4 GiB in
+# float16, the input at least as large) and `rows * stride1` (the input, read and written) from 44,739,244
+# rows of 48 in its middle dimension (40 GiB for 10 inputs in float16).
 AT_OTHER_SIZES = {
     "cce_ops": {
         ("cce_lse_forward.py", 66, "wrap", "E"),
@@ -52,6 +63,24 @@ AT_OTHER_SIZES = {
     "mamba_ops": {
         ("ssd_chunk_state.py", 82, "wrap", "dt_out_ptr"),
         ("ssd_chunk_state.py", 86, "wrap", "dA_cumsum_ptr"),
+        ("ssd_chunk_state.py", 268, "wrap", "states_ptr"),
+        ("ssd_chunk_scan.py", 513, "wrap", "dprev_states_ptr"),
+    },
+    "xformers_ops": {
+        ("rmsnorm_kernels.py", 71, "wrap", "x_ptr"),
+        ("rmsnorm_kernels.py", 74, "wrap", "y_ptr"),
+        ("rmsnorm_kernels.py", 78, "wrap", "x_ptr"),
+        ("rmsnorm_kernels.py", 84, "wrap", "x_ptr"),
+        ("rmsnorm_kernels.py", 89, "wrap", "h1_ptr"),
+        ("rmsnorm_kernels.py", 91, "wrap", "h1_ptr"),
+        ("k_index_select_cat.py", 35, "wrap", "output_ptr"),
+        ("k_index_select_cat.py", 110, "wrap", "grad_output_ptr"),
+        ("k_scaled_index_add.py", 52, "wrap", "source_ptr"),
+        ("k_scaled_index_add.py", 64, "wrap", "input_ptr"),
+        ("k_scaled_index_add.py", 72, "wrap", "input_ptr"),
+        ("k_scaled_index_add.py", 216, "wrap", "source_ptr"),
+        ("k_scaled_index_add.py", 243, "wrap", "grad_source_ptr"),
+        ("k_scaled_index_add.py", 251, "wrap", "grad_scaling_ptr"),
     },
 }
 
@@ -77,6 +106,8 @@ def test_the_set_is_there():
         "flash_attn_ops",
         "gemlite_ops",
         "cce_ops",
+        "xformers_ops",
+        "lmdeploy_ops",
     }
 
 
@@ -125,5 +156,26 @@ def test_flaggems_ops_run_on_triton_3_6_and_would_not_compile_on_3_9():
         "softmax_kernel_inner",
         "mul_func_scalar_kernel_rank_1",
     ]
+    bad = [(f.kind, f.line, f.message) for f in analyze(r).findings if f.severity in ("warning", "error")]
+    assert not bad, bad
+
+
+# Kernels that build block pointers (tl.make_block_ptr), which triton 3.9 removed (there lmdeploy's is reported
+# as would-not-compile at its line; xformers' kernel is generated source, `<unroll_varargs-...>`, so its error
+# is the interpreter's NotImplementedError at the script's call): on 3.6 they run and equal torch's attention.
+ON_TRITON_3_6 = {
+    "xformers_splitk": ["_fwd_kernel_splitK", "_splitK_reduce"],  # the split-K decoding attention and its merge
+    "lmdeploy_prefill": ["_flash_prefill_fwd_kernel"],  # the varlen causal prefill attention
+}
+
+
+@pytest.mark.parametrize("name", sorted(ON_TRITON_3_6))
+def test_block_pointer_kernels_of_xformers_and_lmdeploy_run_on_triton_3_6(name):
+    assert TRITON36.exists(), f"{TRITON36} is missing: `make setup-releases` makes it"
+    script = HERE / "by_release" / f"{name}.py"
+    r = run(RunRequest(path=str(script), timeout_s=300, python=str(TRITON36)))
+    assert r.status == "ok", (r.error.type, r.error.message, r.error.traceback[-3000:]) if r.error else r.status
+    assert name.replace("_", " ") + " ok" in r.stdout and r.triton_version == "3.6.0"
+    assert [L.kernel for L in r.launches] == ON_TRITON_3_6[name]
     bad = [(f.kind, f.line, f.message) for f in analyze(r).findings if f.severity in ("warning", "error")]
     assert not bad, bad

@@ -462,10 +462,19 @@ def _patch_provenance(scope: PatchScope, hooks: Hooks) -> None:
 
     scope.patch(_interp, "_implicit_cvt", make_cvt)
 
-    def make_propagating(orig):
+    def make_propagating(orig, name=""):
         def wrapper(self, *args, **kwargs):
             out = orig(self, *args, **kwargs)
             tag = None
+            if name == "create_select" and len(args) == 3:
+                # tl.where(c, p, q) whose condition is the same in every lane (a scalar: xformers' tiled
+                # matmul picks a tile so) is the operand it picks, not a block of mixed provenance.
+                cond = getattr(args[0], "data", None)
+                if cond is not None and cond.size and (cond.all() or not cond.any()):
+                    picked = _tag_of(args[1] if cond.all() else args[2])
+                    if picked is not None and out is not None:
+                        out._tl_arg = picked
+                    return out
             for a in args:
                 t = _tag_of(a)
                 if t is not None:
@@ -485,7 +494,7 @@ def _patch_provenance(scope: PatchScope, hooks: Hooks) -> None:
 
     for name in _PROPAGATING:
         if hasattr(InterpreterBuilder, name):
-            scope.patch(InterpreterBuilder, name, make_propagating)
+            scope.patch(InterpreterBuilder, name, functools.partial(make_propagating, name=name))
 
     # A pointer turned into an integer and back (p.to(tl.int64) + delta, then .to(pointer)) is still
     # its argument's pointer, checked against its bounds: by address alone, a stray store landing in
@@ -585,6 +594,16 @@ def _patch_accesses(scope: PatchScope, hooks: Hooks, waits: _cooperative.Waits) 
             if new is not None:
                 mask = _with_mask(mask, new)
             out = orig(self, rmwOp, ptr, val, mask, sem, scope)
+            if new is not None:
+                # The lanes kept off memory (out of bounds; every lane of a size check's re-launch) return
+                # 0, as a masked load's do: the interpreter leaves whatever was there in them, and an
+                # offset computed from that (lmdeploy's MoE route sort stores at an atomic cursor's old
+                # value) is garbage.
+                kept_off = ~np.broadcast_to(np.asarray(new, dtype=bool), out.data.shape)
+                if kept_off.any():
+                    data = out.data.copy()
+                    data[kept_off] = 0
+                    out = TensorHandle(data, out.dtype)
             changed = waits.turns is not None and _cooperative.atomic_changes(
                 name, out.data, val.data, mask_array(mask)
             )

@@ -16,6 +16,9 @@ the only release-specific code) patches the interpreter for the duration of a ru
   triton.language import log2`) is a builtin, as the code generator resolves it: the interpreter wraps
   only the attributes of the language modules, so the kernel's own name for it is resolved to the
   wrapper at the same module attribute (or given the builder keyword) when it is used.
+- a copy of a libdevice module the script executed itself (`exec_module`), or a function taken from one,
+  is the imported module or its function of that name, as the code generator maps them by name.
+- grid dependency control (`tl.extra.cuda.gdc_wait`, `gdc_launch_dependents`) is met by launches run in order.
 - float -> fp8 (e4m3 / e5m2) conversions round to nearest even (fp8.py).
 - tl.dot of float32 tiles computes what the GPU's tensor cores do at the dot's input precision: TF32
   operands (truncated) for "tf32", the default; the three-TF32-dot split for "tf32x3" (tf32.py).
@@ -197,14 +200,40 @@ def _is_builtin(value) -> bool:
         return False
 
 
+_LIBDEVICE_MODULES = (
+    "triton.language.extra.libdevice",
+    "triton.language.extra.cuda.libdevice",
+    "triton.language.extra.hip.libdevice",
+)
+
+
+def _libdevice_original(value) -> Any:
+    """For a copy of a libdevice module that the script executed itself (`module_from_spec` +
+    `exec_module`, xformers' `libdevice_find`), or a function of the generic module's copy (an empty
+    stub): the imported module, or its function of that name, as the code generator maps them by
+    `__name__` / `__module__` (its module_map) to the GPU's device library. None for anything else."""
+    import sys
+    import types
+
+    if isinstance(value, types.ModuleType):
+        name = getattr(value, "__name__", "")
+        current = sys.modules.get(name) if name in _LIBDEVICE_MODULES else None
+        return current if current is not None and current is not value else None
+    if inspect.isfunction(value) and value.__module__ == _LIBDEVICE_MODULES[0]:
+        current = getattr(sys.modules.get(_LIBDEVICE_MODULES[0]), value.__name__, None)
+        return current if current is not None and current is not value else None
+    return None
+
+
 def _builtin_aliases(g: dict[str, Any], tree: ast.AST) -> frozenset[str]:
-    """Global names the function reads whose value is a triton builtin (never one it binds itself)."""
+    """Global names the function reads whose value is a triton builtin, or a libdevice copy's module or
+    function (never one it binds itself)."""
     bound = {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
     read: set[str] = set()
     for n in ast.walk(tree):
         if isinstance(n, ast.Name):
             (read if isinstance(n.ctx, ast.Load) else bound).add(n.id)
-    return frozenset(n for n in read - bound if n in g and _is_builtin(g[n]))
+    return frozenset(n for n in read - bound if n in g and (_is_builtin(g[n]) or _libdevice_original(g[n]) is not None))
 
 
 def _language_attributes() -> dict[int, tuple[Any, str]]:
@@ -235,7 +264,8 @@ def _builtin_resolver() -> Callable[[Any], Any]:
         module attribute (the interpreter's own, range and static_assert included), else the builtin
         given the builder keyword."""
         if not _is_builtin(value):
-            return value  # rebound since the rewrite
+            original = _libdevice_original(value)
+            return value if original is None else original  # (else rebound since the rewrite)
         place = places.get(id(value))
         if place is not None:
             current = getattr(*place, None)
@@ -347,6 +377,11 @@ def _bound(name: str, fn: Callable) -> Callable:
     call.__doc__ = fn.__doc__
     setattr(call, "_triton_lens_libdevice", True)  # noqa: B010  (a marker on a function object)
     return call
+
+
+def _grid_dependency_noop(*args, **kwargs) -> None:
+    """gdc_wait / gdc_launch_dependents under the tool: met by launches that run in order, to their end."""
+    return None
 
 
 def _unimplemented(name: str) -> Callable:
@@ -560,6 +595,30 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
     if generic is not None:
         for name in _public_functions(generic):
             patch(generic, name, redirect(name))
+
+    # Grid dependency control (programmatic dependent launch: tl.extra.cuda.gdc_wait / gdc_launch_dependents,
+    # lmdeploy's paged attention): launches run here one after the other to their end, so the wait for the
+    # previous grid is met and letting the next one start early changes nothing: both are no-ops. The
+    # interpreter does not wrap that module's builtins (and 3.4 - 3.6 write them as inline PTX, which it
+    # cannot run): the module attributes are no-ops for the run, and so are the builder's instructions (for
+    # a kernel that took the builtin under its own name before the run: 3.7+).
+    for name in ("create_grid_dependency_wait", "create_grid_dependency_launch_dependents"):
+        if not hasattr(builder_cls, name):
+            patch(builder_cls, name, lambda orig: lambda self, *args, **kwargs: None)
+    # (triton.language.extra executes its backends' modules itself: `tl.extra.cuda` and the
+    # sys.modules entry of that name are two module objects.)
+    import sys
+
+    extra = getattr(tl, "extra", None)
+    modules: list[Any] = []
+    for cuda in (getattr(extra, "cuda", None), sys.modules.get("triton.language.extra.cuda")):
+        for module in (cuda, getattr(cuda, "gdc", None)):
+            if module is not None and all(module is not m for m in modules):
+                modules.append(module)
+    for module in modules:
+        for name in ("gdc_wait", "gdc_launch_dependents"):
+            if _is_builtin(getattr(module, name, None)):
+                patch(module, name, lambda orig: _grid_dependency_noop)
 
     # fp8 conversions round to nearest even and saturate, as cvt.rn.satfinite does.
     def make_fp_to_fp(orig):

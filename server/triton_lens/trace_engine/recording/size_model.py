@@ -115,6 +115,11 @@ def resize(
     moved: list[str] = []
     stride_map: dict[int, int] = {}
     later: list[str] = []  # the per-block buffers: named after what the size is (describe_size names moved[0])
+    # The other dimensions of the tensors that have the size as a dimension: they keep their value, so a
+    # tensor whose last dimension has it is not k blocks of the size (48 = 8 x 6 beside a (6, 3, 48) source).
+    kept = {d for spec in tensors.values() if old in spec.shape for d in spec.shape if d != old}
+    direct: dict[int, TensorSpec] = {}  # element count at the launch -> the new spec, of tensors with the size
+    unmoved: list[str] = []
     for name, spec in tensors.items():
         per_block = [_per_block(d, old, blocks) for d in spec.shape]
         if old not in spec.shape and any(per_block) and spec.numel != old:
@@ -126,13 +131,14 @@ def resize(
         elif len(spec.shape) >= 1 and spec.numel == old and old > 1:
             shape = (new,)
             moved.append(f"{name}.numel()")
-        elif old > 1 and spec.shape and _multiple(spec.shape[-1], old):
+        elif old > 1 and spec.shape and spec.shape[-1] not in kept and _multiple(spec.shape[-1], old):
             # the last dimension k blocks of the size: torch.empty(6 * n), a [gate | up] projection of 2 * d
             k = spec.shape[-1] // old
             shape = spec.shape[:-1] + (k * new,)
             moved.append(f"{name}.shape ({k} × the size)")
         else:
             out_tensors[name] = spec
+            unmoved.append(name)
             continue
         if not _dense(spec):
             return None
@@ -142,6 +148,22 @@ def resize(
                 if a != b and a > 1:
                     stride_map.setdefault(a, b)
         out_tensors[name] = TensorSpec(shape, strides, spec.itemsize)
+        if old in spec.shape:
+            direct.setdefault(spec.numel, out_tensors[name])
+    for name in unmoved:
+        spec = tensors[name]
+        if not _dense(spec) or old <= 1:
+            continue
+        if len(spec.shape) == 1 and spec.shape[0] == old + 1:
+            # offsets of the size's segments (cu_seqlens, seqstart): one more than there are segments
+            out_tensors[name] = TensorSpec((new + 1,), spec.strides, spec.itemsize)
+            later.append(f"{name}.shape (the size + 1: offsets)")
+        elif spec.numel > old and spec.numel in direct:
+            # the same elements as a tensor that has the size, at another shape: out = torch.empty_like(x)
+            # of a (3, 5, n) x launched as x.reshape(-1, n); it takes that tensor's shape
+            like = direct[spec.numel]
+            out_tensors[name] = TensorSpec(like.shape, like.strides, spec.itemsize)
+            later.append(f"{name}.shape (a view of the same size)")
     # What keeps its value at the new size: the dimensions and strides (above 1) of tensors that keep them.
     # An argument named as a stride and equal to a stride that stays is that tensor's stride, not the size
     # (mamba-ssm's state batch stride 768 = A's element count); one not named as a stride, equal to a
