@@ -129,7 +129,8 @@ def test_github_format_prints_workflow_commands(project):
 
 def test_a_tool_error_is_exit_2_in_sarif_too(project):
     p = check("clean/vector_add.py", "--format", "sarif", "--python", "/nonexistent/python", cwd=project)
-    assert p.returncode == 2 and "tritonLens.python" in p.stderr
+    # the command line's words for the fix (model/remedies.py)
+    assert p.returncode == 2 and "Pass --python a Python" in p.stderr and "tritonLens" not in p.stderr
     log = json.loads(p.stdout)
     jsonschema.validate(log, SCHEMA)
     inv = log["runs"][0]["invocations"][0]

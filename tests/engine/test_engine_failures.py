@@ -96,8 +96,12 @@ def test_cancel_kills_the_worker():
 
 
 def test_a_missing_interpreter_is_a_tool_error():
+    from triton_lens.model.remedies import EDITOR, PYTHON
+
     r = run(RunRequest(path=str(SCRIPTS / "exits.py"), python="/nonexistent/python3"))
-    assert r.status == "error" and "tritonLens.python" in r.error.message
+    # the engine names the remedy's kind; the editor says it with its setting (model/remedies.py)
+    assert r.status == "error" and r.error.remedy == PYTHON and "tritonLens" not in r.error.message
+    assert "Set tritonLens.python to a Python that has triton" in r.error.text(EDITOR)
 
 
 def test_an_interpreter_named_relative_to_the_current_folder_runs(tmp_path, monkeypatch):
@@ -120,7 +124,10 @@ def test_an_interpreter_without_triton_is_a_tool_error_that_says_how_to_fix_it()
     bare = os.path.join(sys.base_prefix, "bin", "python3")  # the Python this venv was made from
     r = run(RunRequest(path=str(SCRIPTS / "exits.py"), python=bare))
     assert r.status == "error" and "No module named" in r.error.message
-    assert f"{bare} -m pip install" in r.error.message and "--python" in r.error.message
+    from triton_lens.model.remedies import COMMAND_LINE, PYTHON
+
+    assert f"{bare} -m pip install" in r.error.message and r.error.remedy == PYTHON
+    assert "Pass --python a Python that has triton" in r.error.text(COMMAND_LINE)
 
 
 def test_a_store_through_an_integer_pointer_outside_every_tensor_is_oob_and_never_executed():
