@@ -216,6 +216,52 @@ def test_children_are_forked_as_a_tree_and_the_result_is_one_process_s(tmp_path)
     assert without_timings(analyze(four).to_json()) == without_timings(analyze(one).to_json())
 
 
+def test_a_progressive_sample_s_partial_comes_while_the_split_launch_runs(tmp_path):
+    # The sample (programs 0, 50, 99) is forked before the split; program 98, in a split child, waits
+    # for the file the partial's callback writes: a partial handed on only after the launch would come
+    # after a 30 s wait.
+    flag = tmp_path / "partial-came"
+    path = _script(
+        tmp_path,
+        HEADER
+        + f"""
+    import os, time
+
+    @triton.jit
+    def k(x, o, B: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = pid * B + tl.arange(0, B)
+        tl.store(o + offs, tl.load(x + offs) * 2)
+        if pid == 98:
+            t0 = time.monotonic()
+            while not os.path.exists({str(flag)!r}) and time.monotonic() - t0 < 30:
+                time.sleep(0.01)
+            print("partial before program 98 ended:", os.path.exists({str(flag)!r}))
+
+    x = torch.randn(100 * 16); o = torch.zeros(100 * 16)
+    k[(100,)](x, o, B=16)
+    """,
+    )
+    report = tmp_path / "report.jsonl"
+    env = dict(
+        split_env(report),
+        TRITON_LENS_PARTIAL_MIN_PROGRAMS="2",
+        TRITON_LENS_PARTIAL_MIN_SECONDS="0",
+        TRITON_LENS_PARTIAL_PROBE_SECONDS="0",
+        TRITON_LENS_SAMPLE_MAX="2",
+    )
+    partials = []
+
+    def on_partial(p):
+        partials.append(p.programs_done)
+        flag.write_text("")
+
+    r = run(RunRequest(path=str(path), workers=2, env=env, progressive=True, timeout_s=120), on_partial=on_partial)
+    assert r.status == "ok", (r.status, r.error)
+    assert partials and splits(report)[0]["merged"], (partials, splits(report))
+    assert "partial before program 98 ended: True" in r.stdout, r.stdout
+
+
 def test_a_split_launch_records_and_stores_exactly_what_one_process_does(tmp_path):
     # Contiguous and scattered stores, a @jit helper first called in a child, out-of-bounds lanes.
     path = _script(

@@ -64,6 +64,7 @@ import numpy as np
 from ..model import DotSite, Site
 from ..model.elements import ElementSetsBuilder
 from . import compat, stream
+from . import progressive as _progressive
 from .recorder import Recorder
 
 # Launches smaller than this stay in one process. Each child gets at least MIN_SECONDS of work (as the
@@ -594,7 +595,10 @@ class _Dispatch:
         failed = False  # (fewer children than asked for take all the chunks between them)
         next_report = 0.0
         while open_fds:
-            ready, _, _ = select.select(list(open_fds), [], [], 0.5)
+            sample = self._pending_sample()
+            ready, _, _ = select.select(list(open_fds), [], [], 0.5 if sample is None else 0.02)
+            if sample is not None:  # a progressive sample forked before the split: its partial now,
+                sample._take_if_done()  # not after the whole launch (progressive.py)
             for fd in ready:
                 j = slot[fd]
                 frame = stream.read_frame(files[fd])
@@ -628,6 +632,11 @@ class _Dispatch:
             except ChildProcessError:
                 pass
         return results, received_at, ran
+
+    def _pending_sample(self):
+        """The launch's progressive sample (progressive.py) while its child runs, else None."""
+        s = self.rec._sampler
+        return s if s is not None and s.L is self.L and s.phase is _progressive.FORKED else None
 
     def _become_child(self, pipes: list[tuple[int, int]], lo: int, hi: int) -> None:
         """(child) Slot lo, which first forks the children of slots lo+1..hi-1 (`_subtrees`)."""
