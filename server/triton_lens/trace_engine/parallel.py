@@ -554,7 +554,7 @@ class _Dispatch:
             "fork_s": t_wait - t_fork,
             "wait_s": t_merge - t_wait,
             "merge_s": time.perf_counter() - t_merge,  # what was left to merge once the last child ended
-            "merge_total_s": merge.seconds + (time.perf_counter() - t_merge),
+            "merge_total_s": merge.seconds,  # every chunk's merge and the stores' writing
             "n_chunks": len(self.plan),
             "chunks": ran,  # the programs each child ran
             # each child's own CPU seconds and minor page faults (copy-on-write copies among them)
