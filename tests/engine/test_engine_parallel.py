@@ -167,6 +167,7 @@ def test_a_child_held_up_leaves_the_other_chunks_to_the_others(tmp_path):
         pid = tl.program_id(0)
         offs = pid * B + tl.arange(0, B)
         tl.store(o + offs, tl.load(x + offs) + 1)
+        time.sleep(0.006)  # (longer than a chunk's least work: chunks of one program at least)
         if pid == 1:
             t0 = time.monotonic()
             while not os.path.exists({str(flag)!r}) and time.monotonic() - t0 < 60:
@@ -183,7 +184,7 @@ def test_a_child_held_up_leaves_the_other_chunks_to_the_others(tmp_path):
     r = run(RunRequest(path=str(path), workers=2, env=split_env(report), timeout_s=120))
     assert r.status == "ok" and r.stdout.strip() == "True", (r.status, r.error)
     (s,) = splits(report)
-    first = chunk_plan(1, 100, 2, 0.0)[0]
+    first = chunk_plan(1, 100, 2, 0.006)[0]
     assert s["merged"] and sorted(s["chunks"]) == [first[1] - first[0], 99 - (first[1] - first[0])], s
     assert s["n_chunks"] > 2
 
