@@ -1,0 +1,308 @@
+"""Where a split launch's time goes (issue 23): one launch traced in one process, then split over N
+workers (trace_engine/recording/parallel.py), with each child's timeline from the split report.
+
+Per workload: the one-process launch's CPU ms per program; then the split's phases, the median and the
+slowest child: fork (the parent's own forks), born (the child runs; a child forked by another child
+has no "forked"), skip (born -> its first own program; before the chunk queue: the grid loop's visits
+of the programs before its chunk), run
+(its own programs and their chunks' frames, wall and CPU per program, and CPU per program over the
+one-process run's), end (its last chunk sent -> the parent has read its end), then the parent's merge.
+
+--warmup: N forked copies of the whole launch, each running it twice under the recorder (one process
+each, as bench/cores_ceiling.py --traced): CPU per program of the copy's first and second launch, and
+of the parent's own before the fork. A fresh fork that is slower the first time only pays a start-up
+(copy-on-write, a VM's page faults); one slower both times pays the other copies' company.
+
+--profile: cProfile of the parent's one-process launch and of one child of the split (its own programs),
+the top functions by own time.
+
+    python bench/split_profile.py [--scale S] [--workers N] [--only NAME,...] [--warmup] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import glob
+import io
+import json
+import os
+import platform
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from datetime import date
+
+os.environ["TRITON_INTERPRET"] = "1"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import triton  # noqa: E402
+from parallel_kernels import bare_interpreter_fixes, workloads  # noqa: E402
+
+from triton_lens.trace_engine.recording import parallel, stream  # noqa: E402
+from triton_lens.trace_engine.recording.parallel import ParallelRecorder  # noqa: E402
+
+_SINK = {"s": 0.0}
+
+
+def _sink(trace) -> None:
+    t = time.perf_counter()
+    meta, arrays = stream.launch_to_frame(trace)
+    stream.write_frame(io.BytesIO(), "launch", meta, arrays)
+    _SINK["s"] = time.perf_counter() - t
+
+
+class _Timed(ParallelRecorder):
+    """The recorder, with each program's start in CPU seconds of this process, and the wall clock at the
+    launch's start, its first program and its last."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.starts: list[float] = []
+        self.at: dict[str, float] = {}
+
+    def launch_begin(self, executor, fn):
+        self.at.setdefault("begin", time.perf_counter())
+        return super().launch_begin(executor, fn)
+
+    def program(self, x, y, z):
+        self.starts.append(time.process_time())
+        now = time.perf_counter()
+        self.at.setdefault("first", now)
+        self.at["last"] = now
+        return super().program(x, y, z)
+
+    def launch_end(self, token, error):
+        self.at["end"] = time.perf_counter()
+        return super().launch_end(token, error)
+
+
+def _traced(launch, workers: int = 1):
+    rec = _Timed(on_launch=_sink, workers=workers)
+    w0, c0 = time.perf_counter(), time.process_time()
+    with rec:
+        launch()
+    return rec, time.perf_counter() - w0, time.process_time() - c0
+
+
+def _per_program_ms(starts: list[float]) -> tuple[float, float, float]:
+    """CPU ms per program: all, the first quarter, the last quarter."""
+    d = [b - a for a, b in zip(starts, starts[1:])]
+    q = max(1, len(d) // 4)
+    return statistics.mean(d) * 1e3, statistics.mean(d[:q]) * 1e3, statistics.mean(d[-q:]) * 1e3
+
+
+def _med_max(values) -> str:
+    values = [v for v in values if v is not None]
+    if not values:
+        return "-"
+    return f"{statistics.median(values):7.1f} {max(values):7.1f}"
+
+
+def split_rows(name: str, launch, counts: list[int], profile: bool) -> list[str]:
+    rec1, wall1, cpu1 = _traced(launch, 1)
+    ms1 = _per_program_ms(rec1.starts)
+    n = rec1.launches[-1].n_programs
+    at = rec1.at
+    before = at["first"] - at["begin"]
+    after = wall1 - before - (at["last"] - at["first"]) * n / max(1, n - 1)  # (the rest of the wall time)
+    serial = before + after
+    bound = wall1 / (serial + (wall1 - serial) / max(counts)) / max(counts)
+    out = [
+        f"{name}: {n} programs; one process {wall1:.2f} s wall, {cpu1:.2f} s CPU, "
+        f"{ms1[0]:.3f} CPU ms a program (first quarter {ms1[1]:.3f}, last {ms1[2]:.3f}); outside the programs "
+        f"{before * 1e3:.0f} ms before the first and {after * 1e3:.0f} ms after the last (the sink {_SINK['s'] * 1e3:.0f} ms): "
+        f"at most {bound:.0%} efficiency at {max(counts)} workers with those serial"
+    ]
+    for workers in counts:
+        out += _split_rows(launch, workers, profile, wall1, ms1[0])
+    return out
+
+
+def _split_rows(launch, workers: int, profile: bool, wall1: float, ms1: float) -> list[str]:
+    out = []
+    prof_path = None
+    if profile:
+        prof_path = tempfile.mktemp(suffix=".prof")
+        _install_child_profiler(prof_path, workers)
+    rec, wall, cpu = _traced(launch, workers)
+    if profile:
+        _remove_child_profiler()
+    s = rec.last_split
+    if not s or not s.get("merged"):
+        out.append(f"  w={workers}: not split ({s})")
+        return out
+    tl = s["child_ms"]
+    at = [c["at"] for c in tl]
+    cp = [c["cpu"] for c in tl]
+    chunks = s["chunks"]
+
+    def col(f):
+        return [f(a, c, k) for a, c, k in zip(at, cp, chunks)]
+
+    run_wall = col(lambda a, c, k: (a["ran"] - a["first"]) / k)
+    run_cpu = col(lambda a, c, k: (c["ran"] - c["first"]) / k)
+    out += [
+        f"  w={workers}: {wall:.3f} s wall ({wall1 / wall / workers:.0%} efficiency), parent CPU {cpu:.2f} s; "
+        f"probe {s['probe']} programs; fork of {len(tl)}: {s['fork_s'] * 1e3:.1f} ms; wait {s['wait_s'] * 1e3:.1f} ms; "
+        f"merge {s['merge_s'] * 1e3:.1f} ms after the last child ({s.get('merge_total_s', 0) * 1e3:.1f} in all); "
+        f"{s.get('n_chunks', len(chunks))} chunks; programs a child {min(chunks)}-{max(chunks)}",
+        f"  {'per child (ms)':34} {'median':>7} {'max':>7}",
+        f"  {'forked by the parent (after start)':34} {_med_max([a.get('forked') for a in at])}",
+        f"  {'born (after split start)':34} {_med_max([a['born'] for a in at])}",
+        f"  {'skip (born -> first own program)':34} {_med_max([a['first'] - a['born'] for a in at])}",
+        f"  {'run (own programs)':34} {_med_max([a['ran'] - a['first'] for a in at])}",
+        f"  {'run wall ms a program':34} {_med_max(run_wall)}",
+        f"  {'run CPU ms a program':34} {_med_max(run_cpu)}",
+        f"  {'run CPU a program / one process':34} {_med_max([r / ms1 for r in run_cpu])}",
+        f"  {'CPU before first own program':34} {_med_max([c['first'] for c in cp])}",
+        f"  {'end (last chunk sent -> read)':34} {_med_max([a['sent'] - a['ran'] for a in at])}",
+        f"  {'ended (sent, after split start)':34} {_med_max([a['sent'] for a in at])}",
+        f"  {'first own program (after start)':34} {_med_max([a['first'] for a in at])}",
+    ]
+    if profile and prof_path:
+        out.append("  profile, one process (top 12 by own time):")
+        out += ["    " + line for line in _top(lambda: _traced(launch, 1), 12)]
+        dumps = sorted(glob.glob(prof_path + ".*"), key=os.path.getsize)
+        if dumps:
+            out.append(f"  profile, a child of w={workers} (its own programs, top 12 by own time):")
+            out += ["    " + line for line in _stats_lines(pstats.Stats(dumps[-1]), 12)]
+        for f in dumps:
+            os.unlink(f)
+    return out
+
+
+_orig = {}
+
+
+def _install_child_profiler(path: str, workers: int) -> None:
+    """Profile every child of the next split from its first own program to its end (path.PID each)."""
+    D = parallel._Dispatch
+    _orig["call"], _orig["exit"] = D.child_call, D._child_exit
+
+    def child_call(self, **args):
+        if not hasattr(self, "_prof"):
+            self._prof = cProfile.Profile()
+            self._prof.enable()
+        return _orig["call"](self, **args)
+
+    def _child_exit(self, status):
+        prof = getattr(self, "_prof", None)
+        if prof is not None:
+            prof.disable()
+            prof.dump_stats(f"{path}.{os.getpid()}")
+        return _orig["exit"](self, status)
+
+    D.child_call, D._child_exit = child_call, _child_exit
+
+
+def _remove_child_profiler() -> None:
+    D = parallel._Dispatch
+    D.child_call, D._child_exit = _orig["call"], _orig["exit"]
+
+
+def _stats_lines(st: pstats.Stats, k: int) -> list[str]:
+    rows = sorted(st.stats.items(), key=lambda kv: -kv[1][2])[:k]  # type: ignore[attr-defined]
+    total = sum(v[2] for v in st.stats.values()) or 1.0  # type: ignore[attr-defined]
+    return [
+        f"{v[2]:7.3f} s {v[2] / total:4.0%} {v[1]:8d} calls  {os.path.basename(f)}:{line} {fn}"
+        for (f, line, fn), v in rows
+    ]
+
+
+def _top(fn, k: int) -> list[str]:
+    prof = cProfile.Profile()
+    prof.enable()
+    fn()
+    prof.disable()
+    return _stats_lines(pstats.Stats(prof), k)
+
+
+def warmup_rows(name: str, launch, copies: int) -> list[str]:
+    """CPU ms per program of the first and second traced launch of each of `copies` forked copies."""
+    rec, _, _ = _traced(launch, 1)
+    parent = _per_program_ms(rec.starts)[0]
+    go_r, go_w = os.pipe()
+    kids = []
+    for _ in range(copies):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(go_w)
+            os.read(go_r, 1)
+            res = []
+            for _ in range(2):
+                rec, wall, _ = _traced(launch, 1)
+                res.append((_per_program_ms(rec.starts)[0], wall))
+            os.write(w, json.dumps(res).encode())
+            os._exit(0)
+        os.close(w)
+        kids.append((pid, r))
+    os.close(go_r)
+    os.write(go_w, b"x" * copies)
+    res = []
+    for pid, r in kids:
+        res.append(json.loads(os.read(r, 1000).decode()))
+        os.close(r)
+        os.waitpid(pid, 0)
+    os.close(go_w)
+    first = statistics.mean(x[0][0] for x in res)
+    second = statistics.mean(x[1][0] for x in res)
+    return [
+        f"{name}: {copies} forked copies, CPU ms a program: parent before the fork {parent:.3f}; "
+        f"copies' first launch {first:.3f} ({first / parent:.2f}x), second {second:.3f} ({second / parent:.2f}x)"
+    ]
+
+
+def _machine() -> str:
+    def read(path: str) -> str:
+        try:
+            with open(path) as f:
+                return f.read().strip()
+        except OSError:
+            return "?"
+
+    return (
+        f"{platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, kernel {platform.release()}, "
+        f"THP {read('/sys/kernel/mm/transparent_hugepage/enabled')}, python {platform.python_version()}, "
+        f"triton {triton.__version__}, torch {torch.__version__}, numpy {np.__version__}"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scale", type=float, default=0.25)
+    ap.add_argument("--workers", default="16")
+    ap.add_argument("--only", default="vector add,softmax,layer norm")
+    ap.add_argument("--warmup", action="store_true")
+    ap.add_argument("--warmup-scale", type=float, default=0.02)
+    ap.add_argument("--profile", action="store_true")
+    args = ap.parse_args()
+    fixes = bare_interpreter_fixes()
+    print(
+        f"# bench/split_profile.py {' '.join(sys.argv[1:])}  ({date.today()}, {_machine()}"
+        f"{', bare interpreter with: ' + fixes if fixes else ''})",
+        flush=True,
+    )
+    names = [n for n in args.only.split(",") if n]
+    for name, (launch, _outputs, _check) in workloads(args.scale).items():
+        if not any(n in name for n in names):
+            continue
+        launch()  # the interpreter rewrites the kernel once
+        _traced(launch, 1)  # and the recorder's first launch of it
+        counts = [int(w) for w in args.workers.split(",")]
+        print("\n".join(split_rows(name, launch, counts, args.profile)), flush=True)
+    if args.warmup:
+        for name, (launch, _outputs, _check) in workloads(args.warmup_scale).items():
+            if not any(n in name for n in names):
+                continue
+            launch()
+            print("\n".join(warmup_rows(name, launch, int(args.workers.split(",")[-1]))), flush=True)
+
+
+if __name__ == "__main__":
+    main()
