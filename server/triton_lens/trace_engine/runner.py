@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, OK, TIMEOUT, CudaStandIn, LaunchTrace, RunResult, ScriptError
 from . import stream, zygote_client
@@ -64,6 +65,9 @@ class RunRequest:
     # `run(on_partial=...)` gets a snapshot from it before the launch completes. The complete result is
     # the same either way.
     progressive: bool = False
+    # The size check's results across runs (size_cache.SizeCache; the language server keeps one): a launch
+    # whose kernel, arguments, grid and relations are unchanged is answered from it instead of re-checked.
+    size_cache: Any = None
 
 
 @dataclass
@@ -423,6 +427,8 @@ def run(
     err_tail = _Tail(proc.stderr, None if on_output is None else lambda c: on_output("stderr", c))
 
     state: dict = {"error": None, "done": False, "in_launch": None}
+    if req.size_cache is not None:
+        state["size_cache"] = (req.size_cache, target)
     reader = threading.Thread(
         target=_read_stream,
         args=(worker.read_fd, result, state, t0, on_launch, on_progress, on_partial),
@@ -520,6 +526,8 @@ def _job(req: RunRequest, target: str, cwd: str, crash_file: str) -> dict:
         "size_check": req.size_check,
         "autotune_trials": req.autotune_trials,
         "progressive": req.progressive,
+        # the size check's entries of earlier runs of this file (size_cache.py); None: no cache
+        "size_cache": req.size_cache.for_job(target) if req.size_cache is not None and req.size_check else None,
     }
 
 
@@ -600,6 +608,7 @@ def _read_stream(
                     if t.index == meta["launch"]:
                         t.size_findings = list(meta["findings"])
                         t.size_checked = list(meta.get("checked", []))
+                _keep_size_entry(state, meta.get("cache"))
             elif kind == "progress":
                 state["in_launch"] = {
                     "kernel": meta["kernel"],
@@ -623,6 +632,18 @@ def _read_stream(
                 result.scratch_buffers = list(meta["scratch"])
             elif kind == "done":
                 state["done"] = True
+
+
+def _keep_size_entry(state: dict, entry: dict | None) -> None:
+    """A launch's size-check result the worker computed (kept for the next run of the document), or the
+    key it answered from the entries it was sent (size_cache.py)."""
+    if not entry or "size_cache" not in state:
+        return
+    cache, scope = state["size_cache"]
+    if entry.get("hit"):
+        cache.hit(scope, entry["key"])
+    elif "value" in entry:
+        cache.put(scope, entry["key"], entry["value"])
 
 
 def _hand_partial(

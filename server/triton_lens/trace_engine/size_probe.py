@@ -73,12 +73,19 @@ class Budget:
 
     def spend(self) -> None:
         self.spent += 1
-        if self.spent > self.cap or (self.spent & 63 == 0 and time.monotonic() > self.deadline):
+        if self.spent > self.cap or (self.spent & 63 == 0 and self._past_deadline()):
             raise ProbeTimeout()
+
+    def _past_deadline(self) -> bool:
+        if time.monotonic() > self.deadline:
+            self.timed_out = True
+        return self.timed_out
+
+    timed_out = False  # the wall-clock guard stopped the check (its result is then the machine's)
 
     @property
     def exhausted(self) -> bool:
-        return self.spent >= self.left or time.monotonic() > self.deadline
+        return self.spent >= self.left or self._past_deadline()
 
 
 @dataclass
@@ -220,6 +227,13 @@ def grid_function(executor, frame, by_id: dict[int, str]):
         meta = _meta_tensors(la, r)
         return _grid3(eval(code_obj, _substituted(f_globals, r, by_id, meta), _substituted(f_locals, r, by_id, meta)))
 
+    # What the expression reads, for the key of the check's result across runs (size_cache.launch_key):
+    # its text, and each name it loads with its value (a launch's tensor by its argument's name).
+    scope: dict[str, Any] = {}
+    for n in sorted({x.id for x in ast.walk(node) if isinstance(x, ast.Name)}):
+        v = f_locals[n] if n in f_locals else f_globals[n] if n in f_globals else None
+        scope[n] = (v, by_id.get(id(v)))
+    at_expression.expression = (ast.unparse(node), scope)  # type: ignore[attr-defined]
     return at_expression
 
 
@@ -309,8 +323,11 @@ def _corners(grid: tuple[int, int, int]) -> list[tuple[int, int, int]]:
 class SizeCheck:
     """The size check of one run's launches (the recorder owns one and calls `check` after a launch)."""
 
-    def __init__(self, recorder, memory_bytes: int, gpu_name: str):
+    def __init__(self, recorder, memory_bytes: int, gpu_name: str, cache: dict | None = None):
         self.rec = recorder
+        # Results of earlier runs (size_cache.py: key -> {"findings", "checked"}); None: no cache across runs.
+        self.cache = cache
+        self._entry: dict | None = None  # the last check's, for the runner: {"key", "value"} or {"key", "hit"}
         self.memory_bytes = memory_bytes
         self.gpu_name = gpu_name
         self._done: dict[tuple, tuple[list[dict], list[dict]]] = {}  # per configuration and sizes: (found, checked)
@@ -379,10 +396,22 @@ class SizeCheck:
             la.grid,
             la.grid_at is None,
         )
+        self._entry = None
         if key in self._done:
             out, self.last_checked = self._done[key]
             return out
         already = _oob_sites(trace)
+        across = None
+        if self.cache is not None:
+            from .size_cache import launch_key
+
+            across = launch_key(la, trace, already, self.gpu_name, self.memory_bytes, (ACCESS_BUDGET, SAFETY_S))
+            hit = self.cache.get(across) if across is not None else None
+            if hit is not None:
+                out, self.last_checked = list(hit["findings"]), list(hit["checked"])
+                self._done[key] = (out, self.last_checked)
+                self._entry = {"key": across, "hit": True}
+                return out
         found: dict[tuple, dict] = {}
         checked: list[dict] = []
         self._budget = Budget()
@@ -410,7 +439,15 @@ class SizeCheck:
         out = list(found.values())
         self.last_checked = [e for e in checked if e["tail"] or e["largest"]]
         self._done[key] = (out, self.last_checked)
+        # Kept across runs unless the wall-clock guard stopped it (what it found then depends on the machine).
+        if across is not None and not self._budget.timed_out:
+            self._entry = {"key": across, "value": {"findings": out, "checked": self.last_checked}}
         return out
+
+    def take_entry(self) -> dict | None:
+        """The last check's entry for the cache across runs (then forgotten here)."""
+        entry, self._entry = self._entry, None
+        return entry
 
     def _grid_at(self, la: LaunchArgs, r: Resize) -> tuple[int, int, int] | None:
         if la.grid_at is None:
