@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..model import ERROR
+from ..trace_engine import size_cache as _size_cache
 from .runplan import Plan
 from .settings import Settings
 from .view import PartialInfo, RunView, build_view
@@ -24,6 +25,10 @@ if TYPE_CHECKING:
     from ..trace_engine.runner import Progress
 
 log = logging.getLogger(__name__)
+
+# The size check's results across edits, for every document of this server (trace_engine/size_cache.py):
+# a run answers an unchanged launch from it instead of re-running its probes. Bounded in entries and bytes.
+SIZE_CACHE = _size_cache.SizeCache()
 
 
 @dataclass
@@ -68,6 +73,7 @@ def execute(h: RunHandle) -> RunView | None:
         gpu=s.stand_in_gpu,
         workers=resolve_workers(s.workers),
         progressive=s.progressive,
+        size_cache=SIZE_CACHE,
     )
 
     def on_progress(p):
