@@ -124,3 +124,19 @@ def test_the_model_reads_straight_line_code_and_stops_at_a_loop():
     s = z3.Solver()
     s.add(m.accesses[0].mask, m.accesses[0].offset >= n, m.lane >= 0, m.lane < 64)
     assert s.check() == z3.unsat  # masked by offs < n: never at or past n
+
+
+@pytest.mark.skipif(not HAS_Z3, reason="z3-solver is not installed (the optional extra triton-lens[symbolic])")
+def test_the_queries_stop_at_the_launchs_resource_count_not_at_a_time():
+    import z3
+
+    from triton_lens.trace_engine.size_symbolic import Access, Model, Work, witnesses
+
+    m = Model(z3, {}, [z3.IntVal(1)] * 3)
+    m.block = 64
+    off = m.pid[0] * 64 + m.lane
+    acc = Access(1, "load", "x", off, z3.BoolVal(True))  # unmasked: out of bounds at every n < 64
+    work = Work()
+    assert [w.size for w in witnesses(m, acc, (1, 0), 1, 1000, {64}, work)] == [1, 2, 3]  # smallest first
+    assert 0 < work.left < Work().left  # each query's count spent from the launch's
+    assert list(witnesses(m, acc, (1, 0), 1, 1000, {64}, Work(0))) == []  # nothing left: no query

@@ -419,6 +419,10 @@ class SizeCheck:
         found: dict[tuple, dict] = {}
         checked: list[dict] = []
         self._budget = Budget()
+        if self.symbolic:
+            from .size_symbolic import Work
+
+            self._z3_work = Work()  # z3's resource count for this launch's queries
         constants = {v for k, v in la.kwargs.items() if k in la.constexprs and type(v) is int}
         constants |= {a for n, a in zip(la.names, la.args) if n in la.constexprs and type(a) is int}
         sizes = candidate_sizes(la.ints, la.tensors, constants)
@@ -541,7 +545,7 @@ class SizeCheck:
             numel = dims(acc.tensor, None)
             if numel is None or (acc.line, acc.tensor) in taken or not _dense(la.tensors[acc.tensor]):
                 continue
-            for w in sym.witnesses(model, acc, numel, lo, hi, {v}):
+            for w in sym.witnesses(model, acc, numel, lo, hi, {v}, self._z3_work):
                 r = resize(v, w.size, la.ints, la.tensors, self._blocks)
                 g = self._grid_at(la, r) if r is not None and r.bytes <= self.memory_bytes else None
                 if r is None or g is None or any(p >= e for p, e in zip(w.program, g)):

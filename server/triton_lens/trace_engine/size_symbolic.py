@@ -23,12 +23,19 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.metadata
+import importlib.util
 import linecache
 import os
 from dataclasses import dataclass
 from typing import Any
 
-QUERY_MS = 2000  # z3's time limit per query
+# z3's work is bounded by its resource count (rlimit), not by seconds, so that the same file gives the same
+# findings on any machine and under any load (as the check's access budget does): per query, and per
+# launch over all its queries. A query of the corpus takes 1,000-3,000; a hard nonlinear one about
+# 500,000 (roughly 1 s on a loaded 2-core VM).
+QUERY_RLIMIT = 1_000_000
+LAUNCH_RLIMIT = 5_000_000
 ATTEMPTS = 3  # witnesses tried per access (one the re-launch refutes is excluded, the query asked again)
 
 
@@ -43,9 +50,14 @@ def z3_module():
 
 
 def version() -> str | None:
-    """What the size check's results depend on (in size_cache's key): z3's version, or None without it."""
-    z3 = z3_module()
-    return None if z3 is None else z3.get_version_string()
+    """What the size check's results depend on (in size_cache's key): z3-solver's version, or None without
+    it. Read without importing z3 (about 0.1 s), which waits for a launch that has a query to ask."""
+    if os.environ.get("TRITON_LENS_SYMBOLIC", "1") == "0" or importlib.util.find_spec("z3") is None:
+        return None
+    try:
+        return importlib.metadata.version("z3-solver")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 class _Unknown(Exception):
@@ -319,9 +331,17 @@ def grid_terms(z3, n, expression: tuple[str, dict] | None, held: tuple[int, int,
     return (g + [z3.IntVal(1)] * 3)[:3]
 
 
-def witnesses(model: Model, access: Access, numel: tuple[int, int], lo: int, hi: int, exclude: set[int]):
+class Work:
+    """z3's resource count left to one launch's check."""
+
+    def __init__(self, left: int = LAUNCH_RLIMIT):
+        self.left = left
+
+
+def witnesses(model: Model, access: Access, numel: tuple[int, int], lo: int, hi: int, exclude: set[int], work: Work):
     """Sizes in [lo, hi] (smallest first) where an active lane of `access` leaves its tensor, one per call
-    of next(): the caller confirms each by a run and asks for the next when the run refutes it."""
+    of next(): the caller confirms each by a run and asks for the next when the run refutes it. Stops
+    when z3 answers unsat or unknown (its resource count spent: the per-query or the launch's)."""
     z3 = model.z3
     n = model.n
     a, b = numel
@@ -332,11 +352,16 @@ def witnesses(model: Model, access: Access, numel: tuple[int, int], lo: int, hi:
     out_of = z3.Or(access.offset < 0, access.offset >= a * n + b)
     excluded = set(exclude)
     for _ in range(ATTEMPTS):
+        if work.left <= 0:
+            return
         opt = z3.Optimize()
-        opt.set("timeout", QUERY_MS)
+        opt.set("rlimit", min(QUERY_RLIMIT, work.left))
         opt.add(*base, access.mask, out_of, *[n != x for x in excluded])
         opt.minimize(n)
-        if opt.check() != z3.sat:
+        answer = opt.check()
+        st = opt.statistics()
+        work.left -= int(st.get_key_value("rlimit count")) if "rlimit count" in st.keys() else QUERY_RLIMIT
+        if answer != z3.sat:
             return
         m = opt.model()
         w = Witness(int(m.eval(n).as_long()), tuple(int(m.eval(p, True).as_long()) for p in model.pid))  # type: ignore[arg-type]
