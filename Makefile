@@ -29,6 +29,8 @@ $(VENV)/.done: pyproject.toml
 	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps flag-gems==5.0.2 PyYAML==6.0.3 sqlalchemy==2.0.48 greenlet
 	# gemlite (180 kB sdist, pure Python, needs triton >= 3.6): its one other import is tqdm.
 	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps gemlite==0.6.0.post2 tqdm==4.70.1
+	# z3-solver (the optional extra triton-lens[symbolic]: trace_engine/size_symbolic.py), a binary wheel with no deps.
+	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps z3-solver==5.4.0.0
 	# cut-cross-entropy (a pure-Python wheel): torch and triton only.
 	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps cut-cross-entropy==25.1.1
 	# xformers (3.3 MB wheel, 14 MB installed, about 2 s): its Triton kernels are Python; its _C extension (built

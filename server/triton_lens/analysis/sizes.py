@@ -30,6 +30,8 @@ def size_findings(launches: list[LaunchTrace], oob_at: set[tuple[str, int, str]]
                 programs=int(w["programs"]),
                 example_programs=[tuple(p) for p in w["example_programs"]],
                 message=w["message"],
-                witness={k: w[k] for k in ("size", "size_value", "grid", "assumed", "op") if w.get(k) is not None},
+                witness={
+                    k: w[k] for k in ("size", "size_value", "grid", "assumed", "op", "found_by") if w.get(k) is not None
+                },
             )
     return list(out.values())

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..model import ERROR
 from ..model.remedies import EDITOR
+from ..trace_engine import SizeCache
 from .runplan import Plan
 from .settings import Settings
 from .view import PartialInfo, RunView, build_view
@@ -26,6 +27,10 @@ if TYPE_CHECKING:
     from .documents import Doc  # (documents.py imports this module)
 
 log = logging.getLogger(__name__)
+
+# The size check's results across edits, for every document of this server (trace_engine/size_cache.py):
+# a run answers an unchanged launch from it instead of re-running its probes. Bounded in entries and bytes.
+SIZE_CACHE = SizeCache()
 
 
 @dataclass
@@ -69,6 +74,7 @@ def execute(h: RunHandle) -> RunView | None:
         gpu=s.stand_in_gpu,
         workers=s.workers,  # 0: the runner's default
         progressive=s.progressive,
+        size_cache=SIZE_CACHE,
     )
 
     def on_progress(p: Progress) -> None:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .process.runner import Partial, Progress, RunRequest, run
     from .recording.parallel import ParallelRecorder
     from .recording.recorder import Recorder
+    from .recording.size_cache import SizeCache
     from .standin.cuda_api import NeedsRealGPU
     from .standin.cuda_standin import CudaStandIn
     from .standin.cuda_standin import wanted as cuda_standin_wanted
@@ -54,6 +55,8 @@ _FACE = {
     # the recorder in this process (the Triton-Viz API, the pytest plugin)
     "Recorder": ("recording.recorder", "Recorder"),
     "ParallelRecorder": ("recording.parallel", "ParallelRecorder"),
+    # the size check's results across runs (the language server keeps one for all its runs)
+    "SizeCache": ("recording.size_cache", "SizeCache"),
     # the interpreter, for the front ends that run kernels in their own process
     "enable_interpreter": ("interpreter.compat", "enable_interpreter"),
     "autotuners_time_on_the_interpreter": ("interpreter.compat", "autotuners_time_on_the_interpreter"),
@@ -79,6 +82,7 @@ __all__ = [
     "Progress",
     "Recorder",
     "RunRequest",
+    "SizeCache",
     "TESTED",
     "autotuners_time_on_the_interpreter",
     "cuda_standin_wanted",

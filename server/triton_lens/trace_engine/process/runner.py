@@ -34,6 +34,8 @@ from .process_tree import descendants, footprint_bytes, resolve_workers
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..recording.size_cache import SizeCache
+
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 _OUTPUT_TAIL = 64 * 1024
 STARTUP_ALLOWANCE_S = 120.0  # importing torch and triton, before the time limit starts
@@ -72,6 +74,9 @@ class RunRequest:
     # `run(on_partial=...)` gets a snapshot from it before the launch completes. The complete result is
     # the same either way.
     progressive: bool = False
+    # The size check's results across runs (size_cache.SizeCache; the language server keeps one): a launch
+    # whose kernel, arguments, grid and relations are unchanged is answered from it instead of re-checked.
+    size_cache: SizeCache | None = None
 
 
 @dataclass
@@ -107,6 +112,7 @@ class _RunState(_RunStateBase, total=False):
 
     partial: bool  # a launch cut short at a limit was sent
     script_t0: float  # when the worker said hello: the script's time starts
+    size_cache: tuple[SizeCache, str]  # the caller's size-check cache and this run's scope (its file)
 
 
 class _Tail:
@@ -472,6 +478,8 @@ def run(
     err_tail = _Tail(proc.stderr, None if on_output is None else lambda c: on_output("stderr", c))
 
     state: _RunState = {"error": None, "done": False, "in_launch": None}
+    if req.size_cache is not None:
+        state["size_cache"] = (req.size_cache, target)
     reader = threading.Thread(
         target=_read_stream,
         args=(worker.read_fd, result, state, t0, on_launch, on_progress, on_partial),
@@ -569,6 +577,8 @@ def _job(req: RunRequest, target: str, cwd: str, crash_file: str) -> dict[str, A
         "size_check": req.size_check,
         "autotune_trials": req.autotune_trials,
         "progressive": req.progressive,
+        # the size check's entries of earlier runs of this file (size_cache.py); None: no cache
+        "size_cache": req.size_cache.for_job(target) if req.size_cache is not None and req.size_check else None,
     }
 
 
@@ -651,6 +661,7 @@ def _read_stream(
                     if t.index == meta["launch"]:
                         t.size_findings = list(meta["findings"])
                         t.size_checked = list(meta.get("checked", []))
+                _keep_size_entry(state, meta.get("cache"))
             elif kind == "progress":
                 state["in_launch"] = {
                     "kernel": meta["kernel"],
@@ -674,6 +685,18 @@ def _read_stream(
                 result.scratch_buffers = list(meta["scratch"])
             elif kind == "done":
                 state["done"] = True
+
+
+def _keep_size_entry(state: _RunState, entry: dict[str, Any] | None) -> None:
+    """A launch's size-check result the worker computed (kept for the next run of the document), or the
+    key it answered from the entries it was sent (size_cache.py)."""
+    if not entry or "size_cache" not in state:
+        return
+    cache, scope = state["size_cache"]
+    if entry.get("hit"):
+        cache.hit(scope, entry["key"])
+    elif "value" in entry:
+        cache.put(scope, entry["key"], entry["value"])
 
 
 def _hand_partial(

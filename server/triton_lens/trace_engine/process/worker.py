@@ -602,9 +602,10 @@ def serve(fd: int, limits_fd: int | None, spawn_dir: str) -> int:
         out.write_frame("launch", meta, arrays)
 
     def on_sizes(trace: LaunchTrace) -> None:
-        out.write_frame(
-            "sizes", {"launch": trace.index, "findings": trace.size_findings, "checked": trace.size_checked}
-        )
+        meta = {"launch": trace.index, "findings": trace.size_findings, "checked": trace.size_checked}
+        if recorder.size_cache_entry is not None:  # for the runner's cache across runs (size_cache.py)
+            meta["cache"] = recorder.size_cache_entry
+        out.write_frame("sizes", meta)
 
     def on_partial(
         trace: LaunchTrace, done: int, total: int
@@ -633,6 +634,7 @@ def serve(fd: int, limits_fd: int | None, spawn_dir: str) -> int:
         "memory": memory,
         "on_sizes": on_sizes,
         "size_check_gpu": (job.get("gpu") or "H100") if job.get("size_check", True) else None,
+        "size_cache": job.get("size_cache"),
         # progressive results (progressive.py): a long launch's sample first, as a `partial` frame
         "on_partial": on_partial if job.get("progressive") else None,
     }

@@ -339,6 +339,7 @@ class Recorder(compat.Hooks):
         memory=None,
         on_sizes: Callable[[LaunchTrace], None] | None = None,
         size_check_gpu: str | None = None,
+        size_cache: dict | None = None,
         on_trial: Callable[[LaunchTrace], None] | None = None,
         record_trials: bool = True,
         on_partial: Callable[[LaunchTrace, int, int], None] | None = None,
@@ -372,7 +373,9 @@ class Recorder(compat.Hooks):
             from .size_probe import SizeCheck
 
             gpu = profile(size_check_gpu)
-            self._sizes = SizeCheck(self, gpu.total_memory, gpu.key)
+            self._sizes = SizeCheck(self, gpu.total_memory, gpu.key, cache=size_cache)
+        # The last check's entry for the runner's cache across runs ({"key", "value"} or {"key", "hit"}).
+        self.size_cache_entry: dict | None = None
         self._probe: dict[str, Any] | None = None  # a size-check re-launch in flight: virtual tensors, deadline
         self._probe_trace: LaunchTrace | None = None
         self.probe_overflow_at: dict[int, int] = {}  # (a size-check re-launch's)
@@ -547,13 +550,15 @@ class Recorder(compat.Hooks):
             return
         from .size_probe import read_launch
 
+        self.size_cache_entry = None
         try:
             la = read_launch(executor, args, kwargs, frame)
             found = self._sizes.check(la, trace) if la is not None else []
             checked = self._sizes.last_checked if la is not None else []
+            self.size_cache_entry = self._sizes.take_entry()
         except Exception:  # a check's failure is never the run's
             found, checked = [], []
-        if found or checked:
+        if found or checked or self.size_cache_entry is not None:
             trace.size_findings, trace.size_checked = found, checked
             if self.on_sizes is not None:
                 self.on_sizes(trace)

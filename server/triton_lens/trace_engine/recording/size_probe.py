@@ -73,12 +73,19 @@ class Budget:
 
     def spend(self) -> None:
         self.spent += 1
-        if self.spent > self.cap or (self.spent & 63 == 0 and time.monotonic() > self.deadline):
+        if self.spent > self.cap or (self.spent & 63 == 0 and self._past_deadline()):
             raise ProbeTimeout()
+
+    def _past_deadline(self) -> bool:
+        if time.monotonic() > self.deadline:
+            self.timed_out = True
+        return self.timed_out
+
+    timed_out = False  # the wall-clock guard stopped the check (its result is then the machine's)
 
     @property
     def exhausted(self) -> bool:
-        return self.spent >= self.left or time.monotonic() > self.deadline
+        return self.spent >= self.left or self._past_deadline()
 
 
 @dataclass
@@ -220,6 +227,13 @@ def grid_function(executor, frame, by_id: dict[int, str]):
         meta = _meta_tensors(la, r)
         return _grid3(eval(code_obj, _substituted(f_globals, r, by_id, meta), _substituted(f_locals, r, by_id, meta)))
 
+    # What the expression reads, for the key of the check's result across runs (size_cache.launch_key):
+    # its text, and each name it loads with its value (a launch's tensor by its argument's name).
+    scope: dict[str, Any] = {}
+    for n in sorted({x.id for x in ast.walk(node) if isinstance(x, ast.Name)}):
+        v = f_locals[n] if n in f_locals else f_globals[n] if n in f_globals else None
+        scope[n] = (v, by_id.get(id(v)))
+    at_expression.expression = (ast.unparse(node), scope)  # type: ignore[attr-defined]
     return at_expression
 
 
@@ -309,8 +323,14 @@ def _corners(grid: tuple[int, int, int]) -> list[tuple[int, int, int]]:
 class SizeCheck:
     """The size check of one run's launches (the recorder owns one and calls `check` after a launch)."""
 
-    def __init__(self, recorder, memory_bytes: int, gpu_name: str):
+    def __init__(self, recorder, memory_bytes: int, gpu_name: str, cache: dict | None = None):
         self.rec = recorder
+        # Results of earlier runs (size_cache.py: key -> {"findings", "checked"}); None: no cache across runs.
+        self.cache = cache
+        self._entry: dict | None = None  # the last check's, for the runner: {"key", "value"} or {"key", "hit"}
+        from .size_symbolic import version
+
+        self.symbolic = version()  # z3's version when the extra is importable (size_symbolic.py), else None
         self.memory_bytes = memory_bytes
         self.gpu_name = gpu_name
         self._done: dict[tuple, tuple[list[dict], list[dict]]] = {}  # per configuration and sizes: (found, checked)
@@ -379,13 +399,30 @@ class SizeCheck:
             la.grid,
             la.grid_at is None,
         )
+        self._entry = None
         if key in self._done:
             out, self.last_checked = self._done[key]
             return out
         already = _oob_sites(trace)
+        across = None
+        if self.cache is not None:
+            from .size_cache import launch_key
+
+            budget = (ACCESS_BUDGET, SAFETY_S, self.symbolic)
+            across = launch_key(la, trace, already, self.gpu_name, self.memory_bytes, budget)
+            hit = self.cache.get(across) if across is not None else None
+            if hit is not None:
+                out, self.last_checked = list(hit["findings"]), list(hit["checked"])
+                self._done[key] = (out, self.last_checked)
+                self._entry = {"key": across, "hit": True}
+                return out
         found: dict[tuple, dict] = {}
         checked: list[dict] = []
         self._budget = Budget()
+        if self.symbolic:
+            from .size_symbolic import Work
+
+            self._z3_work = Work()  # z3's resource count for this launch's queries
         constants = {v for k, v in la.kwargs.items() if k in la.constexprs and type(v) is int}
         constants |= {a for n, a in zip(la.names, la.args) if n in la.constexprs and type(a) is int}
         sizes = candidate_sizes(la.ints, la.tensors, constants)
@@ -401,6 +438,8 @@ class SizeCheck:
             checked.append(entry)
             try:
                 entry["tail"] = self._ragged(la, v, already, found)
+                if self.symbolic:  # the z3 extra: the sizes n + 1 did not ask (size_symbolic.py)
+                    self._symbolic(la, trace, v, already, found)
                 entry["largest"] = self._wrap(la, v, already, found)
                 entry["stopped"] = False
             except ProbeTimeout as stop:
@@ -410,7 +449,15 @@ class SizeCheck:
         out = list(found.values())
         self.last_checked = [e for e in checked if e["tail"] or e["largest"]]
         self._done[key] = (out, self.last_checked)
+        # Kept across runs unless the wall-clock guard stopped it (what it found then depends on the machine).
+        if across is not None and not self._budget.timed_out:
+            self._entry = {"key": across, "value": {"findings": out, "checked": self.last_checked}}
         return out
+
+    def take_entry(self) -> dict | None:
+        """The last check's entry for the cache across runs (then forgotten here)."""
+        entry, self._entry = self._entry, None
+        return entry
 
     def _grid_at(self, la: LaunchArgs, r: Resize) -> tuple[int, int, int] | None:
         if la.grid_at is None:
@@ -436,6 +483,84 @@ class SizeCheck:
                 continue
             found[(pos, "oob-sizes")] = _finding("oob-sizes", o, r, grid, None, self.gpu_name)
         return describe_size(r)
+
+    def _symbolic(self, la: LaunchArgs, trace, v: int, already: dict, found: dict) -> None:
+        """With z3: for each access the cheap path left in bounds, the smallest size in 1 .. the largest the
+        GPU holds where an active lane leaves its tensor, then a re-launch of that program there; only what
+        the run shows is a finding (size_symbolic.py)."""
+        from . import size_symbolic as sym
+        from .size_model import _dense
+
+        z3 = sym.z3_module()
+        fn = sym.kernel_def(trace.def_file, trace.def_line) if z3 is not None else None
+        r1 = resize(v, v + 1, la.ints, la.tensors, self._blocks)
+        r2 = resize(v, v + 2, la.ints, la.tensors, self._blocks)
+        if fn is None or r1 is None or r2 is None:
+            return
+        # An integer argument equal at the launch to an extent that moves, but not moved with it (`n =
+        # x.numel()` while the size is x's row count): the relation is not known, and far from the script's
+        # size (where the solver looks) the re-launch would pair a new tensor with the old count. No query.
+        moving = {x for name, t in la.tensors.items() if t != r1.tensors[name] for x in (t.numel, *t.shape) if x > 1}
+        if any(val in moving and r1.ints[a] == val for a, val in la.ints.items()):
+            return
+        top = largest_fitting(v, la.ints, la.tensors, self.memory_bytes, INT32_MAX, self._blocks)
+        hi = top.new if top is not None else v + 1
+        # Below the script's size only when no other size of the launch is an integer argument held at its
+        # value: shrinking x while `n` stays (an `out` of 2n moved as a size of its own) pairs a small tensor
+        # with the old count, which no host would launch. Growing keeps such a count inside the tensor.
+        sizes = set(candidate_sizes(la.ints, la.tensors))
+        lo = v + 1 if any(val in sizes and r1.ints[a] == val for a, val in la.ints.items()) else 1
+
+        def dims(name: str | None, axis: int | None) -> tuple[int, int] | None:
+            if name is None or name not in la.tensors:
+                return None
+            at = [la.tensors[name], r1.tensors[name], r2.tensors[name]]
+            if len({len(t.shape) for t in at}) != 1 or (axis is not None and axis >= len(at[0].shape)):
+                return None
+            vals = [t.numel if axis is None else t.shape[axis] for t in at]
+            return sym.linear([(v + k, x) for k, x in enumerate(vals)])
+
+        params: dict[str, Any] = {}
+        constexprs = dict(zip(la.names, la.args))
+        constexprs.update(la.kwargs)
+        n = z3.Int("n")
+        for name in la.names:
+            if name in la.constexprs:
+                c = constexprs.get(name)
+                params[name] = z3.IntVal(c) if type(c) is int else None
+            elif name in la.tensors:
+                params[name] = (name, z3.IntVal(0))
+            elif name in la.ints:
+                was, now = la.ints[name], r1.ints[name]
+                params[name] = z3.IntVal(was) if was == now else n if (was, now) == (v, v + 1) else None
+        expression = getattr(la.grid_at, "expression", None) if la.grid_at is not None else None
+        grid = sym.grid_terms(z3, n, expression, la.grid if la.grid_at is None else None, v, dims)
+        if grid is None:
+            return
+        model = sym.Model(z3, params, grid)
+        model.walk(fn.body)
+        taken = {(pos[1], o["arg"]) for pos, o in already.items()}
+        taken |= {(k[0][1], x["arg"]) for k, x in found.items() if k[1] == "oob-sizes"}
+        for acc in model.accesses:
+            numel = dims(acc.tensor, None)
+            if numel is None or (acc.line, acc.tensor) in taken or not _dense(la.tensors[acc.tensor]):
+                continue
+            for w in sym.witnesses(model, acc, numel, lo, hi, {v}, self._z3_work):
+                r = resize(v, w.size, la.ints, la.tensors, self._blocks)
+                g = self._grid_at(la, r) if r is not None and r.bytes <= self.memory_bytes else None
+                if r is None or g is None or any(p >= e for p, e in zip(w.program, g)):
+                    continue
+                run = self.probe(la, r, g, [w.program], watch_overflow=False)
+                hits = [
+                    (pos, o)
+                    for pos, o in run.oob.items()
+                    if run.admitted and pos[1] == acc.line and o["arg"] == acc.tensor and pos not in already
+                ]
+                for pos, o in hits:
+                    found.setdefault((pos, "oob-sizes"), _finding("oob-sizes", o, r, g, None, self.gpu_name, "z3"))
+                if hits:
+                    taken.add((acc.line, acc.tensor))
+                    break
 
     def _wrap(self, la: LaunchArgs, v: int, already: dict, found: dict) -> str | None:
         """The last program at the largest size the GPU holds, then the bisection to the smallest size that
@@ -564,7 +689,7 @@ def _gib(n: int) -> str:
     return f"{n / 2**30:.1f} GiB"
 
 
-def _finding(kind: str, o: dict, r: Resize, grid, ov: Overflow | None, gpu: str) -> dict:
+def _finding(kind: str, o: dict, r: Resize, grid, ov: Overflow | None, gpu: str, how: str = "") -> dict:
     arg = o["arg"]
     spec = r.tensors.get(arg)
     shape = (
@@ -577,12 +702,14 @@ def _finding(kind: str, o: dict, r: Resize, grid, ov: Overflow | None, gpu: str)
     verb = {"load": "read", "store": "write", "atomic": "update"}.get(site["kind"], "access")
     grid_text = f"a grid of {g}" if len(g) > 1 else f"{g[0]} programs"
     why = f" (assuming {'; '.join(r.assumed)})" if r.assumed else ""
+    found_by = "the smallest such size z3 finds over every size the GPU holds, " if how == "z3" else ""
     if kind == "oob-sizes":
         message = (
             f"{arg}: in bounds at the script's {describe_size(r, old=True)}, but at {size} ({grid_text}) "
             f"{o['lanes']} active lanes of program {prog} would {verb} outside {arg}'s tensor ({shape}), from "
-            f"element offset {o['first']} — confirmed by running those programs at that size{why}. The script's size "
-            f"was in bounds only because of its value: mask the {site['kind']} against the size (e.g. mask=offs < n)."
+            f"element offset {o['first']} — {found_by}confirmed by running those programs at that size{why}. The "
+            f"script's size was in bounds only because of its value: mask the {site['kind']} against the size "
+            "(e.g. mask=offs < n)."
         )
     else:
         assert ov is not None
@@ -613,6 +740,7 @@ def _finding(kind: str, o: dict, r: Resize, grid, ov: Overflow | None, gpu: str)
         "size_value": r.new,
         "grid": list(g),
         "assumed": r.assumed,
+        **({"found_by": how} if how else {}),
         "op": None
         if ov is None
         else {"text": ov.text, "file": os.path.abspath(ov.file), "line": ov.line, "col": ov.col, "end_col": ov.end_col},

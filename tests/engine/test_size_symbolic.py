@@ -1,0 +1,142 @@
+"""The z3 extra (trace_engine/recording/size_symbolic.py, `triton-lens[symbolic]`): where the re-run at n + 1 sees
+nothing, z3 finds the smallest size where an active lane leaves its tensor, and a re-launch there
+confirms it; without z3 the check is what it was."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import textwrap
+
+import pytest
+
+from triton_lens.analysis import analyze
+from triton_lens.trace_engine.process.runner import RunRequest, run
+
+pytestmark = pytest.mark.engine
+
+HAS_Z3 = importlib.util.find_spec("z3") is not None
+
+# The first block taken as full: in bounds at n = 4096 and at n + 1 (program 0's lanes are inside x at
+# both), out of bounds at every n below the block.
+FIRST_BLOCK = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    first = (offs < n) | (offs < BLOCK)
+    x = tl.load(x_ptr + offs, mask=first)
+    tl.store(out_ptr + offs, x, mask=offs < n)
+
+
+n = 4096
+x = torch.randn(n)
+out = torch.empty(n)
+copy[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
+assert torch.equal(out, x)
+"""
+
+TAIL = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, x * 2, mask=offs < n)
+
+
+n = 4096
+x = torch.randn(n)
+out = torch.empty(n)
+scale[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
+"""
+
+
+def _sizes(tmp_path, text: str, without_z3: bool = False):
+    p = tmp_path / "k.py"
+    p.write_text(textwrap.dedent(text))
+    env = None
+    if without_z3:  # a z3 that cannot be imported, first on the worker's path: the machine without the extra
+        stub = tmp_path / "no_z3" / "z3"
+        stub.mkdir(parents=True, exist_ok=True)
+        (stub / "__init__.py").write_text("raise ImportError('z3 is not installed here')\n")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(stub.parent), os.environ.get("PYTHONPATH", "")]))
+    r = run(RunRequest(path=str(p), timeout_s=120, env=env))
+    assert r.status == "ok", r.error
+    return [f for f in analyze(r).findings if f.kind in ("oob-sizes", "wrap")]
+
+
+@pytest.mark.skipif(not HAS_Z3, reason="z3-solver is not installed (the optional extra triton-lens[symbolic])")
+def test_with_z3_the_smallest_failing_size_below_the_block_is_found_and_confirmed(tmp_path):
+    found = _sizes(tmp_path, FIRST_BLOCK)
+    assert [(f.kind, f.arg, f.line) for f in found] == [("oob-sizes", "x_ptr", 12)], [f.message for f in found]
+    f = found[0]
+    assert f.witness["size_value"] == 1 and f.witness["size"] == "n = 1" and f.witness["found_by"] == "z3"
+    assert "z3 finds" in f.message and "confirmed by running" in f.message and "1023 active lanes" in f.message
+
+
+def test_without_z3_the_check_is_the_cheap_path_alone(tmp_path):
+    # n + 1 sees nothing here: without the extra there is no finding, exactly as before it existed ...
+    assert _sizes(tmp_path, FIRST_BLOCK, without_z3=True) == []
+    # ... and what the cheap path finds, it finds the same way with or without z3 (z3 only asks where it
+    # left an access in bounds)
+    plain = _sizes(tmp_path, TAIL, without_z3=True)
+    assert [(f.kind, f.arg, f.witness["size"]) for f in plain] == [("oob-sizes", "x_ptr", "n = 4097")]
+    assert "found_by" not in plain[0].witness and "z3" not in plain[0].message
+    if HAS_Z3:
+        assert [(f.message, f.witness) for f in _sizes(tmp_path, TAIL)] == [(f.message, f.witness) for f in plain]
+
+
+@pytest.mark.skipif(not HAS_Z3, reason="z3-solver is not installed (the optional extra triton-lens[symbolic])")
+def test_the_model_reads_straight_line_code_and_stops_at_a_loop():
+    import z3
+
+    from triton_lens.trace_engine.recording.size_symbolic import Model
+
+    src = textwrap.dedent(
+        """
+        def k(x_ptr, n, BLOCK):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.assume(n % 16 == 0)
+            a = tl.load(x_ptr + offs, mask=offs < n)
+            for i in range(3):
+                b = tl.load(x_ptr + offs + i)
+            c = tl.load(x_ptr + offs)
+        """
+    )
+    fn = ast.parse(src).body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    n = z3.Int("n")
+    m = Model(z3, {"x_ptr": ("x_ptr", z3.IntVal(0)), "n": n, "BLOCK": z3.IntVal(64)}, [z3.IntVal(4)] * 3)
+    m.walk(fn.body)
+    assert [(a.line, a.kind, a.tensor) for a in m.accesses] == [(5, "load", "x_ptr")]  # none after the loop
+    assert m.block == 64 and len(m.assumptions) == 1
+    s = z3.Solver()
+    s.add(m.accesses[0].mask, m.accesses[0].offset >= n, m.lane >= 0, m.lane < 64)
+    assert s.check() == z3.unsat  # masked by offs < n: never at or past n
+
+
+@pytest.mark.skipif(not HAS_Z3, reason="z3-solver is not installed (the optional extra triton-lens[symbolic])")
+def test_the_queries_stop_at_the_launchs_resource_count_not_at_a_time():
+    import z3
+
+    from triton_lens.trace_engine.recording.size_symbolic import Access, Model, Work, witnesses
+
+    m = Model(z3, {}, [z3.IntVal(1)] * 3)
+    m.block = 64
+    off = m.pid[0] * 64 + m.lane
+    acc = Access(1, "load", "x", off, z3.BoolVal(True))  # unmasked: out of bounds at every n < 64
+    work = Work()
+    assert [w.size for w in witnesses(m, acc, (1, 0), 1, 1000, {64}, work)] == [1, 2, 3]  # smallest first
+    assert 0 < work.left < Work().left  # each query's count spent from the launch's
+    assert list(witnesses(m, acc, (1, 0), 1, 1000, {64}, Work(0))) == []  # nothing left: no query
