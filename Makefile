@@ -17,7 +17,7 @@ setup: $(VENV)/.done
 $(VENV)/.done: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(VENV)/bin/pip install $(PIP_FLAGS) --upgrade pip
-	# torch 2.13.0 takes the CPU wheel on local disk; any numpy (trace_engine/semantics.py makes triton<=3.6 work on 2.4+).
+	# torch 2.13.0 takes the CPU wheel on local disk; any numpy (trace_engine/interpreter/semantics.py makes triton<=3.6 work on 2.4+).
 	$(VENV)/bin/pip install $(PIP_FLAGS) torch==2.13.0 triton==$(TRITON) numpy \
 	    pygls==2.1.1 lsprotocol==2025.0.0 debugpy==1.8.22 flask==3.1.3 \
 	    pytest pytest-lsp==1.0.1 pytest-asyncio \
@@ -29,7 +29,7 @@ $(VENV)/.done: pyproject.toml
 	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps flag-gems==5.0.2 PyYAML==6.0.3 sqlalchemy==2.0.48 greenlet
 	# gemlite (180 kB sdist, pure Python, needs triton >= 3.6): its one other import is tqdm.
 	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps gemlite==0.6.0.post2 tqdm==4.70.1
-	# z3-solver (the optional extra triton-lens[symbolic]: trace_engine/size_symbolic.py), a binary wheel with no deps.
+	# z3-solver (the optional extra triton-lens[symbolic]: trace_engine/recording/size_symbolic.py), a binary wheel with no deps.
 	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps z3-solver==5.4.0.0
 	# cut-cross-entropy (a pure-Python wheel): torch and triton only.
 	$(VENV)/bin/pip install $(PIP_FLAGS) --no-deps cut-cross-entropy==25.1.1

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# The size check's results across edits, for every document of this server (trace_engine/size_cache.py):
+# The size check's results across edits, for every document of this server (trace_engine/recording/size_cache.py):
 # a run answers an unchanged launch from it instead of re-running its probes. Bounded in entries and bytes.
 SIZE_CACHE = SizeCache()
 
