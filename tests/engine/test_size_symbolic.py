@@ -140,3 +140,28 @@ def test_the_queries_stop_at_the_launchs_resource_count_not_at_a_time():
     assert [w.size for w in witnesses(m, acc, (1, 0), 1, 1000, {64}, work)] == [1, 2, 3]  # smallest first
     assert 0 < work.left < Work().left  # each query's count spent from the launch's
     assert list(witnesses(m, acc, (1, 0), 1, 1000, {64}, Work(0))) == []  # nothing left: no query
+
+
+# A kernel that takes no size: its bounds are constants (Triton-Viz's notebook demo). A smaller tensor is a
+# host's bug, not a size the kernel admits: nothing the kernel sees (an integer argument, the grid) moves.
+NO_SIZE_ARGUMENT = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def demo(x_ptr, z_ptr):
+    r = tl.arange(0, 8)
+    x = tl.load(x_ptr + r, r < 5, 0)
+    tl.store(z_ptr + r, x, r < 5)
+
+
+z = torch.zeros(5)
+demo[(1, 1, 1)](torch.ones(8), z)
+"""
+
+
+@pytest.mark.skipif(not HAS_Z3, reason="z3-solver is not installed (the optional extra triton-lens[symbolic])")
+def test_with_z3_a_kernel_without_a_size_is_not_shrunk_below_its_constant_bounds(tmp_path):
+    assert _sizes(tmp_path, NO_SIZE_ARGUMENT) == []
