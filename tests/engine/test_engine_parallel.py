@@ -312,8 +312,12 @@ def test_a_split_launch_records_and_stores_exactly_what_one_process_does(tmp_pat
         assert sorted(a.values) == sorted(b.values)
         for i in a.values:
             assert np.array_equal(a.values[i], b.values[i]), (a.kernel, a.tensors[i].name)
-    assert without_timings(analyze(two).to_json()) == without_timings(analyze(one).to_json())
-    assert any(f["kind"] == "oob" for f in analyze(two).to_json()["findings"])
+    split, single = without_timings(analyze(two).to_json()), without_timings(analyze(one).to_json())
+    # (seen once differing in the findings alone, every array equal, on triton 3.2 in a fresh clone: say which)
+    only = [(f["kind"], f["line"], f["message"]) for f in split["findings"] if f not in single["findings"]]
+    missing = [(f["kind"], f["line"], f["message"]) for f in single["findings"] if f not in split["findings"]]
+    assert split == single, ("split only:", only, "one process only:", missing)
+    assert any(f["kind"] == "oob" for f in split["findings"])
 
 
 def test_an_exception_in_a_childs_program_is_the_one_process_exception(tmp_path):
