@@ -16,7 +16,9 @@ from triton_lens.trace_engine.process.runner import RunRequest, run
 
 pytestmark = pytest.mark.engine
 
-HAS_Z3 = importlib.util.find_spec("z3") is not None
+# z3 importable and not switched off (make test-engine32 / test-releases run without it: the extra is pure
+# Python over the kernel's source, the same on every release, and test-python runs it on the newest)
+HAS_Z3 = importlib.util.find_spec("z3") is not None and os.environ.get("TRITON_LENS_SYMBOLIC", "1") != "0"
 
 # The first block taken as full: in bounds at n = 4096 and at n + 1 (program 0's lanes are inside x at
 # both), out of bounds at every n below the block.
@@ -76,7 +78,10 @@ def _sizes(tmp_path, text: str, without_z3: bool = False):
     return [f for f in analyze(r).findings if f.kind in ("oob-sizes", "wrap")]
 
 
-@pytest.mark.skipif(not HAS_Z3, reason="z3-solver is not installed (the optional extra triton-lens[symbolic])")
+@pytest.mark.skipif(
+    not HAS_Z3,
+    reason="z3 is off: z3-solver not installed (the optional extra triton-lens[symbolic]) or TRITON_LENS_SYMBOLIC=0",
+)
 def test_with_z3_the_smallest_failing_size_below_the_block_is_found_and_confirmed(tmp_path):
     found = _sizes(tmp_path, FIRST_BLOCK)
     assert [(f.kind, f.arg, f.line) for f in found] == [("oob-sizes", "x_ptr", 12)], [f.message for f in found]
@@ -97,7 +102,10 @@ def test_without_z3_the_check_is_the_cheap_path_alone(tmp_path):
         assert [(f.message, f.witness) for f in _sizes(tmp_path, TAIL)] == [(f.message, f.witness) for f in plain]
 
 
-@pytest.mark.skipif(not HAS_Z3, reason="z3-solver is not installed (the optional extra triton-lens[symbolic])")
+@pytest.mark.skipif(
+    not HAS_Z3,
+    reason="z3 is off: z3-solver not installed (the optional extra triton-lens[symbolic]) or TRITON_LENS_SYMBOLIC=0",
+)
 def test_the_model_reads_straight_line_code_and_stops_at_a_loop():
     import z3
 
@@ -126,7 +134,10 @@ def test_the_model_reads_straight_line_code_and_stops_at_a_loop():
     assert s.check() == z3.unsat  # masked by offs < n: never at or past n
 
 
-@pytest.mark.skipif(not HAS_Z3, reason="z3-solver is not installed (the optional extra triton-lens[symbolic])")
+@pytest.mark.skipif(
+    not HAS_Z3,
+    reason="z3 is off: z3-solver not installed (the optional extra triton-lens[symbolic]) or TRITON_LENS_SYMBOLIC=0",
+)
 def test_the_queries_stop_at_the_launchs_resource_count_not_at_a_time():
     import z3
 
@@ -162,6 +173,9 @@ demo[(1, 1, 1)](torch.ones(8), z)
 """
 
 
-@pytest.mark.skipif(not HAS_Z3, reason="z3-solver is not installed (the optional extra triton-lens[symbolic])")
+@pytest.mark.skipif(
+    not HAS_Z3,
+    reason="z3 is off: z3-solver not installed (the optional extra triton-lens[symbolic]) or TRITON_LENS_SYMBOLIC=0",
+)
 def test_with_z3_a_kernel_without_a_size_is_not_shrunk_below_its_constant_bounds(tmp_path):
     assert _sizes(tmp_path, NO_SIZE_ARGUMENT) == []
