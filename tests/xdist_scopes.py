@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
-# xdist's --dist loadfile sends each test file to one process whole. The engine's corpus test is one
-# file of ~45 separate runs (one per corpus file, each cached for its markers): sent whole, it keeps
-# one of CI's two processes busy for a minute while the other idles at the end of each release's run.
-# Its scope is the corpus file instead, so both processes share it and a file's markers still run in
-# one process (one run each). Every other file keeps the file scope (module fixtures: the LSP and
-# viewer servers, started once per process).
-SPLIT_BY_CORPUS_FILE = ("tests/engine/test_engine_corpus.py",)
+# xdist's --dist loadfile sends each test file to one process whole. Three engine files run every corpus
+# file: the corpus markers (one plain run each, cached by test_engine_corpus.analysed), the split launch
+# (two workers, compared with that plain run) and the progressive sample (compared with it too). Sent whole,
+# each file re-ran the plain run of every corpus file in its own process (three plain runs per file per
+# stage) and kept one of CI's two processes busy while the other idled at the end. Their corpus-file tests
+# share one scope per corpus file instead, across the three files: one process runs all of a corpus file's
+# tests and its plain run once. Every other test, and every other file, keeps the file scope (module
+# fixtures: the LSP and viewer servers, started once per process).
+SPLIT_BY_CORPUS_FILE = (
+    "tests/engine/test_engine_corpus.py",
+    "tests/engine/test_engine_parallel.py",
+    "tests/engine/test_progressive.py",
+)
 
 
 def corpus_scope(nodeid: str) -> str:
-    """The xdist scope of a test: its file, or for SPLIT_BY_CORPUS_FILE its file and corpus file."""
+    """The xdist scope of a test: its file, or for a parametrized test of SPLIT_BY_CORPUS_FILE the corpus file
+    its id starts with (`name.py` or `name.py:line:kind:...`), shared by the three files."""
     module = nodeid.split("::", 1)[0]
     if module.endswith(SPLIT_BY_CORPUS_FILE) and "[" in nodeid:
-        return module + "::" + nodeid.split("[", 1)[1].split(":", 1)[0]
+        corpus_file = nodeid.split("[", 1)[1].split(":", 1)[0].rstrip("]")
+        if corpus_file.endswith(".py"):
+            return "corpus-file::" + corpus_file
     return module
 
 

@@ -9,6 +9,7 @@ import os
 import numpy as np
 import pytest
 from markers import corpus_files
+from test_engine_corpus import analysed
 
 from triton_lens.analysis import analyze
 from triton_lens.trace_engine.process.runner import RunRequest, run
@@ -45,7 +46,8 @@ def _shape(r):
 
 @pytest.mark.parametrize("cf", FILES, ids=[cf.name for cf in FILES])
 def test_a_sampled_run_completes_as_a_plain_one(cf):
-    plain = run(RunRequest(path=str(cf.path), timeout_s=120))
+    fa = analysed(cf)  # the corpus test's plain run (120 s limit; cached there, and tests/xdist_scopes.py
+    plain = fa.result  # sends a corpus file's tests of the three engine files to one process)
     snaps: list = []
     env = dict(os.environ, **FORCE)
     prog = run(RunRequest(path=str(cf.path), timeout_s=120, env=env, progressive=True), on_partial=snaps.append)
@@ -61,7 +63,7 @@ def test_a_sampled_run_completes_as_a_plain_one(cf):
             continue  # torch.empty's garbage differs from process to process, progressive or not
         for i in a.values:
             assert np.array_equal(a.values[i], b.values[i], equal_nan=True), (a.kernel, i)
-    fa, fb = analyze(plain), analyze(prog)
+    fb = analyze(prog)
     assert [(f.kind, f.line, f.message) for f in fa.findings] == [(f.kind, f.line, f.message) for f in fb.findings]
     assert [s.__dict__ for s in fa.accesses] == [s.__dict__ for s in fb.accesses]
     for p in snaps:
