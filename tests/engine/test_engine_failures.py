@@ -213,3 +213,37 @@ def test_a_pointer_picked_by_a_scalar_where_among_views_of_one_storage_is_that_v
     loads = [s for s in a.accesses if s.kind == "load"]
     assert sorted(s.arg for s in loads) == ["bottom_ptr", "top_ptr"]  # one line, the tile each program picked
     assert all(s.oob == 0 for s in loads), loads
+
+
+def test_a_pointer_picked_lane_by_lane_from_two_arguments_reads_each_lanes_own_tensor():
+    # tl.where(per-lane condition, a_ptr + offs, b_ptr + offs): the block was taken as a's (its first lane's),
+    # so b's lanes were out of bounds of a: a false error, and those lanes kept off memory (a wrong result).
+    r, a = _run("pointer_select_lanes.py", argv=["pick"])
+    assert r.status == "ok", r.error
+    assert "values as on a GPU: True" in r.stdout, r.stdout
+    assert not [f for f in a.findings if f.severity in ("warning", "error")], a.findings
+    loads = sorted((s.arg, s.lanes, s.unique, s.oob, s.extent) for s in a.accesses if s.kind == "load")
+    assert loads == [("a_ptr", 32, 32, 0, "a_ptr[0:63:2]"), ("b_ptr", 32, 32, 0, "b_ptr[1:64:2]")], loads
+
+
+def test_a_lane_by_lane_pick_past_one_arguments_end_is_that_arguments_error_even_inside_another():
+    # b's lanes offset by n run past b's end into a (one storage): by address they are a's elements; by
+    # provenance (the lane's own argument, as the compiled kernel's pointer is) they are b's overrun.
+    r, a = _run("pointer_select_lanes.py", argv=["past"])
+    assert r.status == "ok", r.error
+    (f,) = [f for f in a.findings if f.kind == "oob"]
+    assert (f.arg, f.access, f.lanes) == ("b_ptr", "load", 32), f
+    loads = sorted((s.arg, s.lanes, s.oob) for s in a.accesses if s.kind == "load")
+    assert loads == [("a_ptr", 32, 0), ("b_ptr", 32, 32)], loads
+
+
+def test_a_lane_by_lane_pick_whose_lanes_moved_is_split_by_address():
+    # after a transpose the per-lane provenance is not carried: each lane goes to the argument holding it
+    r, a = _run("pointer_select_lanes.py", argv=["moved"])
+    assert r.status == "ok", r.error
+    assert "values as on a GPU: True" in r.stdout, r.stdout
+    assert not [f for f in a.findings if f.severity in ("warning", "error")], a.findings
+    assert sorted((s.arg, s.unique, s.oob) for s in a.accesses if s.kind == "load") == [
+        ("a_ptr", 32, 0),
+        ("b_ptr", 32, 0),
+    ]

@@ -59,11 +59,13 @@ class _ClientRecorder(ParallelRecorder):
         L = self._launch
         n = len(L.ex_site) if L is not None else 0
         new_mask = super().access(kind, op, builder, ptrs, mask, value, order)
-        if self.access_clients and not self._benchmarking and L is not None and len(L.ex_site) > n:
-            site = L.sites[L.ex_site[-1]]
-            x, y, z = builder.grid_idx
-            sets = tuple((b.kinds[-1], b.los[-1], b.counts[-1], b.chunks[-1]) for b in (L.touched, L.masked, L.oob))
-            info = self._info if self._info is not None else self._launch_info()
+        if not self.access_clients or self._benchmarking or L is None:
+            return new_mask
+        x, y, z = builder.grid_idx
+        info = self._info if self._info is not None else self._launch_info()
+        for row in range(n, len(L.ex_site)):  # one, or one per argument of a pointer block picked lane by lane
+            site = L.sites[L.ex_site[row]]
+            sets = tuple((b.kinds[row], b.los[row], b.counts[row], b.chunks[row]) for b in (L.touched, L.masked, L.oob))
             a = Access(
                 launch=info,
                 kind=site.kind,
@@ -72,9 +74,9 @@ class _ClientRecorder(ParallelRecorder):
                 line=site.line,
                 program=(int(x), int(y), int(z)),
                 tensor=L.views[site.arg].info if site.arg >= 0 else None,
-                lanes=int(L.ex_lanes[-1]),
-                active=int(L.ex_active[-1]),
-                oob=int(L.ex_oob[-1]),
+                lanes=int(L.ex_lanes[row]),
+                active=int(L.ex_active[row]),
+                oob=int(L.ex_oob[row]),
                 _sets=sets,
             )
             for c in self.access_clients:

@@ -74,8 +74,53 @@ _CONTEXT = {
 _DROPS_UNKNOWN_KWARGS_LATE = hasattr(_interp, "RESERVED_KWS")
 
 MIXED = -2  # a pointer block whose lanes come from different arguments (tl.where of two pointers)
+# A MIXED block's argument per lane, where it is known (`lane_tags`): tl.where's condition picks each lane's
+# argument, and ops that keep each lane where it is (addptr, splat, broadcast, reshape, expand_dims) carry it.
+# Where it is lost (a transpose, a cat of mixed blocks), the recorder places each lane by its address.
+_LANES = "_tl_lanes"
+_LANE_KEEPING = {"create_addptr", "create_broadcast", "create_reshape", "create_expand_dims", "create_splat"}
 
 _RMW_NAMES: dict[Any, str] = {}  # rmw op -> "tl.atomic_add", ...
+
+
+def lane_tags(value) -> np.ndarray | None:
+    """The argument of each lane of a MIXED pointer block (int64, the block's shape), or None where unknown."""
+    try:
+        return getattr(value, _LANES, None)
+    except ValueError:  # 3.3's tl.tuple, as in _tag_of
+        return None
+
+
+def _lanes_of(handle, shape) -> np.ndarray | None:
+    """Each lane's argument of one operand, broadcast to `shape`: its own lanes, or its single tag."""
+    lanes = lane_tags(handle)
+    if lanes is None:
+        tag = _tag_of(handle)
+        if tag is None or tag < 0:
+            return None
+        return np.full(shape, tag, dtype=np.int64)
+    try:
+        return np.broadcast_to(lanes, shape)
+    except ValueError:
+        return None
+
+
+def _carry_lanes(name: str, args, out) -> None:
+    """Carry a MIXED operand's lanes to `out` through an op that keeps every lane's argument."""
+    data = getattr(out, "data", None)
+    if name not in _LANE_KEEPING or data is None:
+        return
+    for a in args:
+        lanes = lane_tags(a)
+        if lanes is not None:
+            if lanes.size == data.size:
+                out._tl_lanes = lanes.reshape(data.shape)  # reshape, expand_dims, addptr: the same lanes
+            else:
+                try:
+                    out._tl_lanes = np.broadcast_to(lanes, data.shape)  # broadcast, splat
+                except ValueError:
+                    pass
+            return
 
 
 def _tag_of(value) -> int | None:
@@ -474,7 +519,25 @@ def _patch_provenance(scope: PatchScope, hooks: Hooks) -> None:
                     picked = _tag_of(args[1] if cond.all() else args[2])
                     if picked is not None and out is not None:
                         out._tl_arg = picked
+                        lanes = lane_tags(args[1] if cond.all() else args[2])
+                        if lanes is not None:
+                            out._tl_lanes = lanes
                     return out
+                # a per-lane condition over two pointers of different arguments: each lane's argument
+                data = getattr(out, "data", None)
+                t1, t2 = _tag_of(args[1]), _tag_of(args[2])
+                if (
+                    cond is not None
+                    and data is not None
+                    and t1 is not None
+                    and t2 is not None
+                    and (t1 != t2 or t1 == MIXED)
+                ):
+                    p, q = _lanes_of(args[1], data.shape), _lanes_of(args[2], data.shape)
+                    if p is not None and q is not None:
+                        out._tl_arg = MIXED
+                        out._tl_lanes = np.where(np.broadcast_to(cond, data.shape), p, q)
+                        return out
             for a in args:
                 t = _tag_of(a)
                 if t is not None:
@@ -488,6 +551,8 @@ def _patch_provenance(scope: PatchScope, hooks: Hooks) -> None:
                         o._tl_arg = tag
                 elif out is not None:
                     out._tl_arg = tag
+                    if tag == MIXED:
+                        _carry_lanes(name, args, out)
             return out
 
         return wrapper

@@ -762,15 +762,64 @@ class Recorder(compat.Hooks):
             if tag is None:
                 tag = ctx.tag
         data = ptrs.data
-        lanes = data.size
         flat = data.reshape(-1)
         m = None
         if mask is not None:
             if mask.shape != data.shape:
                 mask = np.broadcast_to(mask, data.shape)
             m = mask.reshape(-1)
-        if tag is None or tag < 0:
+        if tag == compat.MIXED:
+            owner = self._lane_owners(L, ptrs, flat)
+            on = owner if m is None else owner[m]
+            found = np.unique(on[on >= 0])
+            if found.size > 1:
+                return self._split_access(L, kind, op, builder, owner, found, flat, m, data.shape, value, order)
+            tag = int(found[0]) if found.size == 1 else None
+        elif tag is None or tag < 0:
             tag = self._view_by_address(L, flat, m)
+        return self._access_of(L, kind, op, builder, tag, flat, m, data.shape, value, order)
+
+    def _lane_owners(self, L: _Launch, ptrs, flat: np.ndarray) -> np.ndarray:
+        """Each lane's argument in a MIXED block (tl.where of two arguments' pointers): its provenance
+        where the interpreter carried it, else the argument one of whose elements it addresses (views of
+        one storage told apart), else the argument whose storage holds it; -1: none."""
+        lanes = compat.lane_tags(ptrs)
+        if lanes is not None and lanes.size == flat.size:
+            return np.asarray(lanes, dtype=np.int64).reshape(-1)
+        owner = np.full(flat.shape, -1, dtype=np.int64)
+        addr = flat.view(np.int64)
+        for v in L.views:
+            inb, _ = v.classify(addr - v.base)
+            owner[(owner < 0) & inb] = v.info.index
+        for v in L.views:
+            owner[(owner < 0) & (addr >= v.storage_lo) & (addr < v.storage_hi)] = v.info.index
+        return owner
+
+    def _split_access(self, L: _Launch, kind, op, builder, owner, found, flat, m, shape, value, order):
+        """A MIXED block whose active lanes point into several arguments: one execution per argument,
+        of that argument's lanes only (each checked against its own tensor, as the GPU reads each lane
+        from its own pointer); a lane of no argument goes with the first. The mask returned is the
+        block's, without every part's out-of-bounds lanes."""
+        owner = np.where(owner < 0, int(found[0]), owner)
+        out = np.ones(flat.shape, dtype=bool) if m is None else m.copy()
+        changed = False
+        values = None if value is None else value.data.reshape(-1)
+        for t in found.tolist():
+            idx = np.flatnonzero(owner == t)
+            lanes = None if values is None else _Lanes(values[idx])
+            got = self._access_of(
+                L, kind, op, builder, t, flat[idx], None if m is None else m[idx], (idx.size,), lanes, order, True
+            )
+            if got is not None:
+                out[idx] = got.reshape(-1)
+                changed = True
+        if self._probe is not None:
+            return np.zeros(shape, dtype=bool)
+        return out.reshape(shape) if changed else None
+
+    def _access_of(self, L: _Launch, kind, op, builder, tag, flat: np.ndarray, m, shape, value, order, part=False):
+        """`access` of lanes that belong to one argument (`tag`; None: to none)."""
+        lanes = flat.size
         site = self._site(L, kind, op, -1 if tag is None else tag, order)
         gx, gy, _ = L.grid
         x, y, z = builder.grid_idx
@@ -795,15 +844,16 @@ class Recorder(compat.Hooks):
         self._maybe_progress(L, x, y, z)
 
         if self._probe is not None:
-            return self._probe_access(L, tag, flat, m, active, data.shape)
+            return self._probe_access(L, tag, flat, m, active, shape)
         if tag is None:  # a pointer made from an integer (int_to_ptr) that no argument holds
             L.ex_overrun.append(0)
-            return self._record_unattributed(L, flat, m, data.shape)
+            return self._record_unattributed(L, flat, m, shape)
         v = L.views[tag]
-        L.ex_overrun.append(row_crossings(v, flat, m, data.shape) if v.rows else 0)
+        # (a part of a MIXED block is its lanes in a row, not the block's shape: no rows to cross)
+        L.ex_overrun.append(row_crossings(v, flat, m, shape) if v.rows and not part else 0)
         if v.contiguous and v.shift >= 0 and _record_range(L, v, flat, m, lanes, active, value):
             return None
-        return _record_elements(L, v, flat, m, active, value, data.shape)
+        return _record_elements(L, v, flat, m, active, value, shape)
 
     def _probe_access(self, L: _Launch, tag, flat: np.ndarray, m, active: int, shape) -> np.ndarray:
         """An access of a size-check re-launch: its out-of-bounds lanes counted against the size's
@@ -920,6 +970,15 @@ class Recorder(compat.Hooks):
         gx, gy, gz = L.grid
         done = x * gy * gz + y * gz + z  # the interpreter walks x, then y, then z (innermost)
         self.on_progress(L.kernel, L.index, done, gx * gy * gz)
+
+
+class _Lanes:
+    """Some lanes of a stored value, shaped as `_record_range` / `_record_elements` read a value."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: np.ndarray):
+        self.data = data
 
 
 def _record_range(L: _Launch, v: TensorView, flat: np.ndarray, m, lanes: int, active: int, value) -> bool:
