@@ -9,18 +9,18 @@ way (the gradients reaching a backward, the saved outputs it unpacks) is marked 
 is on a GPU. An op implemented in Python for CUDA only runs that implementation for stand-in CUDA
 tensors (they are CPU tensors, so the dispatcher would look for a CPU kernel).
 
-`install(mode)` patches the classes and returns the undo, run when the stand-in ends.
+`install(scope, mode)` patches the classes in the stand-in's `PatchScope`, undone when the stand-in ends.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
 
+from ..interpreter.patches import PatchScope
 from .cuda_tensors import any_marked, is_marked, mark
 
 # On a custom Function's backward node whose forward had CUDA inputs: (which outputs were CUDA ones,
@@ -28,30 +28,8 @@ from .cuda_tensors import any_marked, is_marked, mark
 _FLAG = "_tl_standin_cuda"
 
 
-class _Patches:
-    """(owner, attribute) -> new value, undone in reverse order; an attribute the owner did not hold
-    itself (inherited) is deleted again rather than set."""
-
-    def __init__(self) -> None:
-        self._saved: list[tuple[Any, str, Any]] = []
-
-    _MISSING = object()
-
-    def set(self, owner: Any, name: str, value: Any) -> None:
-        self._saved.append((owner, name, owner.__dict__.get(name, self._MISSING)))
-        setattr(owner, name, value)
-
-    def undo(self) -> None:
-        while self._saved:
-            owner, name, old = self._saved.pop()
-            if old is self._MISSING:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, old)
-
-
-def install(mode: TorchFunctionMode) -> Callable[[], None]:
-    p = _Patches()
+def install(scope: PatchScope, mode: TorchFunctionMode) -> None:
+    """The entry points wrapped until `scope` is left."""
     active = [True]
 
     def within(fn: Callable, *args, **kwargs):
@@ -62,15 +40,13 @@ def install(mode: TorchFunctionMode) -> Callable[[], None]:
         with mode:
             return fn(*args, **kwargs)
 
-    _autograd_function(p, within)
-    _library(p, within)
-    _threads(p, within)
-
-    def undo() -> None:
+    def ended() -> None:
         active[0] = False
-        p.undo()
 
-    return undo
+    _autograd_function(scope, within)
+    _library(scope, within)
+    _threads(scope, within)
+    scope.defer(ended)  # last made, first undone: off before the classes are put back, as before
 
 
 # -- torch.autograd.Function -----------------------------------------------------------------------
@@ -78,7 +54,7 @@ def _storage(t: torch.Tensor) -> int:
     return t.untyped_storage().data_ptr()
 
 
-def _autograd_function(p: _Patches, within: Callable) -> None:
+def _autograd_function(p: PatchScope, within: Callable) -> None:
     from torch.autograd.function import BackwardCFunction, Function
 
     apply = Function.__dict__["apply"].__func__
@@ -103,7 +79,7 @@ def _autograd_function(p: _Patches, within: Callable) -> None:
                 setattr(t.grad_fn, _FLAG, (which, cuda))
         return out
 
-    p.set(Function, "apply", classmethod(forward_apply))
+    p.set_attr(Function, "apply", classmethod(forward_apply))
 
     def wrap_backward(name: str) -> None:
         original = BackwardCFunction.__dict__.get(name)
@@ -120,7 +96,7 @@ def _autograd_function(p: _Patches, within: Callable) -> None:
                         mark(g)
             return within(original, self, *args)
 
-        p.set(BackwardCFunction, name, backward_apply)
+        p.set_attr(BackwardCFunction, name, backward_apply)
 
     wrap_backward("apply")
     wrap_backward("apply_boxed")
@@ -138,14 +114,14 @@ def _autograd_function(p: _Patches, within: Callable) -> None:
                     mark(t)
         return out
 
-    p.set(BackwardCFunction, "saved_tensors", property(saved_tensors))
+    p.set_attr(BackwardCFunction, "saved_tensors", property(saved_tensors))
 
 
 # -- torch.library ---------------------------------------------------------------------------------
 _NO_MODE_KEYS = ("Meta",)  # fake / meta kernels compute shapes only
 
 
-def _library(p: _Patches, within: Callable) -> None:
+def _library(p: PatchScope, within: Callable) -> None:
     Library = torch.library.Library
     impl = Library.impl
     routers: dict[tuple[int, str], dict[str, Callable]] = {}  # (library, op) -> dispatch key -> kernel
@@ -180,7 +156,7 @@ def _library(p: _Patches, within: Callable) -> None:
                 table.setdefault("CPU", native)
             impl(self, op_name, _router(qualname, table), "CPU", *args, **kwargs)
 
-    p.set(Library, "impl", library_impl)
+    p.set_attr(Library, "impl", library_impl)
 
 
 def _native_cpu_kernel(qualname: str) -> Callable | None:
@@ -230,7 +206,7 @@ def _has_tensor(args, kwargs) -> bool:
 
 
 # -- threads ---------------------------------------------------------------------------------------
-def _threads(p: _Patches, within: Callable) -> None:
+def _threads(p: PatchScope, within: Callable) -> None:
     start = threading.Thread.start
 
     def thread_start(self):
@@ -239,4 +215,4 @@ def _threads(p: _Patches, within: Callable) -> None:
         self.run = lambda: within(run)
         return start(self)
 
-    p.set(threading.Thread, "start", thread_start)
+    p.set_attr(threading.Thread, "start", thread_start)
