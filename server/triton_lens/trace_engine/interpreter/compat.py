@@ -781,18 +781,9 @@ def autotuners_time_on_the_interpreter() -> Callable[[], None]:
     process that makes kernels before any run's patches: the pytest plugin's session."""
     from triton.runtime import autotuner as _autotuner
 
-    cls = _autotuner.Autotuner
-    had = "__init__" in vars(cls)
-    orig = vars(cls).get("__init__")
-    cls.__init__ = _init_with_bench(cls.__init__, _time_once)  # type: ignore[method-assign]
-
-    def undo() -> None:
-        if had:
-            cls.__init__ = orig  # type: ignore[method-assign]
-        else:
-            del cls.__init__
-
-    return undo
+    scope = PatchScope()
+    scope.patch(_autotuner.Autotuner, "__init__", lambda orig: _init_with_bench(orig, _time_once))
+    return scope.restore
 
 
 _CONFIG_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
