@@ -4,9 +4,11 @@ leaves every class and module it touched exactly as it found it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import types
+from collections.abc import Iterator
 
 import pytest
 
@@ -118,6 +120,22 @@ def test_a_nested_scope_is_undone_by_itself_or_with_its_parent():
         left_open.set_attr(owner, "y", 3)
         outer.set_attr(owner, "x", 4)  # made after the nested scope opened: undone before it
     assert (owner.x, owner.y) == (0, 0)
+
+
+def test_a_context_entered_in_the_scope_is_exited_in_order_with_the_undos():
+    events: list[str] = []
+
+    @contextlib.contextmanager
+    def mode() -> Iterator[str]:
+        events.append("enter")
+        yield "inside"
+        events.append("exit")
+
+    with PatchScope() as scope:
+        scope.defer(lambda: events.append("undo before"))
+        assert scope.enter(mode()) == "inside"
+        scope.defer(lambda: events.append("undo after"))
+    assert events == ["enter", "undo after", "exit", "undo before"]
 
 
 # ---- end to end: an in-process run puts back everything it patched ------------------------------------

@@ -13,8 +13,10 @@ This is the only engine module that puts saved attributes back (tests/arch/test_
 from __future__ import annotations
 
 from collections.abc import Callable, MutableMapping
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
+T = TypeVar("T")
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -89,6 +91,12 @@ class PatchScope:
             undo()
 
         self._undo.append(run)
+
+    def enter(self, context: AbstractContextManager[T]) -> T:
+        """Enter `context` (a torch mode) now and exit it when the scope is left, in order with the undos."""
+        value = context.__enter__()
+        self.defer(lambda: context.__exit__(None, None, None))
+        return value
 
     def nested(self) -> PatchScope:
         """A scope of its own inside this one: left by itself (`with scope.nested() as inner:`), or with

@@ -46,7 +46,7 @@ class CudaStandIn:
         self.gpu = profile(gpu)
         self.used: dict[str, None] = {}
         self.uses = 0  # how many times the script asked (the pytest plugin: did this test use it)
-        self.timed: list[dict] = []
+        self.timed: list[dict[str, Any]] = []
         self._scope = PatchScope()  # everything the stand-in changed, undone on exit
 
     def _use(self, what: str) -> None:
@@ -77,8 +77,7 @@ class CudaStandIn:
             driver = Driver(api, bench, lambda: compat.gpu_target("cuda", self.gpu.arch, self.gpu.warp_size))
             compat.stand_in_driver(scope, driver)
             mode = CudaTensors(lambda: api.index, self._use)
-            mode.__enter__()
-            scope.defer(lambda: mode.__exit__(None, None, None))
+            scope.enter(mode)
             cuda_reentry.install(scope, mode)  # backward, torch.library ops, threads
             nvidia_smi.install(scope, self.gpu)  # vendor probes that shell out
         except BaseException:
@@ -86,17 +85,17 @@ class CudaStandIn:
             raise
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._scope.restore()
 
     # -- results ----------------------------------------------------------------------------
-    def report(self) -> dict | None:
+    def report(self) -> dict[str, Any] | None:
         """The model.CudaStandIn of the run as JSON, or None when the script never asked for CUDA."""
         if not self.used:
             return None
         return {"gpu": self.gpu.name, "reason": self.reason, "used": list(self.used), "timed": self.timed}
 
-    def explain(self, meta: dict) -> dict:
+    def explain(self, meta: dict[str, Any]) -> dict[str, Any]:
         """An error meta of the worker, its message rewritten when the cause is CUDA the stand-in lacks."""
         what = explain_message(meta.get("type", ""), meta.get("message", ""))
         if what is None:
