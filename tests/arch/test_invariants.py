@@ -33,6 +33,9 @@ ROOMS = {
 # Where a process is started: by exec only in process/; recording forks a launch's programs only here.
 EXECS = "trace_engine/process/"
 FORKS = {"trace_engine/recording/parallel.py", "trace_engine/recording/progressive.py"}
+# The one module that puts saved attributes back (patch for a run, undo after it): the engine's other modules
+# patch through its PatchScope, so no run leaves a change behind and every undo runs in one place.
+PATCHES = "trace_engine/interpreter/patches.py"
 PROCESS_CALLS = ("subprocess", "os.fork", "posix.fork", "os.exec", "os.spawn", "os.posix_spawn", "multiprocessing")
 
 
@@ -67,6 +70,50 @@ def _process_calls(path: Path) -> list[tuple[int, str]]:
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             out.extend((node.lineno, m) for m in mods if m.split(".")[0] in ("subprocess", "multiprocessing"))
+    return out
+
+
+def _attribute_dict(node: ast.AST) -> bool:
+    """`vars(x)` or `x.__dict__`: an object's own attributes."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars":
+        return True
+    return isinstance(node, ast.Attribute) and node.attr == "__dict__"
+
+
+def _restores(path: Path) -> list[tuple[int, str]]:
+    """(line, what) of each way a module puts saved attributes back by hand: delattr, `del x.attr`, an
+    attribute dict cleared or refilled wholesale, or a value saved from an attribute dict (`old =
+    vars(x).get(name)`, `x.__dict__[name]`) set as an attribute again (setattr, `x.attr = old`). (Filling a new
+    object's __dict__, `self.__dict__.update(fields)`, is no restore.)"""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    saved: set[str] = set()  # names bound to a value read from an attribute dict
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            v = node.value
+            if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "get":
+                v = v.func.value  # vars(x).get(name)
+            elif isinstance(v, ast.Subscript):
+                v = v.value  # vars(x)[name]
+            else:
+                continue
+            if _attribute_dict(v):
+                saved.add(node.targets[0].id)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id == "delattr":
+                out.append((node.lineno, "delattr"))
+            elif node.func.id == "setattr" and len(node.args) == 3 and isinstance(node.args[2], ast.Name):
+                if node.args[2].id in saved:
+                    out.append((node.lineno, f"setattr(..., {node.args[2].id}) of a saved attribute"))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr == "clear" and _attribute_dict(node.func.value):  # (then refilled as saved)
+                out.append((node.lineno, "an attribute dict's .clear()"))
+        elif isinstance(node, ast.Delete) and any(isinstance(t, ast.Attribute) for t in node.targets):
+            out.append((node.lineno, "del of an attribute"))
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in saved:
+            if any(isinstance(t, ast.Attribute) for t in node.targets):
+                out.append((node.lineno, f"an attribute set to the saved {node.value.id}"))
     return out
 
 
@@ -126,6 +173,9 @@ def violations() -> list[str]:
                 bad(rel, line, "exec", f"{call}: only the process room starts a process")
             if "fork" in call and rel.startswith("trace_engine/recording/") and rel not in FORKS:
                 bad(rel, line, "fork", f"{call}: recording forks only in {sorted(FORKS)}")
+        if rel.startswith("trace_engine/") and rel != PATCHES:
+            for line, what in _restores(path):
+                bad(rel, line, "restore", f"{what}: only {PATCHES} puts saved attributes back (use its PatchScope)")
     return list(found.values())
 
 
@@ -134,7 +184,7 @@ def test_the_engines_invariants_hold():
 
 
 def test_the_rooms_named_exist():
-    for rel in (*INTERPRETER_ROOM, *STDLIB_ONLY, *FORKS, EXECS, *NO_TRITON_OR_TORCH):
+    for rel in (*INTERPRETER_ROOM, *STDLIB_ONLY, *FORKS, EXECS, *NO_TRITON_OR_TORCH, PATCHES):
         assert (PACKAGE / rel).exists(), rel
     for room in ROOMS:
         doc = ast.get_docstring(ast.parse((PACKAGE / "trace_engine" / room / "__init__.py").read_text()))
@@ -173,6 +223,19 @@ def test_the_face_exports_what_it_names():
         ("trace_engine/recording/recorder.py", "from ..process.runner import run\n", "the recording room imports"),
         ("trace_engine/recording/recorder.py", "import subprocess\n", "only the process room starts a process"),
         ("trace_engine/recording/stream.py", "import os\nos.fork()\n", "recording forks only in"),
+        ("trace_engine/interpreter/compat.py", "def undo(c):\n    delattr(c, 'f')\n", "only trace_engine/interpreter"),
+        ("trace_engine/standin/cuda_api.py", "def undo(c):\n    del c.f\n", "puts saved attributes back"),
+        (
+            "trace_engine/interpreter/semantics.py",
+            "def f(c, n):\n    old = vars(c).get(n)\n    setattr(c, n, 1)\n    setattr(c, n, old)\n",
+            "setattr(..., old) of a saved attribute",
+        ),
+        (
+            "trace_engine/standin/cuda_reentry.py",
+            "def f(c):\n    old = c.__dict__['g']\n    c.g = 1\n    c.g = old\n",
+            "an attribute set to the saved old",
+        ),
+        ("trace_engine/recording/recorder.py", "def f(c, saved):\n    vars(c).clear()\n", "attribute dict's"),
     ],
 )
 def test_the_checker_sees_each_kind_of_violation(tmp_path, monkeypatch, rel, source, expected):

@@ -2,7 +2,7 @@
 interpreter's class names, builder method names and their signatures.
 
 `install(hooks)` puts class-level wrappers that call a `Hooks` object (the recorder) in our own terms
-in place, inside a `PatchScope` that removes them all when the run leaves it. Facts behind the choices: shared/notes/interpreter.md.
+in place, inside a `PatchScope` (patches.py) that removes them all when the run leaves it. Facts behind the choices: shared/notes/interpreter.md.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from . import device_calls as _device_calls
 from . import jit_api as _jit_api
 from . import pointer_args as _pointer_args
 from . import semantics as _semantics
+from .patches import PatchScope  # (here too for the recorder's annotation: compat.PatchScope)
 
 TRITON_VERSION: str = triton.__version__
 TRITON_DIR: str = os.path.dirname(triton.__file__)
@@ -160,28 +161,15 @@ def _with_mask(mask, new: np.ndarray):
 def enable_interpreter() -> Callable[[], None]:
     """Make @triton.jit pick the interpreter for kernels decorated from now on. Returns what puts the
     setting back as it was (the pytest plugin, at the session's end; a worker's run just ends)."""
-    env = os.environ.get("TRITON_INTERPRET")
-    os.environ["TRITON_INTERPRET"] = "1"
+    scope = PatchScope()
+    scope.set_item(os.environ, "TRITON_INTERPRET", "1")
     knobs = getattr(triton, "knobs", None)
-    missing = object()
-    # 3.4+ reads the knob, not the environment, after import; its value set from Python is the
-    # runtime knobs' own attribute (absent: the knob follows the environment again).
-    knob = knobs.runtime.__dict__.get("interpret", missing) if knobs is not None else missing
     if knobs is not None:
+        # 3.4+ reads the knob, not the environment, after import; its value set from Python is the
+        # runtime knobs' own attribute (absent: the knob follows the environment again).
+        scope.keep_item(vars(knobs.runtime), "interpret")
         knobs.runtime.interpret = True
-
-    def restore() -> None:
-        if knobs is not None:
-            if knob is missing:
-                knobs.runtime.__dict__.pop("interpret", None)
-            else:
-                knobs.runtime.__dict__["interpret"] = knob
-        if env is None:
-            os.environ.pop("TRITON_INTERPRET", None)
-        else:
-            os.environ["TRITON_INTERPRET"] = env
-
-    return restore
+    return scope.restore
 
 
 class Hooks:
@@ -229,54 +217,21 @@ class Hooks:
         return None
 
 
-class PatchScope:
-    """The interpreter patches of one run. `patch` records each (owner, attribute, original) as it
-    applies it; leaving the scope (`with`, or `restore()`) puts every original back in reverse order
-    (an attribute the release lacked is removed again), so nothing stays patched after the run."""
-
-    active = 0  # how many scopes wrap the interpreter now (nested in-process recorders are allowed)
-
-    def __init__(self) -> None:
-        # (owner, attribute, the owner's own value before, whether the owner had one)
-        self._saved: list[tuple[Any, str, Any, bool]] = []
-        self._open = False
-
-    def patch(self, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
-        """Replace owner.name with make(original) (original None: a method the release lacks)."""
-        if not self._open:
-            self._open = True
-            PatchScope.active += 1
-        had = name in vars(owner)
-        orig = getattr(owner, name, None)
-        self._saved.append((owner, name, vars(owner).get(name), had))
-        setattr(owner, name, make(orig))
-
-    def restore(self) -> None:
-        """Undo every patch, last first. Idempotent."""
-        for owner, name, value, had in reversed(self._saved):
-            if had:
-                setattr(owner, name, value)
-            else:
-                try:
-                    delattr(owner, name)
-                except AttributeError:
-                    pass
-        self._saved.clear()
-        if self._open:
-            self._open = False
-            PatchScope.active -= 1
-
-    def __enter__(self) -> PatchScope:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.restore()
+_installs = 0  # how many install() scopes wrap the interpreter now (nested in-process recorders are allowed)
 
 
 def install(hooks: Hooks, skip_dead_work: bool = True) -> PatchScope:
     """Wrap the interpreter for one run: `with install(hooks): ...` (or keep the scope and call its
     `restore()`) puts it back exactly. The order matters: later wrappers sit on top of earlier ones."""
+    global _installs
     scope = PatchScope()
+    _installs += 1
+
+    def uninstalled() -> None:
+        global _installs
+        _installs -= 1
+
+    scope.defer(uninstalled)
     try:
         # polls that can never see a change: programs waiting for a later one (then run by turns)
         waits = _cooperative.Waits()
@@ -285,7 +240,7 @@ def install(hooks: Hooks, skip_dead_work: bool = True) -> PatchScope:
         # The compiler's semantics where the bare interpreter differs (and/or/not, scalar argument
         # types, libdevice, string annotations, list grids, fp8 rounding, numpy 2.4+): semantics.py.
         # Installed before the argument hook below, which then sees the converted scalars.
-        _semantics.install(scope.patch)
+        _semantics.install(scope)
         # JITFunction's API on interpreted kernels, for library wrappers (isinstance, .params, .run's
         # compiled kernel): jit_api.py.
         _jit_api.install(scope.patch, compiled_kernel_takes_constexprs(), jit_module_may_name_the_shim())
@@ -891,18 +846,9 @@ def autotuners_time_on_the_interpreter() -> Callable[[], None]:
     process that makes kernels before any run's patches: the pytest plugin's session."""
     from triton.runtime import autotuner as _autotuner
 
-    cls = _autotuner.Autotuner
-    had = "__init__" in vars(cls)
-    orig = vars(cls).get("__init__")
-    cls.__init__ = _init_with_bench(cls.__init__, _time_once)  # type: ignore[method-assign]
-
-    def undo() -> None:
-        if had:
-            cls.__init__ = orig  # type: ignore[method-assign]
-        else:
-            del cls.__init__
-
-    return undo
+    scope = PatchScope()
+    scope.patch(_autotuner.Autotuner, "__init__", lambda orig: _init_with_bench(orig, _time_once))
+    return scope.restore
 
 
 _CONFIG_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
@@ -1011,7 +957,7 @@ def iter_tensor_args(name: str, value):
 _lock = threading.Lock()
 _interpreted: dict[int, Any] = {}  # id(JITFunction) -> InterpretedFunction
 _depth = 0
-_saved_call = None
+_jit_call_patch: PatchScope | None = None  # the outermost one's (nested calls share it)
 
 
 def _interpreted_for(jit: JITFunction):
@@ -1060,52 +1006,45 @@ def set_autotune_bench(autotuner, bench: Callable) -> None:
 
 @contextlib.contextmanager
 def jit_calls_interpreted() -> Iterator[None]:
-    global _depth, _saved_call
+    global _depth, _jit_call_patch
     with _lock:
         if _depth == 0:
-            _saved_call = vars(JITFunction).get("__call__")
-            saved = JITFunction.__call__
+            _jit_call_patch = PatchScope()
 
-            def __call__(self, *args, **kwargs):
-                # A plain JITFunction can only be called from inside a kernel, and while a traced
-                # launch runs that kernel is interpreted: run the callee under the interpreter too.
-                if _depth > 0:
-                    return _interpreted_for(self)(*args, **kwargs)
-                return saved(self, *args, **kwargs)
+            def make(saved):
+                def __call__(self, *args, **kwargs):
+                    # A plain JITFunction can only be called from inside a kernel, and while a traced
+                    # launch runs that kernel is interpreted: run the callee under the interpreter too.
+                    if _depth > 0:
+                        return _interpreted_for(self)(*args, **kwargs)
+                    return saved(self, *args, **kwargs)
 
-            JITFunction.__call__ = __call__
+                return __call__
+
+            _jit_call_patch.patch(JITFunction, "__call__", make)
         _depth += 1
     try:
         yield
     finally:
         with _lock:
             _depth -= 1
-            if _depth == 0:
-                if _saved_call is not None:
-                    JITFunction.__call__ = _saved_call
-                else:
-                    del JITFunction.__call__
-                _saved_call = None
+            if _depth == 0 and _jit_call_patch is not None:
+                scope, _jit_call_patch = _jit_call_patch, None
+                scope.restore()
 
 
 def installed() -> bool:
     """True while a recorder's hooks wrap the interpreter (e.g. the worker of `check`/`view`)."""
-    return PatchScope.active > 0
+    return _installs > 0
 
 
 # ---- The CPU stand-in for CUDA (cuda_standin.py) --------------------------------------------------
-def stand_in_driver(driver) -> Callable[[], None]:
-    """Make `triton.runtime.driver.active` answer with `driver`; returns the undo. (3.2 keeps `active`
+def stand_in_driver(scope: PatchScope, driver) -> None:
+    """Make `triton.runtime.driver.active` answer with `driver` until `scope` is left. (3.2 keeps `active`
     as an attribute, 3.3+ a property over `_active`: the undo puts back whichever the release has.)"""
     config = triton.runtime.driver
-    saved = dict(vars(config))
+    scope.keep_dict(vars(config))
     config.set_active(driver)
-
-    def undo() -> None:
-        vars(config).clear()
-        vars(config).update(saved)
-
-    return undo
 
 
 def gpu_target(backend: str, arch: int, warp_size: int):

@@ -25,7 +25,7 @@ the only release-specific code) patches the interpreter for the duration of a ru
 - numpy 2.4+ refuses int() on a 1-element array, which triton <= 3.6 calls for `range(n)` and
   indexing: tensors convert through their single element instead.
 
-`install(patch)` uses compat's `patch(owner, name, make)`, so everything is undone with compat's hooks.
+`install(scope)` makes each patch in compat.install's `PatchScope` (patches.py): one undo for the whole run.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ import triton.runtime.interpreter as _interp
 from . import fp8 as _fp8
 from . import libdevice as _libdevice
 from . import tf32 as _tf32
+from .patches import PatchScope
 
 _semantic_obj = getattr(_interp, "interpreter_semantic", None)
 # The keyword every @builtin takes: `_semantic` (3.4+) or `_builder` (3.2, 3.3).
@@ -512,64 +513,76 @@ def dot_precision_name(p: Any) -> str:
     return str(getattr(p, "name", p)).rsplit(".", 1)[-1].lower()
 
 
-def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
-    """Patch the interpreter through compat's `patch(owner, name, make)` (undone with compat's hooks)."""
+def install(scope: PatchScope) -> None:
+    """Patch the interpreter with the compiler's semantics until `scope` is left (compat.install's scope:
+    one undo path for the run). Each patch is a small function of its own; the order is the order below."""
+    for patch in _PATCHES:
+        patch(scope)
+
+
+# ---- and / or / not, builtins under other names ------------------------------------------------------
+def _and_or_not(scope: PatchScope) -> None:
+    """Applied where the interpreter rewrites the kernel's AST."""
     rewriter = _interp.FunctionRewriter
-
-    # and / or / not: applied where the interpreter rewrites the kernel's AST.
-    patch(rewriter, "ast_transformer", lambda orig: _Transformer(orig))
-    resolve_builtin = _builtin_resolver()
-
-    def make_rewrite(orig):
-        def rewrite_ast(self):
-            g = getattr(self.fn, "__globals__", None)
-            if g is not None:
-                g.setdefault(_AND, _and)
-                g.setdefault(_OR, _or)
-                g.setdefault(_NOT, _not)
-                g[_BUILTIN] = resolve_builtin  # this run's (a later run takes its own places)
-            transformer = getattr(self, "ast_transformer", None)
-            if not isinstance(transformer, _Transformer):
-                return orig(self)
-            transformer.ours.fn_globals = g
-            try:
-                return orig(self)
-            finally:
-                transformer.ours.fn_globals = None
-
-        return rewrite_ast
-
-    patch(rewriter, "rewrite_ast", make_rewrite)
+    scope.patch(rewriter, "ast_transformer", lambda orig: _Transformer(orig))
+    scope.patch(rewriter, "rewrite_ast", functools.partial(_rewrite_ast, resolve_builtin=_builtin_resolver()))
     # Kernels rewritten before this run (an in-process recorder) are rewritten again with these
     # semantics, and the run's rewrites are not kept after it: a fresh cache for the run, the
-    # original dict put back by compat's undo.
-    patch(_interp.InterpretedFunction, "rewritten_fn", lambda orig: {})
+    # original dict put back by the scope's undo.
+    scope.patch(_interp.InterpretedFunction, "rewritten_fn", lambda orig: {})
 
-    # String annotations and list grids.
-    def make_executor_init(orig):
+
+def _rewrite_ast(orig: Callable[..., Any], resolve_builtin: Callable[..., Any]) -> Callable[..., Any]:
+    def rewrite_ast(self):
+        g = getattr(self.fn, "__globals__", None)
+        if g is not None:
+            g.setdefault(_AND, _and)
+            g.setdefault(_OR, _or)
+            g.setdefault(_NOT, _not)
+            g[_BUILTIN] = resolve_builtin  # this run's (a later run takes its own places)
+        transformer = getattr(self, "ast_transformer", None)
+        if not isinstance(transformer, _Transformer):
+            return orig(self)
+        transformer.ours.fn_globals = g
+        try:
+            return orig(self)
+        finally:
+            transformer.ours.fn_globals = None
+
+    return rewrite_ast
+
+
+# ---- string annotations, list grids, scalar arguments ---------------------------------------------
+def _string_annotations_and_list_grids(scope: PatchScope) -> None:
+    def make(orig):
         def __init__(self, fn, arg_names, grid, *args, **kwargs):
             orig(self, fn, arg_names, _as_tuple_grid(grid), *args, **kwargs)
             self.constexprs = _constexpr_names(fn, arg_names)
 
         return __init__
 
-    patch(_interp.GridExecutor, "__init__", make_executor_init)
+    scope.patch(_interp.GridExecutor, "__init__", make)
 
-    # Scalar arguments as the JIT types them.
-    def make_cvt(orig):
+
+def _jit_scalar_types(scope: PatchScope) -> None:
+    """Scalar arguments as the JIT types them."""
+
+    def make(orig):
         def _implicit_cvt(arg):
             out = _scalar_arg(arg)
             return orig(arg) if out is None else out
 
         return _implicit_cvt
 
-    patch(_interp, "_implicit_cvt", make_cvt)
+    scope.patch(_interp, "_implicit_cvt", make)
 
-    # libdevice: the device library's functions, through the release's own dispatch.
-    builder_cls = _interp.InterpreterBuilder
+
+# ---- libdevice ---------------------------------------------------------------------------------------
+def _libdevice_calls(scope: PatchScope) -> None:
+    """The device library's functions, through the release's own dispatch."""
     np_dtype = _interp._get_np_dtype
 
-    def make_extern(orig):
+    def make(orig):
         def create_extern_elementwise(self, libName, libPath, symbol, argList, retType, isPure):
             ret = getattr(retType, "scalar", retType)
             arrays = [a.data for a in argList]
@@ -579,32 +592,35 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
 
         return create_extern_elementwise
 
-    patch(builder_cls, "create_extern_elementwise", make_extern)
+    scope.patch(_interp.InterpreterBuilder, "create_extern_elementwise", make)
 
+
+def _libdevice_modules_bound(scope: PatchScope) -> None:
+    """The vendor modules' functions bound to the builtins; the generic module's redirected to them."""
     generic, cuda, hip = _libdevice_modules()
     targets: dict[str, Callable[..., Any]] = {}  # name -> the bound vendor function
-
-    def redirect(n: str) -> Callable[[Any], Any]:
-        return lambda orig: targets.get(n) or _unimplemented(n)
-
     for mod in (cuda, hip):
         if mod is not None:
             for name in _public_functions(mod):
-                patch(mod, name, functools.partial(_bound, name))
+                scope.patch(mod, name, functools.partial(_bound, name))
                 targets.setdefault(name, getattr(mod, name))
     if generic is not None:
         for name in _public_functions(generic):
-            patch(generic, name, redirect(name))
+            scope.set_attr(generic, name, targets.get(name) or _unimplemented(name))
 
-    # Grid dependency control (programmatic dependent launch: tl.extra.cuda.gdc_wait / gdc_launch_dependents,
-    # lmdeploy's paged attention): launches run here one after the other to their end, so the wait for the
-    # previous grid is met and letting the next one start early changes nothing: both are no-ops. The
-    # interpreter does not wrap that module's builtins (and 3.4 - 3.6 write them as inline PTX, which it
-    # cannot run): the module attributes are no-ops for the run, and so are the builder's instructions (for
-    # a kernel that took the builtin under its own name before the run: 3.7+).
+
+# ---- grid dependency control ------------------------------------------------------------------------
+def _grid_dependency_control(scope: PatchScope) -> None:
+    """Programmatic dependent launch (tl.extra.cuda.gdc_wait / gdc_launch_dependents, lmdeploy's paged
+    attention): launches run here one after the other to their end, so the wait for the previous grid is
+    met and letting the next one start early changes nothing: both are no-ops. The interpreter does not
+    wrap that module's builtins (and 3.4 - 3.6 write them as inline PTX, which it cannot run): the module
+    attributes are no-ops for the run, and so are the builder's instructions (for a kernel that took the
+    builtin under its own name before the run: 3.7+)."""
+    builder_cls = _interp.InterpreterBuilder
     for name in ("create_grid_dependency_wait", "create_grid_dependency_launch_dependents"):
         if not hasattr(builder_cls, name):
-            patch(builder_cls, name, lambda orig: lambda self, *args, **kwargs: None)
+            scope.set_attr(builder_cls, name, _builder_noop)
     # (triton.language.extra executes its backends' modules itself: `tl.extra.cuda` and the
     # sys.modules entry of that name are two module objects.)
     import sys
@@ -618,10 +634,18 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
     for module in modules:
         for name in ("gdc_wait", "gdc_launch_dependents"):
             if _is_builtin(getattr(module, name, None)):
-                patch(module, name, lambda orig: _grid_dependency_noop)
+                scope.set_attr(module, name, _grid_dependency_noop)
 
-    # fp8 conversions round to nearest even and saturate, as cvt.rn.satfinite does.
-    def make_fp_to_fp(orig):
+
+def _builder_noop(self, *args, **kwargs) -> None:
+    return None
+
+
+# ---- fp8 and bf16 rounding ----------------------------------------------------------------------------
+def _fp8_rounding(scope: PatchScope) -> None:
+    """fp8 conversions round to nearest even and saturate, as cvt.rn.satfinite does."""
+
+    def make(orig):
         def create_fp_to_fp(self, src, dst_type, *args, **kwargs):
             fmt = _fp8_format(dst_type.scalar)
             src_ty = src.dtype.scalar
@@ -634,153 +658,121 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
 
         return create_fp_to_fp
 
-    patch(builder_cls, "create_fp_to_fp", make_fp_to_fp)
+    scope.patch(_interp.InterpreterBuilder, "create_fp_to_fp", make)
 
-    # bfloat16 arithmetic on values, not bits: the interpreter keeps bf16 as its uint16 bit patterns and
-    # hands those to numpy, so x + y, x * y, x < y, -x, max(x, y), fma and clamp computed on integers
-    # (every release 3.2 - 3.9). The GPU computes each in float32 and rounds to bfloat16 (to nearest
-    # even; native bf16 add/mul on sm_90 round the exact result, the same value): so do we.
-    def make_bf16_binary(orig):
-        def binary_op(self, lhs, rhs, op):
-            if lhs.dtype.scalar != tl.bfloat16 or rhs.dtype.scalar != tl.bfloat16:
-                return orig(self, lhs, rhs, op)
-            with np.errstate(all="ignore"):
-                out = op(_bf16_as_f32(lhs.data), _bf16_as_f32(rhs.data))
-            return _interp.TensorHandle(_bf16_result(out), tl.bfloat16)
 
-        return binary_op
-
-    def make_bf16_unary(orig):
-        def unary_op(self, arg, op):
-            if arg.dtype.scalar != tl.bfloat16:
-                return orig(self, arg, op)
-            with np.errstate(all="ignore"):
-                return _interp.TensorHandle(_bf16_result(op(_bf16_as_f32(arg.data))), tl.bfloat16)
-
-        return unary_op
-
-    def make_bf16_ternary(orig):
-        def ternary_op(self, lhs, rhs, other, op):
-            if op is np.where or other.dtype.scalar != tl.bfloat16:  # select moves bits: exact as it is
-                return orig(self, lhs, rhs, other, op)
-            with np.errstate(all="ignore"):
-                out = op(*(_bf16_as_f32(h.data) for h in (lhs, rhs, other)))
-            return _interp.TensorHandle(_bf16_result(out), tl.bfloat16)
-
-        return ternary_op
-
-    def make_bf16_fma(orig):
-        def create_fma(self, x, y, z):
-            if z.dtype.scalar != tl.bfloat16:
-                return orig(self, x, y, z)
-            xs, ys, zs = (_bf16_as_f32(h.data).astype(np.float64) for h in (x, y, z))
-            return _interp.TensorHandle(_to_bf16_bits(xs * ys + zs), tl.bfloat16)  # exact product: one rounding
-
-        return create_fma
-
+def _bf16_arithmetic(scope: PatchScope) -> None:
+    """bfloat16 arithmetic on values, not bits: the interpreter keeps bf16 as its uint16 bit patterns and
+    hands those to numpy, so x + y, x * y, x < y, -x, max(x, y), fma and clamp computed on integers (every
+    release 3.2 - 3.9). The GPU computes each in float32 and rounds to bfloat16 (to nearest even; native
+    bf16 add/mul on sm_90 round the exact result, the same value): so do we."""
+    builder_cls = _interp.InterpreterBuilder
     for name, make in (
-        ("binary_op", make_bf16_binary),
-        ("unary_op", make_bf16_unary),
-        ("ternary_op", make_bf16_ternary),
-        ("create_fma", make_bf16_fma),
+        ("binary_op", _bf16_binary),
+        ("unary_op", _bf16_unary),
+        ("ternary_op", _bf16_ternary),
+        ("create_fma", _bf16_fma),
     ):
         if hasattr(builder_cls, name):
-            patch(builder_cls, name, make)
+            scope.patch(builder_cls, name, make)
 
-    # Reductions and scans of bfloat16 (tl.sum, tl.cumsum, ...): numpy summed the bits. The GPU accumulates
-    # in float32 and rounds the result (measured: tests/gpu/bf16_reduce_probe.py); its order of combines is
-    # its layout's, ours a pairwise tree for a reduction, in order for a scan.
-    def make_bf16_sum(orig):
-        def sum(self, input):
-            if input.dtype.scalar != tl.bfloat16:
-                return orig(self, input)
-            data = _bf16_tree_sum(input.handle.data, self.axis, self.keep_dims)
-            return self.to_tensor(data, input.dtype)
 
-        return sum
+def _bf16_binary(orig):
+    def binary_op(self, lhs, rhs, op):
+        if lhs.dtype.scalar != tl.bfloat16 or rhs.dtype.scalar != tl.bfloat16:
+            return orig(self, lhs, rhs, op)
+        with np.errstate(all="ignore"):
+            out = op(_bf16_as_f32(lhs.data), _bf16_as_f32(rhs.data))
+        return _interp.TensorHandle(_bf16_result(out), tl.bfloat16)
 
-    def make_bf16_min_max(orig):
-        def min_max(self, input, val_reduce_op, idx_reduce_op=None):
-            x = input[0] if isinstance(input, tuple) else input
-            if x.dtype.scalar != tl.bfloat16:
-                return orig(self, input, val_reduce_op, idx_reduce_op)
-            values = _interp.TensorHandle(_bf16_as_f32(x.handle.data), tl.float32)
-            out = orig(self, tl.core.tensor(values, x.type.with_element_ty(tl.float32)), val_reduce_op, idx_reduce_op)
-            outs = out if isinstance(out, tuple) else (out,)
-            fixed = tuple(
-                self.to_tensor(_to_bf16_bits(o.handle.data), x.dtype) if o.dtype.scalar == tl.float32 else o
-                for o in outs
-            )
-            return fixed if isinstance(out, tuple) else fixed[0]
+    return binary_op
 
-        return min_max
 
-    def make_bf16_scan(orig, op):
-        def scan(self, input):
-            if input.dtype.scalar != tl.bfloat16:
-                return orig(self, input)
-            return [self.to_tensor(_bf16_running(input.handle.data, self.axis, op), input.dtype)]
+def _bf16_unary(orig):
+    def unary_op(self, arg, op):
+        if arg.dtype.scalar != tl.bfloat16:
+            return orig(self, arg, op)
+        with np.errstate(all="ignore"):
+            return _interp.TensorHandle(_bf16_result(op(_bf16_as_f32(arg.data))), tl.bfloat16)
 
-        return scan
+    return unary_op
 
+
+def _bf16_ternary(orig):
+    def ternary_op(self, lhs, rhs, other, op):
+        if op is np.where or other.dtype.scalar != tl.bfloat16:  # select moves bits: exact as it is
+            return orig(self, lhs, rhs, other, op)
+        with np.errstate(all="ignore"):
+            out = op(*(_bf16_as_f32(h.data) for h in (lhs, rhs, other)))
+        return _interp.TensorHandle(_bf16_result(out), tl.bfloat16)
+
+    return ternary_op
+
+
+def _bf16_fma(orig):
+    def create_fma(self, x, y, z):
+        if z.dtype.scalar != tl.bfloat16:
+            return orig(self, x, y, z)
+        xs, ys, zs = (_bf16_as_f32(h.data).astype(np.float64) for h in (x, y, z))
+        return _interp.TensorHandle(_to_bf16_bits(xs * ys + zs), tl.bfloat16)  # exact product: one rounding
+
+    return create_fma
+
+
+def _bf16_reductions(scope: PatchScope) -> None:
+    """Reductions and scans of bfloat16 (tl.sum, tl.cumsum, ...): numpy summed the bits. The GPU accumulates
+    in float32 and rounds the result (measured: tests/gpu/bf16_reduce_probe.py); its order of combines is
+    its layout's, ours a pairwise tree for a reduction, in order for a scan."""
     reduce_ops, scan_ops = getattr(_interp, "ReduceOps", None), getattr(_interp, "ScanOps", None)
     if reduce_ops is not None and hasattr(reduce_ops, "sum"):
-        patch(reduce_ops, "sum", make_bf16_sum)
+        scope.patch(reduce_ops, "sum", _bf16_sum)
     if reduce_ops is not None and hasattr(reduce_ops, "min_max"):
-        patch(reduce_ops, "min_max", make_bf16_min_max)
+        scope.patch(reduce_ops, "min_max", _bf16_min_max)
     if scan_ops is not None:
         for name, op in (("cumsum", np.add), ("cumprod", np.multiply)):
             if hasattr(scan_ops, name):
-                patch(scan_ops, name, functools.partial(make_bf16_scan, op=op))
+                scope.patch(scan_ops, name, functools.partial(_bf16_scan, op=op))
 
-    # tl.dot of float32 tiles: the tensor cores' TF32 arithmetic at the precision the frontend chose
-    # (input_precision, allow_tf32, TRITON_F32_DEFAULT and the default are the compiler's own code).
-    def make_dot(orig):
-        def create_dot(self, a, b, d, input_precision, *args, **kwargs):
-            precision = dot_precision_name(input_precision)
-            if (
-                precision in ("tf32", "tf32x3", "bf16x3", "bf16x6")
-                and a.dtype.scalar == tl.float32
-                and b.dtype.scalar == tl.float32
-                and d.data.dtype == np.float32
-            ):
-                return _interp.TensorHandle(_tf32.dot(a.data, b.data, d.data, precision), d.dtype.scalar)
-            if (a.dtype.scalar == tl.bfloat16 or b.dtype.scalar == tl.bfloat16) and d.data.dtype == np.float32:
-                # The interpreter keeps bfloat16 as its uint16 bits and multiplies those as integers (every
-                # release 3.2 - 3.9). The GPU multiplies the values (exact in float32) and sums in float32.
-                av, bv = _bf16_values(a), _bf16_values(b)
-                return _interp.TensorHandle(np.matmul(av, bv, dtype=np.float32) + d.data, d.dtype.scalar)
-            return orig(self, a, b, d, input_precision, *args, **kwargs)
 
-        return create_dot
+def _bf16_sum(orig):
+    def sum(self, input):
+        if input.dtype.scalar != tl.bfloat16:
+            return orig(self, input)
+        data = _bf16_tree_sum(input.handle.data, self.axis, self.keep_dims)
+        return self.to_tensor(data, input.dtype)
 
-    if hasattr(builder_cls, "create_dot"):
-        patch(builder_cls, "create_dot", make_dot)
-    # The input precisions the NVIDIA backend of this release accepts (bf16x3 and bf16x6 from 3.6),
-    # where the interpreter's options list fewer: a kernel the GPU compiles runs here too.
-    builder = getattr(_interp, "interpreter_builder", None)
-    options = getattr(builder, "options", None)
-    allowed = tuple(getattr(options, "allowed_dot_input_precisions", ()))
-    wanted = allowed + tuple(p for p in _nvidia_dot_precisions() if p not in allowed)
-    if options is not None and wanted != allowed:
-        patch(builder, "options", lambda orig: dataclasses.replace(orig, allowed_dot_input_precisions=wanted))
+    return sum
 
-    # 3.2's `not_` on a boolean tensor asks the builder for an i1 type the interpreter lacks.
-    if not hasattr(builder_cls, "get_int1_ty"):
-        patch(builder_cls, "get_int1_ty", lambda orig: lambda self: tl.int1)
 
-    def make_all_ones(orig):  # ... and an all-ones i1 value (`not` is `x ^ all_ones`)
-        def get_all_ones_value(self, type):
-            if np_dtype(type) == np.bool_:
-                return _interp.TensorHandle(np.full(1, True), type.scalar)
-            return orig(self, type)
+def _bf16_min_max(orig):
+    def min_max(self, input, val_reduce_op, idx_reduce_op=None):
+        x = input[0] if isinstance(input, tuple) else input
+        if x.dtype.scalar != tl.bfloat16:
+            return orig(self, input, val_reduce_op, idx_reduce_op)
+        values = _interp.TensorHandle(_bf16_as_f32(x.handle.data), tl.float32)
+        out = orig(self, tl.core.tensor(values, x.type.with_element_ty(tl.float32)), val_reduce_op, idx_reduce_op)
+        outs = out if isinstance(out, tuple) else (out,)
+        fixed = tuple(
+            self.to_tensor(_to_bf16_bits(o.handle.data), x.dtype) if o.dtype.scalar == tl.float32 else o for o in outs
+        )
+        return fixed if isinstance(out, tuple) else fixed[0]
 
-        return get_all_ones_value
+    return min_max
 
-    patch(builder_cls, "get_all_ones_value", make_all_ones)
 
-    # fp32 -> bf16 rounds to nearest even.
-    def make_cast(orig):
+def _bf16_scan(orig, op):
+    def scan(self, input):
+        if input.dtype.scalar != tl.bfloat16:
+            return orig(self, input)
+        return [self.to_tensor(_bf16_running(input.handle.data, self.axis, op), input.dtype)]
+
+    return scan
+
+
+def _bf16_casts(scope: PatchScope) -> None:
+    """fp32 -> bf16 rounds to nearest even."""
+
+    def make(orig):
         def cast_impl(self, src, dst_type, *args, **kwargs):
             if dst_type.scalar == tl.bfloat16 and src.dtype.scalar in (tl.float32, tl.float64):
                 return _interp.TensorHandle(_to_bf16_bits(src.data), dst_type.scalar)
@@ -788,24 +780,108 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> None:
 
         return cast_impl
 
-    if hasattr(builder_cls, "cast_impl"):
-        patch(builder_cls, "cast_impl", make_cast)
+    if hasattr(_interp.InterpreterBuilder, "cast_impl"):
+        scope.patch(_interp.InterpreterBuilder, "cast_impl", make)
 
+
+# ---- tl.dot ---------------------------------------------------------------------------------------------
+def _dot_precision(scope: PatchScope) -> None:
+    """tl.dot of float32 tiles: the tensor cores' TF32 arithmetic at the precision the frontend chose
+    (input_precision, allow_tf32, TRITON_F32_DEFAULT and the default are the compiler's own code)."""
+    if hasattr(_interp.InterpreterBuilder, "create_dot"):
+        scope.patch(_interp.InterpreterBuilder, "create_dot", _create_dot)
+    # The input precisions the NVIDIA backend of this release accepts (bf16x3 and bf16x6 from 3.6),
+    # where the interpreter's options list fewer: a kernel the GPU compiles runs here too.
+    builder = getattr(_interp, "interpreter_builder", None)
+    options = getattr(builder, "options", None)
+    allowed = tuple(getattr(options, "allowed_dot_input_precisions", ()))
+    wanted = allowed + tuple(p for p in _nvidia_dot_precisions() if p not in allowed)
+    if options is not None and wanted != allowed:
+        scope.set_attr(builder, "options", dataclasses.replace(options, allowed_dot_input_precisions=wanted))
+
+
+def _create_dot(orig):
+    def create_dot(self, a, b, d, input_precision, *args, **kwargs):
+        precision = dot_precision_name(input_precision)
+        if (
+            precision in ("tf32", "tf32x3", "bf16x3", "bf16x6")
+            and a.dtype.scalar == tl.float32
+            and b.dtype.scalar == tl.float32
+            and d.data.dtype == np.float32
+        ):
+            return _interp.TensorHandle(_tf32.dot(a.data, b.data, d.data, precision), d.dtype.scalar)
+        if (a.dtype.scalar == tl.bfloat16 or b.dtype.scalar == tl.bfloat16) and d.data.dtype == np.float32:
+            # The interpreter keeps bfloat16 as its uint16 bits and multiplies those as integers (every
+            # release 3.2 - 3.9). The GPU multiplies the values (exact in float32) and sums in float32.
+            av, bv = _bf16_values(a), _bf16_values(b)
+            return _interp.TensorHandle(np.matmul(av, bv, dtype=np.float32) + d.data, d.dtype.scalar)
+        return orig(self, a, b, d, input_precision, *args, **kwargs)
+
+    return create_dot
+
+
+# ---- 3.2's boolean `not`, descriptors, numpy 2.4+ -------------------------------------------------
+def _boolean_not(scope: PatchScope) -> None:
+    """3.2's `not_` on a boolean tensor asks the builder for an i1 type the interpreter lacks, and an
+    all-ones i1 value (`not` is `x ^ all_ones`)."""
+    builder_cls = _interp.InterpreterBuilder
+    np_dtype = _interp._get_np_dtype
+    if not hasattr(builder_cls, "get_int1_ty"):
+        scope.set_attr(builder_cls, "get_int1_ty", _int1_ty)
+
+    def make(orig):
+        def get_all_ones_value(self, type):
+            if np_dtype(type) == np.bool_:
+                return _interp.TensorHandle(np.full(1, True), type.scalar)
+            return orig(self, type)
+
+        return get_all_ones_value
+
+    scope.patch(builder_cls, "get_all_ones_value", make)
+
+
+def _int1_ty(self):
+    return tl.int1
+
+
+def _descriptor_alignment(scope: PatchScope) -> None:
     desc = getattr(_interp, "TensorDescHandle", None)
     if desc is not None and _checks_strides_in_elements(desc):
-        patch(desc, "validate", lambda orig: _validate_descriptor)
+        scope.set_attr(desc, "validate", _validate_descriptor)
 
-    # numpy 2.4+: int() of a 1-element array.
-    def make_patch_tensor(orig):
+
+def _numpy_index(scope: PatchScope) -> None:
+    """numpy 2.4+: int() of a 1-element array."""
+
+    def make(orig):
         def _patch_lang_tensor(tensor, *args, **kwargs):
             out = orig(tensor, *args, **kwargs)
-            scope = args[0] if args else kwargs.get("scope")
-            if scope is not None and hasattr(scope, "set_attr"):
-                scope.set_attr(tensor, "__index__", _index)
+            patched = args[0] if args else kwargs.get("scope")
+            if patched is not None and hasattr(patched, "set_attr"):
+                patched.set_attr(tensor, "__index__", _index)
             else:
                 tensor.__index__ = _index
             return out
 
         return _patch_lang_tensor
 
-    patch(_interp, "_patch_lang_tensor", make_patch_tensor)
+    scope.patch(_interp, "_patch_lang_tensor", make)
+
+
+# In the order the patches were made before (a later wrapper sits on top of an earlier one).
+_PATCHES: tuple[Callable[[PatchScope], None], ...] = (
+    _and_or_not,
+    _string_annotations_and_list_grids,
+    _jit_scalar_types,
+    _libdevice_calls,
+    _libdevice_modules_bound,
+    _grid_dependency_control,
+    _fp8_rounding,
+    _bf16_arithmetic,
+    _bf16_reductions,
+    _dot_precision,
+    _boolean_not,
+    _bf16_casts,
+    _descriptor_alignment,
+    _numpy_index,
+)

@@ -12,9 +12,14 @@ import sys
 import time
 from collections.abc import Callable
 from types import FrameType
-from typing import Any
+from typing import Any, Literal, NoReturn
 
 from .gpu_profiles import GpuProfile
+
+# What scripts pass where torch takes a device or stream (None, an index, "cuda:0", a torch.device, a
+# Stream): accepted as torch accepts it, checked where it matters (CudaApi._check).
+DeviceArg = Any
+StreamArg = Any
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 _FIX = (
@@ -84,7 +89,7 @@ class Event:
         self.enable_timing = enable_timing
         self._t: float | None = None
 
-    def record(self, stream=None) -> None:
+    def record(self, stream: StreamArg = None) -> None:
         self._t = time.perf_counter()
 
     def elapsed_time(self, end: Event) -> float:
@@ -93,7 +98,7 @@ class Event:
         return (end._t - self._t) * 1e3
 
     def synchronize(self) -> None: ...
-    def wait(self, stream=None) -> None: ...
+    def wait(self, stream: StreamArg = None) -> None: ...
 
     def query(self) -> bool:
         return True
@@ -102,37 +107,37 @@ class Event:
 class Stream:
     """torch.cuda.Stream: everything runs in order on the host, so a stream only has to be accepted."""
 
-    def __init__(self, device=None, priority: int = 0, **_):
+    def __init__(self, device: DeviceArg = None, priority: int = 0, **_: Any):
         self.device = device
         self.priority = priority
         self.cuda_stream = 0
 
     def synchronize(self) -> None: ...
-    def wait_stream(self, stream) -> None: ...
-    def wait_event(self, event) -> None: ...
+    def wait_stream(self, stream: StreamArg) -> None: ...
+    def wait_event(self, event: Event) -> None: ...
 
-    def record_event(self, event=None) -> Event:
-        event = event or Event()
-        event.record(self)
-        return event
+    def record_event(self, event: Event | None = None) -> Event:
+        recorded = event or Event()
+        recorded.record(self)
+        return recorded
 
     def query(self) -> bool:
         return True
 
-    def __enter__(self):
+    def __enter__(self) -> Stream:
         return self
 
-    def __exit__(self, *exc) -> None: ...
+    def __exit__(self, *exc: object) -> None: ...
 
 
 class _StreamContext:
-    def __init__(self, stream=None):
+    def __init__(self, stream: StreamArg = None):
         self.stream = stream
 
-    def __enter__(self):
+    def __enter__(self) -> StreamArg:
         return self.stream
 
-    def __exit__(self, *exc) -> None: ...
+    def __exit__(self, *exc: object) -> None: ...
 
 
 class CudaApi:
@@ -144,7 +149,7 @@ class CudaApi:
         self.index = 0
         self._default_stream = Stream()
 
-    def _check(self, device) -> int:
+    def _check(self, device: DeviceArg) -> int:
         import torch
 
         if device is None:
@@ -163,8 +168,8 @@ class CudaApi:
 
         api = self
 
-        def use(name: str, fn: Callable) -> Callable:
-            def wrapper(*a, **k):
+        def use(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+            def wrapper(*a: Any, **k: Any) -> Any:
                 api.used(f"torch.cuda.{name}")
                 return fn(*a, **k)
 
@@ -173,23 +178,23 @@ class CudaApi:
             wrapper.__doc__ = f"torch.cuda.{name}, stood in on the CPU by Triton Lens."
             return wrapper
 
-        def set_device(device) -> None:
+        def set_device(device: DeviceArg) -> None:
             i = api._check(device)
             if i != 0:
                 raise needs_real_gpu(f"torch.cuda.set_device({device!r})", "the stand-in has one device, cuda:0")
             api.index = i
 
         class device:  # torch.cuda.device(i): a context manager
-            def __init__(self, dev):
+            def __init__(self, dev: DeviceArg):
                 self.idx = api._check(dev)
 
-            def __enter__(self):
+            def __enter__(self) -> device:
                 return self
 
-            def __exit__(self, *exc):
+            def __exit__(self, *exc: object) -> Literal[False]:
                 return False
 
-        def graphs(*_a, **_k):
+        def graphs(*_a: Any, **_k: Any) -> NoReturn:
             raise needs_real_gpu(
                 "CUDA graphs (torch.cuda.CUDAGraph / torch.cuda.graph)", "a graph captures and replays GPU work"
             )
@@ -294,10 +299,10 @@ class _Missing:
     def __init__(self, path: str):
         self._path = path
 
-    def __call__(self, *a, **k):
+    def __call__(self, *a: Any, **k: Any) -> NoReturn:
         raise needs_real_gpu(f"{self._path}()", "Triton Lens has no CPU stand-in for this driver call")
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> _Missing:
         if name.startswith("__"):
             raise AttributeError(name)
         return _Missing(f"{self._path}.{name}")
@@ -307,17 +312,17 @@ class DriverUtils:
     def __init__(self, api: CudaApi):
         self._api = api
 
-    def get_device_properties(self, device=0) -> dict:
+    def get_device_properties(self, device: DeviceArg = 0) -> dict[str, int]:
         self._api.used("triton driver")
         return self._api.gpu.triton_properties()
 
-    def get_device_capability(self, device=0) -> tuple[int, int]:
+    def get_device_capability(self, device: DeviceArg = 0) -> tuple[int, int]:
         return self._api.gpu.capability
 
     def get_current_device(self) -> int:
         return self._api.index
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> _Missing:
         if name.startswith("__"):
             raise AttributeError(name)
         return _Missing(f"triton.runtime.driver.active.utils.{name}")
@@ -328,7 +333,7 @@ class Driver:
 
     backend = "cuda"
 
-    def __init__(self, api: CudaApi, bench: Callable, target: Callable[[], Any]):
+    def __init__(self, api: CudaApi, bench: Callable[..., Any], target: Callable[[], Any]):
         self._api = api
         self._bench = bench
         self._target = target
@@ -338,7 +343,7 @@ class Driver:
     def is_active() -> bool:
         return True
 
-    def get_active_torch_device(self):
+    def get_active_torch_device(self) -> Any:  # a torch.device (torch imported when asked)
         import torch
 
         self._api.used("triton driver")
@@ -348,46 +353,54 @@ class Driver:
         self._api.used("triton driver")
         return self._api.index
 
-    def set_current_device(self, device) -> None:
+    def set_current_device(self, device: DeviceArg) -> None:
         self._api.index = int(device)
 
-    def get_current_stream(self, device=None) -> int:
+    def get_current_stream(self, device: DeviceArg = None) -> int:
         return 0
 
-    def get_device_capability(self, device=0) -> tuple[int, int]:
+    def get_device_capability(self, device: DeviceArg = 0) -> tuple[int, int]:
         return self._api.gpu.capability
 
-    def get_current_target(self):
+    def get_current_target(self) -> Any:  # triton's GPUTarget
         self._api.used("triton driver")
         return self._target()
 
-    def get_device_interface(self):
+    def get_device_interface(self) -> Any:  # the torch.cuda module
         import torch
 
         return torch.cuda
 
-    def get_benchmarker(self) -> Callable:
+    def get_benchmarker(self) -> Callable[..., Any]:
         return self._bench
 
-    def get_empty_cache_for_benchmark(self):
+    def get_empty_cache_for_benchmark(self) -> Any:  # a torch.Tensor
         import torch
 
         return torch.empty(1024, dtype=torch.int, device="cuda")  # the flush buffer; the host has no L2 to flush
 
-    def clear_cache(self, cache) -> None:
+    def clear_cache(self, cache: Any) -> None:
         cache.zero_()
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> _Missing:
         if name.startswith("__"):
             raise AttributeError(name)
         return _Missing(f"triton.runtime.driver.active.{name}")
 
 
-def interpreter_bench(timed: Callable[[str, int, float, str], None]) -> Callable:
+def interpreter_bench(timed: Callable[[str, int, float, str], None]) -> Callable[..., Any]:
     """triton.testing.do_bench on the stand-in: calls `fn` once (its launches are traced like any other)
     and returns that call's host time in ms, for every quantile asked. `timed` gets (file, line, ms, name)."""
 
-    def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean", **_):
+    def do_bench(
+        fn: Callable[[], object],
+        warmup: int = 25,
+        rep: int = 100,
+        grad_to_none: Any = None,
+        quantiles: list[float] | None = None,
+        return_mode: str = "mean",
+        **_: Any,
+    ) -> float | list[float]:
         file, line = user_line()
         t0 = time.perf_counter()
         fn()

@@ -9,68 +9,49 @@ way (the gradients reaching a backward, the saved outputs it unpacks) is marked 
 is on a GPU. An op implemented in Python for CUDA only runs that implementation for stand-in CUDA
 tensors (they are CPU tensors, so the dispatcher would look for a CPU kernel).
 
-`install(mode)` patches the classes and returns the undo, run when the stand-in ends.
+`install(scope, mode)` patches the classes in the stand-in's `PatchScope`, undone when the stand-in ends.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
 
+from ..interpreter.patches import PatchScope
 from .cuda_tensors import any_marked, is_marked, mark
 
 # On a custom Function's backward node whose forward had CUDA inputs: (which outputs were CUDA ones,
 # the storages of its CUDA inputs and outputs).
 _FLAG = "_tl_standin_cuda"
+# torch leaves it unannotated: the modes pushed on this thread, innermost last.
+_mode_stack = cast(Callable[[], list[TorchFunctionMode]], _get_current_function_mode_stack)
+# within(fn, *args, **kwargs): fn's call with the stand-in's mode in place.
+Within = Callable[..., Any]
 
 
-class _Patches:
-    """(owner, attribute) -> new value, undone in reverse order; an attribute the owner did not hold
-    itself (inherited) is deleted again rather than set."""
-
-    def __init__(self) -> None:
-        self._saved: list[tuple[Any, str, Any]] = []
-
-    _MISSING = object()
-
-    def set(self, owner: Any, name: str, value: Any) -> None:
-        self._saved.append((owner, name, owner.__dict__.get(name, self._MISSING)))
-        setattr(owner, name, value)
-
-    def undo(self) -> None:
-        while self._saved:
-            owner, name, old = self._saved.pop()
-            if old is self._MISSING:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, old)
-
-
-def install(mode: TorchFunctionMode) -> Callable[[], None]:
-    p = _Patches()
+def install(scope: PatchScope, mode: TorchFunctionMode) -> None:
+    """The entry points wrapped until `scope` is left."""
     active = [True]
 
-    def within(fn: Callable, *args, **kwargs):
+    def within(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """fn(*args, **kwargs) with the stand-in's mode in place (pushed again only where it is not).
         After the stand-in ended (the op kernels registered during it stay registered) just fn."""
-        if not active[0] or mode in _get_current_function_mode_stack():
+        if not active[0] or mode in _mode_stack():
             return fn(*args, **kwargs)
         with mode:
             return fn(*args, **kwargs)
 
-    _autograd_function(p, within)
-    _library(p, within)
-    _threads(p, within)
-
-    def undo() -> None:
+    def ended() -> None:
         active[0] = False
-        p.undo()
 
-    return undo
+    _autograd_function(scope, within)
+    _library(scope, within)
+    _threads(scope, within)
+    scope.defer(ended)  # last made, first undone: off before the classes are put back, as before
 
 
 # -- torch.autograd.Function -----------------------------------------------------------------------
@@ -78,12 +59,12 @@ def _storage(t: torch.Tensor) -> int:
     return t.untyped_storage().data_ptr()
 
 
-def _autograd_function(p: _Patches, within: Callable) -> None:
+def _autograd_function(p: PatchScope, within: Within) -> None:
     from torch.autograd.function import BackwardCFunction, Function
 
     apply = Function.__dict__["apply"].__func__
 
-    def forward_apply(cls, *args, **kwargs):
+    def forward_apply(cls: type, *args: Any, **kwargs: Any) -> Any:
         out = apply(cls, *args, **kwargs)
         inputs = [a for a in list(args) + list(kwargs.values()) if is_marked(a)]
         if not inputs:
@@ -103,14 +84,14 @@ def _autograd_function(p: _Patches, within: Callable) -> None:
                 setattr(t.grad_fn, _FLAG, (which, cuda))
         return out
 
-    p.set(Function, "apply", classmethod(forward_apply))
+    p.set_attr(Function, "apply", classmethod(forward_apply))
 
     def wrap_backward(name: str) -> None:
         original = BackwardCFunction.__dict__.get(name)
         if original is None:  # apply_boxed: newer torch only
             return
 
-        def backward_apply(self, *args):
+        def backward_apply(self: Any, *args: Any) -> Any:
             flag = getattr(self, _FLAG, None)
             if flag is not None:
                 # Gradients autograd made in C++, one per forward output: on that output's device.
@@ -120,14 +101,14 @@ def _autograd_function(p: _Patches, within: Callable) -> None:
                         mark(g)
             return within(original, self, *args)
 
-        p.set(BackwardCFunction, name, backward_apply)
+        p.set_attr(BackwardCFunction, name, backward_apply)
 
     wrap_backward("apply")
     wrap_backward("apply_boxed")
 
     saved = torch._C._FunctionBase.__dict__["saved_tensors"]
 
-    def saved_tensors(self):
+    def saved_tensors(self: Any) -> Any:
         out = saved.__get__(self)
         flag = getattr(self, _FLAG, None)
         if flag is not None:
@@ -138,24 +119,26 @@ def _autograd_function(p: _Patches, within: Callable) -> None:
                     mark(t)
         return out
 
-    p.set(BackwardCFunction, "saved_tensors", property(saved_tensors))
+    p.set_attr(BackwardCFunction, "saved_tensors", property(saved_tensors))
 
 
 # -- torch.library ---------------------------------------------------------------------------------
 _NO_MODE_KEYS = ("Meta",)  # fake / meta kernels compute shapes only
 
 
-def _library(p: _Patches, within: Callable) -> None:
+def _library(p: PatchScope, within: Within) -> None:
     Library = torch.library.Library
-    impl = Library.impl
-    routers: dict[tuple[int, str], dict[str, Callable]] = {}  # (library, op) -> dispatch key -> kernel
+    impl = cast(Callable[..., Any], Library.impl)  # (torch leaves it unannotated)
+    routers: dict[tuple[int, str], dict[str, Callable[..., Any]]] = {}  # (library, op) -> dispatch key -> kernel
 
-    def library_impl(self, op_name, fn, dispatch_key="", *args, **kwargs):
+    def library_impl(
+        self: torch.library.Library, op_name: Any, fn: Any, dispatch_key: str = "", *args: Any, **kwargs: Any
+    ) -> Any:
         key = dispatch_key or getattr(self, "dispatch_key", "")
         if key in _NO_MODE_KEYS or not callable(fn):
             return impl(self, op_name, fn, dispatch_key, *args, **kwargs)
 
-        def kernel(*a, **k):
+        def kernel(*a: Any, **k: Any) -> Any:
             return within(fn, *a, **k)
 
         kernel.__name__ = getattr(fn, "__name__", "kernel")
@@ -180,10 +163,10 @@ def _library(p: _Patches, within: Callable) -> None:
                 table.setdefault("CPU", native)
             impl(self, op_name, _router(qualname, table), "CPU", *args, **kwargs)
 
-    p.set(Library, "impl", library_impl)
+    p.set_attr(Library, "impl", library_impl)
 
 
-def _native_cpu_kernel(qualname: str) -> Callable | None:
+def _native_cpu_kernel(qualname: str) -> Callable[..., Any] | None:
     """The op's own CPU kernel (aten's, or one a library registered before), as a callable: a library
     that overrides a built-in op for CUDA only (FlagGems' `aten::copy_` under use_gems) leaves CPU tensors
     running it, on a GPU as here. None when it has none (an op of the library's own), or with a torch
@@ -197,14 +180,14 @@ def _native_cpu_kernel(qualname: str) -> Callable | None:
         return None
     keys = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
 
-    def native(*args, **kwargs):
+    def native(*args: Any, **kwargs: Any) -> Any:
         return kernel.call_boxed(keys, *args, **kwargs)
 
     return native
 
 
-def _router(op: str, table: dict[str, Callable]) -> Callable:
-    def route(*args, **kwargs):
+def _router(op: str, table: dict[str, Callable[..., Any]]) -> Callable[..., Any]:
+    def route(*args: Any, **kwargs: Any) -> Any:
         cuda, cpu = table.get("CUDA"), table.get("CPU")
         if cuda is not None and (cpu is None or any_marked(args) or any_marked(kwargs.values())):
             if cpu is None and _has_tensor(args, kwargs) and not (any_marked(args) or any_marked(kwargs.values())):
@@ -220,7 +203,7 @@ def _router(op: str, table: dict[str, Callable]) -> Callable:
     return route
 
 
-def _has_tensor(args, kwargs) -> bool:
+def _has_tensor(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     for v in list(args) + list(kwargs.values()):
         if isinstance(v, torch.Tensor) or (
             isinstance(v, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in v)
@@ -230,13 +213,13 @@ def _has_tensor(args, kwargs) -> bool:
 
 
 # -- threads ---------------------------------------------------------------------------------------
-def _threads(p: _Patches, within: Callable) -> None:
+def _threads(p: PatchScope, within: Within) -> None:
     start = threading.Thread.start
 
-    def thread_start(self):
+    def thread_start(self: threading.Thread) -> None:
         # The mode is per thread: the thread's run (its target, or a subclass's run) gets it too.
         run = self.run
-        self.run = lambda: within(run)
+        vars(self)["run"] = lambda: within(run)  # this thread's own run, over the class's (as `self.run = ...`)
         return start(self)
 
-    p.set(threading.Thread, "start", thread_start)
+    p.set_attr(threading.Thread, "start", thread_start)

@@ -15,10 +15,10 @@ Everything is put back on exit. `report()` says what the script used, for the ru
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 from ..interpreter import compat
+from ..interpreter.patches import PatchScope
 from .cuda_api import CudaApi, Driver, NeedsRealGPU, interpreter_bench, needs_real_gpu  # noqa: F401
 from .gpu_profiles import profile
 
@@ -46,8 +46,8 @@ class CudaStandIn:
         self.gpu = profile(gpu)
         self.used: dict[str, None] = {}
         self.uses = 0  # how many times the script asked (the pytest plugin: did this test use it)
-        self.timed: list[dict] = []
-        self._undo: list[Callable[[], None]] = []
+        self.timed: list[dict[str, Any]] = []
+        self._scope = PatchScope()  # everything the stand-in changed, undone on exit
 
     def _use(self, what: str) -> None:
         self.uses += 1
@@ -66,48 +66,36 @@ class CudaStandIn:
         from .cuda_tensors import CudaTensors, generator_class
 
         api = CudaApi(self.gpu, self._use)
-        self._set(torch.cuda, api.functions())
-        self._set(torch.cuda, {"_lazy_init": api.lazy_init})
-        self._set(torch._C, api.c_functions())
-        self._set(torch, {"Generator": generator_class(self._use)})
-        bench = interpreter_bench(self._timed)
-        self._set(triton.testing, {"do_bench": bench, "do_bench_cudagraph": bench})
-        driver = Driver(api, bench, lambda: compat.gpu_target("cuda", self.gpu.arch, self.gpu.warp_size))
-        self._undo.append(compat.stand_in_driver(driver))
-        mode = CudaTensors(lambda: api.index, self._use)
-        mode.__enter__()
-        self._undo.append(lambda: mode.__exit__(None, None, None))
-        self._undo.append(cuda_reentry.install(mode))  # backward, torch.library ops, threads
-        self._undo.append(nvidia_smi.install(self.gpu))  # vendor probes that shell out
+        scope = self._scope = PatchScope()
+        try:
+            _set(scope, torch.cuda, api.functions())
+            _set(scope, torch.cuda, {"_lazy_init": api.lazy_init})
+            _set(scope, torch._C, api.c_functions())
+            _set(scope, torch, {"Generator": generator_class(self._use)})
+            bench = interpreter_bench(self._timed)
+            _set(scope, triton.testing, {"do_bench": bench, "do_bench_cudagraph": bench})
+            driver = Driver(api, bench, lambda: compat.gpu_target("cuda", self.gpu.arch, self.gpu.warp_size))
+            compat.stand_in_driver(scope, driver)
+            mode = CudaTensors(lambda: api.index, self._use)
+            scope.enter(mode)
+            cuda_reentry.install(scope, mode)  # backward, torch.library ops, threads
+            nvidia_smi.install(scope, self.gpu)  # vendor probes that shell out
+        except BaseException:
+            scope.restore()
+            raise
         return self
 
-    def __exit__(self, *exc) -> None:
-        while self._undo:
-            self._undo.pop()()
-
-    def _set(self, module, values: dict[str, Any]) -> None:
-        missing = object()
-        saved = {k: module.__dict__.get(k, missing) for k in values}
-
-        def undo() -> None:
-            for k, v in saved.items():
-                if v is missing:
-                    module.__dict__.pop(k, None)
-                else:
-                    setattr(module, k, v)
-
-        for k, v in values.items():
-            setattr(module, k, v)
-        self._undo.append(undo)
+    def __exit__(self, *exc: object) -> None:
+        self._scope.restore()
 
     # -- results ----------------------------------------------------------------------------
-    def report(self) -> dict | None:
+    def report(self) -> dict[str, Any] | None:
         """The model.CudaStandIn of the run as JSON, or None when the script never asked for CUDA."""
         if not self.used:
             return None
         return {"gpu": self.gpu.name, "reason": self.reason, "used": list(self.used), "timed": self.timed}
 
-    def explain(self, meta: dict) -> dict:
+    def explain(self, meta: dict[str, Any]) -> dict[str, Any]:
         """An error meta of the worker, its message rewritten when the cause is CUDA the stand-in lacks."""
         what = explain_message(meta.get("type", ""), meta.get("message", ""))
         if what is None:
@@ -115,6 +103,11 @@ class CudaStandIn:
         first = (meta.get("message") or "").strip().splitlines()[:1] or [""]
         said = first[0] if len(first[0]) <= 160 else first[0][:157] + "..."
         return dict(meta, type="NeedsRealGPU", message=f"{what} (the error was {meta['type']}: {said})")
+
+
+def _set(scope: PatchScope, module: Any, values: dict[str, Any]) -> None:
+    for name, value in values.items():
+        scope.set_attr(module, name, value)
 
 
 # (pattern over "Type: message", what it needed, why)

@@ -9,7 +9,7 @@ The values are the CPU tensors' own: what the script computes is what it compute
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 import torch
@@ -27,10 +27,10 @@ _METHODS = frozenset(
 )
 
 
-_CONSTRUCTORS: frozenset | None = None
+_CONSTRUCTORS: frozenset[Callable[..., Any]] | None = None
 
 
-def _constructors() -> frozenset:
+def _constructors() -> frozenset[Callable[..., Any]]:
     """The factories that take a default device (torch's own list, as its DeviceContext uses it)."""
     global _CONSTRUCTORS
     if _CONSTRUCTORS is None:
@@ -83,7 +83,7 @@ def _cuda_device(d: Any) -> bool | None:
     return None
 
 
-def any_marked(values) -> bool:
+def any_marked(values: Iterable[Any]) -> bool:
     """Whether a marked tensor is among `values` (or one level inside a list or tuple among them)."""
     Tensor = torch.Tensor
     for a in values:
@@ -97,7 +97,7 @@ def any_marked(values) -> bool:
     return False
 
 
-def _mark_new(out, inputs: list) -> None:
+def _mark_new(out: Any, inputs: list[Any]) -> None:
     """Mark the tensors in `out` that are new objects (an in-place op or `out=` returns its own input,
     which keeps the device it had)."""
     ids = {id(x) for x in inputs if isinstance(x, torch.Tensor)}
@@ -110,7 +110,7 @@ def _mark_new(out, inputs: list) -> None:
                 mark(t)
 
 
-def _flat_inputs(args, kwargs) -> list:
+def _flat_inputs(args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
     out = list(args) + list(kwargs.values())
     for a in list(out):
         if isinstance(a, (list, tuple)):
@@ -129,12 +129,18 @@ class CudaTensors(TorchFunctionMode):
     def _device(self) -> torch.device:
         return torch.device("cuda", self.index())
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
+    def __torch_function__(
+        self,
+        func: Callable[..., Any],
+        types: Collection[type],
+        args: Sequence[Any] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
         # Every torch call of the script passes here: the common case (no device, no marked input)
         # is one pass over the arguments (bench/cuda_standin_overhead.py).
         kwargs = kwargs or {}
         if type(func) is _MethodWrapper:
-            owner = func.__self__
+            owner = getattr(func, "__self__", None)  # (a method-wrapper: the descriptor it is bound to)
             if type(owner) is _GetSet:
                 return self._getter(owner, func, args, kwargs)
         elif func in _METHODS and args and isinstance(args[0], torch.Tensor):
@@ -154,12 +160,12 @@ class CudaTensors(TorchFunctionMode):
             _mark_new(out, _flat_inputs(args, kwargs))
         return out
 
-    def _getter(self, descriptor, func, args, kwargs):
+    def _getter(self, descriptor: Any, func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         t = args[0] if args else None
         if getattr(func, "__name__", "") == "__set__":
             out = func(*args, **kwargs)
             if descriptor is _DATA and len(args) > 1:  # param.data = moved (nn.Module.cuda / .to / .cpu)
-                mark(t) if is_marked(args[1]) else _unmark(t)
+                mark(args[0]) if is_marked(args[1]) else _unmark(args[0])
             return out
         if descriptor is _GETTERS.get("is_cuda"):
             return True if is_marked(t) else func(*args, **kwargs)
@@ -175,7 +181,7 @@ class CudaTensors(TorchFunctionMode):
             mark(out)  # x.data
         return out
 
-    def _method(self, name, func, args, kwargs):
+    def _method(self, name: str, func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         t = args[0]
         if name == "get_device":
             return self.index() if is_marked(t) else func(*args, **kwargs)
@@ -192,7 +198,7 @@ class CudaTensors(TorchFunctionMode):
             return self._to(func, args, kwargs)
         return NotImplemented
 
-    def _to(self, func, args, kwargs):
+    def _to(self, func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         t, rest = args[0], list(args[1:])
         target: bool | None = None
         if "device" in kwargs:
@@ -220,7 +226,7 @@ class CudaTensors(TorchFunctionMode):
         return out
 
 
-def generator_class(used: Callable[[str], None]) -> type:
+def generator_class(used: Callable[[str], None]) -> type[torch._C.Generator]:
     """torch.Generator, taking device="cuda" as a CPU generator (random tensors on the stand-in are
     drawn on the CPU anyway)."""
 
@@ -228,18 +234,20 @@ def generator_class(used: Callable[[str], None]) -> type:
 
     class Meta(type(base)):  # type: ignore[misc]  # (the metaclass of a class known only at run time)
         # Generators torch made itself (torch.default_generator) are still torch.Generator instances.
-        def __instancecheck__(cls, obj):
+        def __instancecheck__(cls, obj: object) -> bool:
             return isinstance(obj, base)
 
-        def __subclasscheck__(cls, sub):
+        def __subclasscheck__(cls, sub: type) -> bool:
             return issubclass(sub, base)
 
-    class Generator(base, metaclass=Meta):
-        def __new__(cls, device="cpu"):
+    class Generator(torch._C.Generator, metaclass=Meta):
+        def __new__(cls, device: Any = "cpu") -> Generator:
             if _cuda_device(device):
                 used("cuda tensors")
                 device = "cpu"
-            return super().__new__(cls, device)
+            # (torch's stubs give the C class no __new__ of its own: called through the runtime class)
+            made: Generator = base.__new__(cls, device)
+            return made
 
     Generator.__module__ = "torch"
     return Generator

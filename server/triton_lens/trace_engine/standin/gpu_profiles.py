@@ -35,7 +35,7 @@ class GpuProfile:
     def arch(self) -> int:
         return self.major * 10 + self.minor
 
-    def triton_properties(self) -> dict:
+    def triton_properties(self) -> dict[str, int]:
         """What triton's CUDA driver returns from utils.get_device_properties(index)."""
         return {
             "max_shared_mem": self.max_shared_mem,

@@ -5,7 +5,8 @@ your machine!" otherwise). While the stand-in is in place and the machine has no
 own, a directory holding a small one goes first on PATH, for the script and the processes it starts;
 it answers `-L`, `--query-gpu=FIELDS --format=csv[,noheader][,nounits]` and a plain call (a table
 that says it is Triton Lens's stand-in) for the one stood-in GPU, and says so on any other question.
-`install(profile)` returns the undo: PATH as it was, the directory removed.
+`install(scope, profile)` puts it in place until the stand-in's `PatchScope` is left: PATH as it was, the
+directory removed.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
 
+from ..interpreter.patches import PatchScope
 from .gpu_profiles import GpuProfile
 
 _SCRIPT = '''#!{python} -I
@@ -64,23 +65,15 @@ def _fields(gpu: GpuProfile) -> dict[str, object]:
     }
 
 
-def install(gpu: GpuProfile) -> Callable[[], None]:
-    """The stand-in nvidia-smi first on PATH, unless the machine has one; returns the undo."""
+def install(scope: PatchScope, gpu: GpuProfile) -> None:
+    """The stand-in nvidia-smi first on PATH until `scope` is left, unless the machine has one."""
     if shutil.which("nvidia-smi") is not None:
-        return lambda: None
+        return
     folder = tempfile.mkdtemp(prefix="triton-lens-nvidia-smi-")
+    scope.defer(lambda: shutil.rmtree(folder, ignore_errors=True))
     exe = os.path.join(folder, "nvidia-smi")
     with open(exe, "w") as f:
         f.write(_SCRIPT.format(python=sys.executable, name=gpu.name, gpu=_fields(gpu)))
     os.chmod(exe, 0o755)
     before = os.environ.get("PATH")
-    os.environ["PATH"] = folder + (os.pathsep + before if before else "")
-
-    def undo() -> None:
-        if before is None:
-            os.environ.pop("PATH", None)
-        else:
-            os.environ["PATH"] = before
-        shutil.rmtree(folder, ignore_errors=True)
-
-    return undo
+    scope.set_item(os.environ, "PATH", folder + (os.pathsep + before if before else ""))
