@@ -1,0 +1,70 @@
+"""The size check admits only sizes whose grid CUDA can launch (size_model.GRID_LIMITS: x up to 2**31 - 1,
+y and z up to 65535). A wrap that needs more than 65535 programs on grid axis 1 or 2 is no wrap on a GPU:
+the launch fails before the kernel runs. The same wrap driven by grid axis 0 is one."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from triton_lens.analysis import analyze
+from triton_lens.lsp.hover import sizes_checked_lines
+from triton_lens.trace_engine.process.runner import RunRequest, run
+from triton_lens.trace_engine.recording.size_model import GRID_LIMITS, grid_excess, grid_fits
+
+pytestmark = pytest.mark.engine
+
+# `pid * stride` in int32 with rows of 32768: it overflows from pid = 65536, one past what grid axes 1 and 2
+# can launch (x: the rows' tensor is 2**16 * 2**15 * 4 bytes = 8 GiB at that size, which an H100 holds).
+KERNEL = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rows(x_ptr, stride, AXIS: tl.constexpr, BLOCK: tl.constexpr):
+    pid = tl.program_id(AXIS)
+    cols = tl.arange(0, BLOCK)
+    tl.store(x_ptr + pid * stride + cols, tl.zeros([BLOCK], dtype=tl.float32) + 1)
+
+
+x = torch.empty(4, 32768)
+rows[{grid}](x, x.stride(0), AXIS={axis}, BLOCK=32768)
+assert torch.equal(x, torch.ones(4, 32768))
+"""
+
+
+def _findings(tmp_path, grid: str, axis: int):
+    p = tmp_path / "k.py"
+    p.write_text(textwrap.dedent(KERNEL.format(grid=grid, axis=axis)))
+    r = run(RunRequest(path=str(p), timeout_s=120))
+    assert r.status == "ok", r.error
+    return r, analyze(r)
+
+
+def test_the_limits_are_cudas():
+    assert GRID_LIMITS == (2**31 - 1, 65535, 65535)
+    assert grid_fits((2**31 - 1, 65535, 65535)) and grid_excess((1, 1, 1)) is None
+    assert grid_excess((2**31, 1, 1)) == 0 and grid_excess((1, 65536, 1)) == 1 and grid_excess((1, 1, 65536)) == 2
+
+
+@pytest.mark.parametrize("grid,axis", [("(1, x.shape[0])", 1), ("(1, 1, x.shape[0])", 2)], ids=["y", "z"])
+def test_a_wrap_only_past_the_y_or_z_grid_limit_is_not_reported(tmp_path, grid, axis):
+    r, a = _findings(tmp_path, grid, axis)
+    assert not [f for f in a.findings if f.kind in ("wrap", "oob-sizes")], [f.message for f in a.findings]
+    # The hover says how far it ran, and why no further: the grid, not memory, bounded it.
+    lines = [line for L in r.launches for line in sizes_checked_lines(L.size_checked)]
+    want = (
+        "`x_ptr.shape = (65535, 32768)` (the last program, at the largest size whose grid CUDA can launch, "
+        f"65,535 programs on grid axis {axis} at most; H100 would hold more)"
+    )
+    assert any(want in line for line in lines), lines
+
+
+def test_the_same_wrap_on_grid_axis_0_is_reported(tmp_path):
+    _, a = _findings(tmp_path, "(x.shape[0],)", 0)
+    wraps = [f for f in a.findings if f.kind == "wrap"]
+    assert [f.arg for f in wraps] == ["x_ptr"], [(f.kind, f.arg, f.message) for f in a.findings]
+    assert wraps[0].witness["size_value"] == 65537 and wraps[0].witness["grid"] == [65537]
