@@ -4,6 +4,8 @@ the launch fails before the kernel runs. The same wrap driven by grid axis 0 is 
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import textwrap
 
 import pytest
@@ -14,6 +16,9 @@ from triton_lens.trace_engine.process.runner import RunRequest, run
 from triton_lens.trace_engine.recording.size_model import GRID_LIMITS, grid_excess, grid_fits
 
 pytestmark = pytest.mark.engine
+
+# z3 importable and not switched off (as tests/engine/test_size_symbolic.py reads it)
+HAS_Z3 = importlib.util.find_spec("z3") is not None and os.environ.get("TRITON_LENS_SYMBOLIC", "1") != "0"
 
 # `pid * stride` in int32 with rows of 32768: it overflows from pid = 65536, one past what grid axes 1 and 2
 # can launch (x: the rows' tensor is 2**16 * 2**15 * 4 bytes = 8 GiB at that size, which an H100 holds).
@@ -68,3 +73,45 @@ def test_the_same_wrap_on_grid_axis_0_is_reported(tmp_path):
     wraps = [f for f in a.findings if f.kind == "wrap"]
     assert [f.arg for f in wraps] == ["x_ptr"], [(f.kind, f.arg, f.message) for f in a.findings]
     assert wraps[0].witness["size_value"] == 65537 and wraps[0].witness["grid"] == [65537]
+
+
+# z3's query (size_symbolic.py): a mask that lets one lane past n only in programs 65,536 and above of the
+# axis the blocks are on (`n + pid // 65536`), so nothing at n + 1. On axis 0 z3 finds the smallest n whose
+# last block is program 65,536 (n = 16 * 65536 + 1); on axis 1 no such grid launches.
+FAR_BLOCKS = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def fill(x_ptr, n, AXIS: tl.constexpr, BLOCK: tl.constexpr):
+    pid = tl.program_id(AXIS)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.zeros([BLOCK], dtype=tl.float32) + 1, mask=offs < n + pid // 65536)
+
+
+n = 4096
+x = torch.empty(n)
+fill[{grid}](x, n, AXIS={axis}, BLOCK=16)
+assert torch.equal(x, torch.ones(n))
+"""
+
+
+@pytest.mark.skipif(not HAS_Z3, reason="the z3 extra is not importable or TRITON_LENS_SYMBOLIC=0")
+@pytest.mark.parametrize(
+    "grid,axis,found",
+    [("(triton.cdiv(n, 16),)", 0, True), ("(1, triton.cdiv(n, 16))", 1, False)],
+    ids=["x-found", "y-past-the-limit"],
+)
+def test_a_z3_witness_is_a_size_whose_grid_launches(tmp_path, grid, axis, found):
+    p = tmp_path / "k.py"
+    p.write_text(textwrap.dedent(FAR_BLOCKS.format(grid=grid, axis=axis)))
+    r = run(RunRequest(path=str(p), timeout_s=120))
+    assert r.status == "ok", r.error
+    got = [f for f in analyze(r).findings if f.kind in ("oob-sizes", "wrap")]
+    if not found:
+        assert not got, [f.message for f in got]
+        return
+    assert [(f.kind, f.witness.get("found_by")) for f in got] == [("oob-sizes", "z3")], [f.message for f in got]
+    assert got[0].witness["size_value"] == 16 * 65536 + 1 and got[0].witness["grid"] == [65537]
