@@ -5,9 +5,9 @@ equal to it), two questions, each answered by re-launching the kernel at that si
 - `oob-sizes`: at the size just above the script's (n + 1, the ragged neighbour of a size that was a
   multiple of the block), do the corner programs of the new grid send active lanes out of a tensor?
 - `wrap`: as the size grows to the largest the target GPU's memory holds (int32 arguments staying
-  int32, the grid within CUDA's limits: size_model.GRID_LIMITS), does a signed 32-bit add, sub, mul or shift in the last program overflow? The smallest size
-  where it does (found by bisection) is run, and the accesses whose lanes then leave their tensor are
-  the finding, with the operation that overflowed.
+  int32, the grid within CUDA's limits: size_model.GRID_LIMITS), does a signed 32-bit add, sub, mul or
+  shift in the last program overflow? The smallest size where it does (found by bisection) is run, and
+  the accesses whose lanes then leave their tensor are the finding, with the operation that overflowed.
 A re-launch runs only the programs it needs (compat.relaunch), on address-only memory: every tensor is
 one real element, its shape and strides are the size's (the recorder checks bounds against them), and
 every lane is masked off after it is recorded, so no size allocates and nothing is read or written.
@@ -18,8 +18,8 @@ arguments, its closure and globals read at the new size), or a grid written in t
 (its expression evaluated again with the new sizes). A grid passed as numbers is held. A re-launch that
 raises (a `tl.assume`, `tl.static_assert` or `tl.device_assert` the size breaks) is a size the kernel
 does not admit: no finding. Nor is one whose grid CUDA cannot launch (y or z past 65535, x past
-2**31 - 1): no size past those limits is run, from any of the paths. Nothing here changes the script's state: new tensors, the script's own
-values untouched, every patch removed after each re-launch.
+2**31 - 1): no size past those limits is run, from any of the paths. Nothing here changes the script's
+state: new tensors, the script's own values untouched, every patch removed after each re-launch.
 """
 
 from __future__ import annotations
