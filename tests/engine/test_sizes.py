@@ -329,8 +329,8 @@ def block_rows(x_ptr, y_ptr, n_rows, stride_x, stride_y, BLOCK_ROW: tl.constexpr
 
 @triton.jit
 def heads(out_ptr, stride_b, stride_h, C: tl.constexpr):
-    pid_b = tl.program_id(0).to(tl.int64)
-    h = tl.program_id(1)
+    h = tl.program_id(0)
+    pid_b = tl.program_id(1).to(tl.int64)
     tl.store(out_ptr + pid_b * stride_b + h * stride_h + tl.arange(0, C), tl.zeros([C], dtype=tl.float32) + 1)
 
 
@@ -339,7 +339,7 @@ y = torch.empty(40, 48)
 block_rows[(triton.cdiv(x.shape[0], 16),)](x, y, x.shape[0], x.stride(0), y.stride(0), BLOCK_ROW=16, BLOCK=64)
 assert torch.equal(y, x[:, :48])
 out = torch.empty(3, 10, 32)
-heads[(out.shape[0], out.shape[1])](out, out.stride(0), out.stride(1), C=32)
+heads[(out.shape[1], out.shape[0])](out, out.stride(0), out.stride(1), C=32)
 assert torch.equal(out, torch.ones(3, 10, 32))
 """
 
@@ -371,12 +371,14 @@ def test_each_access_gets_the_smallest_size_where_its_own_wrap_fails(tmp_path):
 def test_a_wrap_the_last_batch_would_absorb_is_seen_in_the_first(tmp_path):
     # heads: `h * stride_h` is int32 and wraps as the heads grow, but the batch axis (3, held) is int64: in
     # the last batch the negative offset lands inside an earlier batch (wrong data, no fault), in the first
-    # it leaves the tensor. The check runs both, and reports the first batch's program.
+    # it leaves the tensor. The check runs both, and reports the first batch's program. The heads are grid
+    # axis 0: on axis 1 they could not pass CUDA's 65,535 programs, and `h * 32` would never wrap there.
     a = _run(tmp_path, WRAPS)
     f = next((f for f in a.findings if f.kind == "wrap" and f.arg == "out_ptr"), None)
     assert f is not None, [(f.kind, f.arg, f.message) for f in a.findings]
     assert f.witness["size_value"] == _smallest(lambda n: (n - 1) * 32 >= 2**31)
-    assert "program (0, " in f.message, f.message
+    n = f.witness["size_value"]
+    assert f"program ({n - 1}, 0)" in f.message, f.message  # the last head of the first batch
 
 
 HEURISTIC_MASK = """

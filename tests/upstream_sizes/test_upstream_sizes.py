@@ -42,7 +42,9 @@ def _first(threshold) -> int:
 
 
 # The smallest failing size of each bug, from the kernel's arithmetic at the launch's other sizes: the
-# largest offset the last program computes (active lanes) reaches 2**31. (file, arg) -> size value.
+# largest offset the last program computes (active lanes) reaches 2**31, at a size whose grid CUDA can
+# launch (x up to 2**31 - 1 programs, y and z up to 65,535: past them the launch fails and the kernel never
+# runs). Every size below drives grid axis 0 only. (file, arg) -> size value.
 SMALLEST = {
     # row_idx * X_row_stride, the last row n - 1, rows of 600
     ("liger_803_bug.py", "X_ptr"): _first(lambda n: (n - 1) * 600 >= I32),
@@ -55,16 +57,12 @@ SMALLEST = {
     # pid_b * stride_dt_out_batch (8 heads * 5 chunks * 32)
     ("mamba_1015_bug.py", "dt_out_ptr"): _first(lambda b: (b - 1) * 1280 >= I32),
     ("mamba_1015_bug.py", "dA_cumsum_ptr"): _first(lambda b: (b - 1) * 1280 >= I32),
-    # the leftover: offs_h * stride_dt_out_head, the last head n - 1 times 5 chunks * 32
-    ("mamba_1015_fixed.py", "dt_out_ptr"): _first(lambda n: (n - 1) * 160 >= I32),
-    ("mamba_1015_fixed.py", "dA_cumsum_ptr"): _first(lambda n: (n - 1) * 160 >= I32),
-    # (bos * H + i_h) * K with bos = (B - 1) * T, T = 96, H = 2, i_h = 1, K = 64; A's times BT = 32
-    ("fla_911_bug.py", "k"): _first(lambda b: ((b - 1) * 96 * 2 + 1) * 64 >= I32),
-    ("fla_911_bug.py", "A"): _first(lambda b: ((b - 1) * 96 * 2 + 1) * 32 >= I32),
     # (pid_p * 24 + linear_index) * 64, the last prefix row P - 1 (index values read as 0)
     ("flaggems_6087_bug.py", "input_ptr"): _first(lambda p: (p - 1) * 24 * 64 >= I32),
-    # (pid_p * M + index_offsets) * 64 with the last prefix row 6 and the last index M - 1
-    ("flaggems_6087_bug.py", "out_ptr"): _first(lambda m: (6 * m + m - 1) * 64 >= I32),
+    # (pid_p * M + index_offsets) * 64 with M = 5 and the last active index 4, the last prefix row P - 1.
+    # Not along M (where it was once reported, at 4,793,491 indices): the grid's axis 1 is cdiv(M, 4),
+    # which CUDA caps at 65,535, so M stops at 262,140, an offset of 117,438,656.
+    ("flaggems_6087_bug.py", "out_ptr"): _first(lambda p: ((p - 1) * 5 + 4) * 64 >= I32),
     # offs_m * stride_m: the last active row 199, the row stride = the columns
     ("triton_6748_bug.py", "pointer"): _first(lambda c: 199 * c >= I32),
     # index_b * NUM_COLUMNS with index_b = the program id, 2 programs per token (top-2), 96 columns
@@ -72,8 +70,8 @@ SMALLEST = {
 }
 
 # Out of the check's reach (documented in each file and in docs/findings.md): offsets built from loaded
-# values, which the check reads as zeros, and sizes past 2**31. (file, arg) of a wrap the kernel has and
-# the check cannot see.
+# values, which the check reads as zeros, sizes past 2**31, a grid held while the size moves, and wraps
+# that need two sizes to grow together. (file, arg) of a wrap the kernel has and the check cannot see.
 MISSED = {
     ("liger_1246_bug.py", "pre_act_ptr"),  # row_offs = loaded row_start + arange
     ("liger_1246_bug.py", "post_act_ptr"),
@@ -83,6 +81,18 @@ MISSED = {
     # kernel wraps only once n itself passes 2**31 (then int64) while the program id stays int32.
     ("triton_832_bug.py", "in_ptr0"),
     ("triton_832_bug.py", "out_ptr0"),
+    # Grid limits: along the batch, the wrap of `(bos * H + i_h) * K` needs B * H past 65,535 programs on
+    # grid axis 1 (it was once reported at 174,764 and 349,527 batches: no launch). On a GPU it wraps along T
+    # instead (from 4,194,304 for k, 8,388,608 for A, grid axis 0), where the check holds the grid: the
+    # launch passes NT, computed before it (the file's notes).
+    ("fla_911_bug.py", "k"),
+    ("fla_911_bug.py", "A"),
+    # The fix's leftover, `offs_h * stride_head`: the heads (grid axis 2, blocks of 4) stop at 262,140 and
+    # the chunks (axis 1) at 65,535, so one size alone never wraps (it was once reported at 13,421,774
+    # heads, a grid of 3,355,444 on axis 2: no launch). It wraps where both grow, 262,140 heads and a
+    # sequence of 8,193, and the check moves one size at a time.
+    ("mamba_1015_fixed.py", "dt_out_ptr"),
+    ("mamba_1015_fixed.py", "dA_cumsum_ptr"),
 }
 
 _cache: dict[str, object] = {}
@@ -133,13 +143,16 @@ def test_each_wrap_is_reported_at_its_smallest_failing_size(key):
     w = found[0].witness
     assert w["size_value"] == SMALLEST[key], (w["size"], SMALLEST[key], found[0].message)
     assert w["size"] in found[0].message and str(SMALLEST[key]) in w["size"]
+    # A grid CUDA can launch (CUDA's limits, written out here rather than read from the tool).
+    assert all(g <= most for g, most in zip(w["grid"], (2**31 - 1, 65_535, 65_535))), w["grid"]
 
 
 @pytest.mark.parametrize("key", sorted(MISSED), ids=[f"{f}:{arg}" for f, arg in sorted(MISSED)])
 def test_a_wrap_out_of_the_checks_reach_is_not_reported(key):
     # The documented limitations, asserted as they are: loads read zeros on address-only memory, so an
-    # offset built from a loaded index never grows with the size; integer arguments stay below 2**31. If
-    # the check learns to see one, this fails and the entry moves to SMALLEST.
+    # offset built from a loaded index never grows with the size; integer arguments stay below 2**31; a
+    # held grid is not searched for a wrap; one size moves at a time. If the check learns to see one, this
+    # fails and the entry moves to SMALLEST.
     name, arg = key
     a = analysed(KERNELS / name)
     assert not [f for f in a.findings if f.kind in SIZE_KINDS and f.arg == arg]

@@ -124,9 +124,16 @@ def sizes_checked_lines(checked: list[dict[str, Any]]) -> list[str]:  # the size
         if c.get("tail"):
             runs.append(f"`{c['tail']}` (the grid's corner programs)")
         if c.get("largest"):
-            runs.append(
-                f"`{c['largest']}` (the last program, at the largest size that fits {c.get('gpu') or 'the GPU'} with int32 sizes)"
-            )
+            gpu = c.get("gpu") or "the GPU"
+            if c.get("grid_limit"):
+                # The GPU holds more, but CUDA cannot launch its grid there (size_model.GRID_LIMITS): no size.
+                axis, most = c["grid_limit"]["axis"], c["grid_limit"]["most"]
+                where = f"the largest size whose grid CUDA can launch, {most:,} programs on grid axis {axis} at most"
+                runs.append(f"`{c['largest']}` (the last program, at {where}; {gpu} would hold more)")
+            else:
+                runs.append(
+                    f"`{c['largest']}` (the last program, at the largest size that fits {gpu} with int32 sizes)"
+                )
         if runs:
             stopped = "; the check stopped at its budget before the other sizes" if c.get("stopped") else ""
             out.append(f"- other sizes than `{c.get('script')}`: in bounds at {' and '.join(runs)}{stopped}")

@@ -312,7 +312,8 @@ class LaunchTrace:
     size_findings: list[dict[str, Any]] = field(default_factory=list)
     # what the size check ran at, per size it moved: {"script": "n = 4096", "tail": "n = 4097" or None
     # (the grid's corner programs), "largest": "n = ..." or None (the last program, at the largest size the
-    # GPU holds), "gpu": that GPU's name, "stopped": True when its budget ran out before it finished}
+    # GPU holds), "gpu": that GPU's name, "stopped": True when its budget ran out before it finished,
+    # "grid_limit": {"axis", "most"} where CUDA's grid limit, not memory, bounded "largest"}
     size_checked: list[dict[str, Any]] = field(default_factory=list)
     # An autotuned launch: {"config": its config's label (`BLOCK=64, num_warps=8`), "rank": its place in
     # the user's list of configs, "trial": True for a launch made only to try a config (kept for its

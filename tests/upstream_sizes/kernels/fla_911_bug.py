@@ -11,6 +11,15 @@ tl.make_block_ptr, which triton 3.9 no longer has; the tiles are written here as
 plain pointers (`o_t[:, None] * (H*K)`), and the same masks. Grid as chunk_scaled_dot_kkt_fwd launches it:
 `(cdiv(T, BT), B * HV)`. g and cu_seqlens are None (USE_G and IS_VARLEN off), H == HV, and the autotuned
 BK is pinned to one config.
+
+On a GPU the wrap needs a long sequence, not a large batch: along B the grid's second axis B * H passes
+CUDA's limit of 65,535 programs at B = 32,768, and at the largest batch that launches, 32,767,
+`((B - 1) * T * H + 1) * K` is 402,628,672 (a batch that wraps would not launch); along T (B = 5),
+`(bos * H + i_h) * K` wraps from T = 4,194,304 (k) and `(bos * HV + i_h) * BT` from T = 8,388,608 (A),
+grids (131072, 10) and (262144, 10). The size check does not see those: the launch passes NT, computed
+before it, so the grid stays at 3 programs along T while T moves, and the check asks for a wrap only
+where the grid follows the size (written as `[(triton.cdiv(T, BT), B * H)]`, it finds both at those
+sizes). test_upstream_sizes.py lists them as missed.
 """
 
 import torch
@@ -42,13 +51,13 @@ def chunk_scaled_dot_kkt_fwd_kernel(
     for i_k in range(tl.cdiv(K, BK)):
         o_k = i_k * BK + tl.arange(0, BK)
         p_k = k + (bos * H + i_h // (HV // H)) * K + o_t[:, None] * (H * K) + o_k[None, :]
-        b_k = tl.load(p_k, mask=m_t[:, None] & (o_k < K)[None, :], other=0.0)  # expect: wrap k
+        b_k = tl.load(p_k, mask=m_t[:, None] & (o_k < K)[None, :], other=0.0)  # a wrap the check misses: below
         b_A += tl.dot(b_k, tl.trans(b_k))
     b_A *= b_b[:, None]
     m_A = (o_t[:, None] > o_t[None, :]) & (m_t[:, None] & m_t)
     b_A = tl.where(m_A, b_A, 0)
     p_A = A + (bos * HV + i_h) * BT + o_t[:, None] * (BT * HV) + tl.arange(0, BT)[None, :]
-    tl.store(p_A, b_A.to(p_A.dtype.element_ty), mask=m_t[:, None])  # expect: wrap A
+    tl.store(p_A, b_A.to(p_A.dtype.element_ty), mask=m_t[:, None])  # a wrap the check misses: below
 
 
 if __name__ == "__main__":

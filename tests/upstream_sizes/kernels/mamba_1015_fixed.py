@@ -6,8 +6,16 @@ tl.program_id()", for the batch and chunk axes: `pid_b` and `pid_c` are int64 he
 mamba_1015_bug.py no longer wraps. The head axis is not cast: `offs_h = pid_h * BLOCK_SIZE_H +
 tl.arange(0, BLOCK_SIZE_H)` is int32, and `offs_h[:, None] * stride_dt_out_head` (the head stride is
 nchunks * chunk_size) still wraps once nheads * seqlen passes 2**31, at the dt_out and dA_cumsum stores:
-the leftover this file asserts. (The dt load's own head term, `offs_h * stride_dt_head`, is offs_h times
-1 for a contiguous dt.) Everything else as in mamba_1015_bug.py, whose notes follow.
+the leftover. (The dt load's own head term, `offs_h * stride_dt_head`, is offs_h times 1 for a contiguous
+dt.) Everything else as in mamba_1015_bug.py, whose notes follow.
+
+The leftover is real on a GPU only where the heads and the sequence grow together: the heads are grid
+axis 2 (cdiv(nheads, 4) blocks) and the chunks axis 1, each at most 65,535 programs in CUDA, so the heads
+alone stop at 262,140 (offset 262,139 * 160 at this launch's 5 chunks) and the chunks alone at 65,535 (8
+heads), neither near 2**31; at 262,140 heads it wraps from a sequence of 8,193 (257 chunks of 32: 262,139
+* 8,224 > 2**31). The size check moves one size at a time, so it does not report it: the 13,421,774 heads
+it once reported need a grid of 3,355,444 on axis 2, which CUDA refuses. test_upstream_sizes.py lists it
+as missed.
 
 Report: https://github.com/state-spaces/mamba/issues/1015 ("Sequences longer than ~61K tokens silently give
 a wrong answer or crash"), and PR #987, which names this kernel: `dt_ptr += pid_b * stride_dt_batch +
@@ -59,11 +67,11 @@ def _chunk_cumsum_fwd_kernel(
     dt = tl.load(dt_ptrs, mask=(offs_h[:, None] < nheads) & (offs_c[None, :] < chunk_size_limit), other=0.0).to(tl.float32)
     dt = tl.minimum(tl.maximum(dt, dt_min), dt_max)
     dt = tl.where((offs_h[:, None] < nheads) & (offs_c[None, :] < chunk_size_limit), dt, 0.0)
-    tl.store(dt_out_ptrs, dt, mask=(offs_h[:, None] < nheads) & (offs_c[None, :] < chunk_size))  # expect: wrap dt_out_ptr
+    tl.store(dt_out_ptrs, dt, mask=(offs_h[:, None] < nheads) & (offs_c[None, :] < chunk_size))  # the leftover
     A = tl.load(A_ptrs, mask=offs_h < nheads, other=0.0).to(tl.float32)
     dA = dt * A[:, None]
     dA_cs = tl.cumsum(dA, axis=1)
-    tl.store(dA_cs_ptrs, dA_cs, mask=(offs_h[:, None] < nheads) & (offs_c[None, :] < chunk_size))  # expect: wrap dA_cumsum_ptr
+    tl.store(dA_cs_ptrs, dA_cs, mask=(offs_h[:, None] < nheads) & (offs_c[None, :] < chunk_size))  # the leftover
 
 
 def chunk_cumsum_fwd(dt, A, chunk_size, block_h=4):

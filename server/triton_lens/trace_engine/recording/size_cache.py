@@ -27,7 +27,7 @@ from collections import OrderedDict
 from typing import Any
 
 # Bumped when what the check computes, or how it is keyed, changes (stale entries then never match).
-FORMAT = 1
+FORMAT = 2  # 2: sizes bounded by CUDA's grid limits (size_model.GRID_LIMITS)
 
 # Modules whose objects are named, not digested: their behaviour is the release's (in the key) or ours.
 _LIBRARIES = {

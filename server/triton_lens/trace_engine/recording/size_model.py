@@ -13,10 +13,27 @@ Pure: torch tensors in, plain tuples out; no triton, no interpreter.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 INT32_MAX = 2**31 - 1
+# CUDA's limits on a launch grid, the same on every compute capability Triton targets (CUDA C++
+# Programming Guide, "Features and Technical Specifications": maximum x-dimension of a grid of thread
+# blocks 2**31 - 1, maximum y- or z-dimension 65535). A compiled Triton launch past them fails at launch
+# ("invalid argument"; triton's own check says "grid too large") and the kernel never runs, so a size whose
+# grid exceeds them is not a size the kernel admits: the size check bounds its sizes by them as by memory.
+GRID_LIMITS = (INT32_MAX, 65_535, 65_535)
+
+
+def grid_fits(grid: tuple[int, ...]) -> bool:
+    """Whether CUDA can launch a grid of these (x, y, z) extents (GRID_LIMITS)."""
+    return all(g <= lim for g, lim in zip(grid, GRID_LIMITS))
+
+
+def grid_excess(grid: tuple[int, ...]) -> int | None:
+    """The first grid axis past CUDA's limit (0, 1 or 2), or None when the grid fits."""
+    return next((k for k, (g, lim) in enumerate(zip(grid, GRID_LIMITS)) if g > lim), None)
 
 
 @dataclass(frozen=True)
@@ -229,8 +246,10 @@ def largest_fitting(
     memory_bytes: int,
     limit: int = INT32_MAX,
     blocks: frozenset[tuple[int, int]] = frozenset(),
+    admits: Callable[[Resize], bool] | None = None,
 ) -> Resize | None:
-    """The largest size (at most `limit`, int32 arguments staying int32) whose tensors fit in memory."""
+    """The largest size (at most `limit`, int32 arguments staying int32) whose tensors fit in memory and,
+    with `admits`, that it admits (size_probe: a grid CUDA can launch). Both only fail from some size on."""
     first = resize(old, old, ints, tensors, blocks)
     if first is None:
         return None
@@ -239,7 +258,7 @@ def largest_fitting(
     while lo <= hi:
         mid = (lo + hi) // 2
         r = resize(old, mid, ints, tensors, blocks)
-        if r is not None and r.bytes <= memory_bytes:
+        if r is not None and r.bytes <= memory_bytes and (admits is None or admits(r)):
             best, lo = r, mid + 1
         else:
             hi = mid - 1

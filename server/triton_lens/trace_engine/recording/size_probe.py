@@ -5,9 +5,9 @@ equal to it), two questions, each answered by re-launching the kernel at that si
 - `oob-sizes`: at the size just above the script's (n + 1, the ragged neighbour of a size that was a
   multiple of the block), do the corner programs of the new grid send active lanes out of a tensor?
 - `wrap`: as the size grows to the largest the target GPU's memory holds (int32 arguments staying
-  int32), does a signed 32-bit add, sub, mul or shift in the last program overflow? The smallest size
-  where it does (found by bisection) is run, and the accesses whose lanes then leave their tensor are
-  the finding, with the operation that overflowed.
+  int32, the grid within CUDA's limits: size_model.GRID_LIMITS), does a signed 32-bit add, sub, mul or
+  shift in the last program overflow? The smallest size where it does (found by bisection) is run, and
+  the accesses whose lanes then leave their tensor are the finding, with the operation that overflowed.
 A re-launch runs only the programs it needs (compat.relaunch), on address-only memory: every tensor is
 one real element, its shape and strides are the size's (the recorder checks bounds against them), and
 every lane is masked off after it is recorded, so no size allocates and nothing is read or written.
@@ -17,8 +17,9 @@ The grid follows a size only where the launch says how: a grid function (called 
 arguments, its closure and globals read at the new size), or a grid written in the launch statement
 (its expression evaluated again with the new sizes). A grid passed as numbers is held. A re-launch that
 raises (a `tl.assume`, `tl.static_assert` or `tl.device_assert` the size breaks) is a size the kernel
-does not admit: no finding. Nothing here changes the script's state: new tensors, the script's own
-values untouched, every patch removed after each re-launch.
+does not admit: no finding. Nor is one whose grid CUDA cannot launch (y or z past 65535, x past
+2**31 - 1): no size past those limits is run, from any of the paths. Nothing here changes the script's
+state: new tensors, the script's own values untouched, every patch removed after each re-launch.
 """
 
 from __future__ import annotations
@@ -36,11 +37,14 @@ import numpy as np
 
 from ..interpreter import compat
 from .size_model import (
+    GRID_LIMITS,
     INT32_MAX,
     Resize,
     TensorSpec,
     candidate_sizes,
     describe_size,
+    grid_excess,
+    grid_fits,
     largest_fitting,
     per_program_blocks,
     resize,
@@ -440,7 +444,7 @@ class SizeCheck:
                 entry["tail"] = self._ragged(la, v, already, found)
                 if self.symbolic:  # the z3 extra: the sizes n + 1 did not ask (size_symbolic.py)
                     self._symbolic(la, trace, v, already, found)
-                entry["largest"] = self._wrap(la, v, already, found)
+                entry["largest"] = self._wrap(la, v, already, found, entry)
                 entry["stopped"] = False
             except ProbeTimeout as stop:
                 if b.exhausted or stop.args:
@@ -467,13 +471,31 @@ class SizeCheck:
         except Exception:
             return None
 
+    def _largest(self, la: LaunchArgs, v: int) -> tuple[Resize | None, int | None]:
+        """The largest size the GPU holds whose grid CUDA can launch, and the grid axis that bounded it
+        below what memory holds (None: memory, or int32, bounded it). A grid the function cannot work out
+        at a size is left to the caller (no re-launch runs there)."""
+        top = largest_fitting(v, la.ints, la.tensors, self.memory_bytes, INT32_MAX, self._blocks)
+        if top is None or la.grid_at is None:
+            return top, None  # a held grid is the launched one, which ran
+        g = self._grid_at(la, top)
+        axis = grid_excess(g) if g is not None else None
+        if axis is None:
+            return top, None
+
+        def launchable(r: Resize) -> bool:
+            g = self._grid_at(la, r)
+            return g is None or grid_fits(g)
+
+        return largest_fitting(v, la.ints, la.tensors, self.memory_bytes, top.new, self._blocks, launchable), axis
+
     def _ragged(self, la: LaunchArgs, v: int, already: dict, found: dict) -> str | None:
         """The n+1 re-run of the grid's corner programs; returns the size it ran at (None: not run)."""
         r = resize(v, v + 1, la.ints, la.tensors, self._blocks)
         if r is None or r.bytes > self.memory_bytes:
             return None
         grid = self._grid_at(la, r)
-        if grid is None:
+        if grid is None or not grid_fits(grid):
             return None
         run = self.probe(la, r, grid, _corners(grid), watch_overflow=False)
         if not run.admitted:
@@ -503,7 +525,7 @@ class SizeCheck:
         moving = {x for name, t in la.tensors.items() if t != r1.tensors[name] for x in (t.numel, *t.shape) if x > 1}
         if any(val in moving and r1.ints[a] == val for a, val in la.ints.items()):
             return
-        top = largest_fitting(v, la.ints, la.tensors, self.memory_bytes, INT32_MAX, self._blocks)
+        top, _ = self._largest(la, v)
         hi = top.new if top is not None else v + 1
         # Below the script's size only when no other size of the launch is an integer argument held at its
         # value: shrinking x while `n` stays (an `out` of 2n moved as a size of its own) pairs a small tensor
@@ -553,7 +575,7 @@ class SizeCheck:
             for w in sym.witnesses(model, acc, numel, lo, hi, {v}, self._z3_work):
                 r = resize(v, w.size, la.ints, la.tensors, self._blocks)
                 g = self._grid_at(la, r) if r is not None and r.bytes <= self.memory_bytes else None
-                if r is None or g is None or any(p >= e for p, e in zip(w.program, g)):
+                if r is None or g is None or not grid_fits(g) or any(p >= e for p, e in zip(w.program, g)):
                     continue
                 run = self.probe(la, r, g, [w.program], watch_overflow=False)
                 hits = [
@@ -567,12 +589,13 @@ class SizeCheck:
                     taken.add((acc.line, acc.tensor))
                     break
 
-    def _wrap(self, la: LaunchArgs, v: int, already: dict, found: dict) -> str | None:
-        """The last program at the largest size the GPU holds, then the bisection to the smallest size that
-        overflows; returns the largest size it ran at (None: not run)."""
+    def _wrap(self, la: LaunchArgs, v: int, already: dict, found: dict, entry: dict) -> str | None:
+        """The last program at the largest size the GPU holds and CUDA can launch, then the bisection to the
+        smallest size that overflows; returns the largest size it ran at (None: not run), and notes in
+        `entry` (the hover's record) the grid axis whose limit bounded it, where one did."""
         if la.grid_at is None:
             return None  # the programs' ids do not grow with the size: nothing to overflow that the run did not
-        top = largest_fitting(v, la.ints, la.tensors, self.memory_bytes, INT32_MAX, self._blocks)
+        top, axis = self._largest(la, v)
         if top is None or top.new <= v:
             return None
         # Whether the grid follows this size, asked at the largest size, not at v + 1: a grid of
@@ -594,14 +617,17 @@ class SizeCheck:
             if r is None:
                 return None
             grid = self._grid_at(la, r)
-            if grid is None:
-                return None
+            if grid is None or not grid_fits(grid):
+                return None  # not a size the kernel admits: CUDA would refuse the launch
             run = self.probe(la, r, grid, _last_programs(grid, la.grid), watch_overflow=True)
             if run.admitted:
                 admitted.add(n)
             return (run, r, grid) if run.admitted and run.overflows else None
 
         largest = describe_size(top)
+        if axis is not None:
+            # What the GPU holds has a grid CUDA cannot launch on this axis (the hover says so).
+            entry["grid_limit"] = {"axis": axis, "most": GRID_LIMITS[axis]}
         got = overflows(top.new)
         if got is None:
             return largest if top.new in admitted else None

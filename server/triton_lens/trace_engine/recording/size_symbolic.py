@@ -4,10 +4,10 @@ solver where the cheap path (the re-run at n + 1) has no answer, then confirmed 
 The cheap path asks one size: the ragged neighbour n + 1 of the script's n. A tail bug shows there, but not
 a mask that holds at n + 1 and fails elsewhere (a first block taken as full, `mask = (offs < n) | (pid ==
 0)`, leaves x at every n below the block). With z3 importable, each access of the kernel whose pointer,
-offset and mask it can read from the kernel's source becomes one query: is there a size n (1 ..
-the largest the GPU holds, the kernel's `tl.assume`s holding), a program of the grid at n and a lane
-whose mask is on and whose offset is outside the tensor? The smallest such n (z3's Optimize) is then
-re-launched (size_probe.SizeCheck.probe, that program on address-only memory) and only what that run
+offset and mask it can read from the kernel's source becomes one query: is there a size n (1 .. the
+largest the GPU holds, its grid within CUDA's limits, the kernel's `tl.assume`s holding), a program of the
+grid at n and a lane whose mask is on and whose offset is outside the tensor? The smallest such n (z3's
+Optimize) is then re-launched (size_probe.SizeCheck.probe, that program on address-only memory) and only what that run
 shows is reported: a witness the run refutes, or a size the kernel refuses, is excluded and the query
 asked again (a few times at most). The solver proposes, the run decides.
 
@@ -29,6 +29,8 @@ import linecache
 import os
 from dataclasses import dataclass
 from typing import Any
+
+from .size_model import GRID_LIMITS
 
 # z3's work is bounded by its resource count (rlimit), not by seconds, so that the same file gives the same
 # findings on any machine and under any load (as the check's access budget does): per query, and per
@@ -347,8 +349,9 @@ def witnesses(model: Model, access: Access, numel: tuple[int, int], lo: int, hi:
     a, b = numel
     base = [n >= lo, n <= hi, model.lane >= 0, model.lane < (model.block or 1), *model.assumptions]
     assert model.grid_terms is not None
-    for p, g in zip(model.pid, model.grid_terms):
-        base += [p >= 0, p < g]
+    # Only sizes whose grid CUDA can launch: past its limits the launch fails and the kernel never runs.
+    for p, g, most in zip(model.pid, model.grid_terms, GRID_LIMITS):
+        base += [p >= 0, p < g, g <= most]
     out_of = z3.Or(access.offset < 0, access.offset >= a * n + b)
     excluded = set(exclude)
     for _ in range(ATTEMPTS):
