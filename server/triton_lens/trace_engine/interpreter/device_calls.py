@@ -32,7 +32,7 @@ class _LaunchPatches:
         self.skipped = 0  # helper calls that did not re-patch (tests read it)
 
 
-def _langs(fn) -> set[int]:
+def _langs(fn: Callable[..., Any]) -> set[int]:
     # The interpreter's own rule: the modules named in the function's globals that are tl or tl.core.
     g = getattr(fn, "__globals__", None) or {}
     return {id(v) for v in g.values() if v is tl or v is tl.core}
@@ -41,8 +41,9 @@ def _langs(fn) -> set[int]:
 def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> _LaunchPatches:
     state = _LaunchPatches()
 
-    def make_patch_lang(orig):
-        def _patch_lang(fn):
+    # The interpreter's functions and the kernels' are untyped triton internals: Any at that boundary.
+    def make_patch_lang(orig: Callable[[Callable[..., Any]], Any]) -> Callable[[Callable[..., Any]], Any]:
+        def _patch_lang(fn: Callable[..., Any]) -> Any:
             patched = state.patched
             if patched is None:  # outside a launch: as the interpreter does
                 return orig(fn)
@@ -56,8 +57,8 @@ def install(patch: Callable[[Any, str, Callable[[Any], Any]], None]) -> _LaunchP
 
         return _patch_lang
 
-    def make_call(orig):
-        def __call__(self, *args, **kwargs):
+    def make_call(orig: Callable[..., Any]) -> Callable[..., Any]:
+        def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
             outer = state.patched
             state.patched = set()
             try:

@@ -42,4 +42,5 @@ def encode(values: np.ndarray, fmt: str) -> np.ndarray:
     )
     bits = (exp_field.astype(np.int64) << man) | mant.astype(np.int64)
     bits = np.where(nan, nan_bits, bits).astype(np.uint8)
-    return (bits | sign).astype(np.uint8)
+    out: np.ndarray = (bits | sign).astype(np.uint8)  # numpy's stubs type the `|` of two arrays as Any
+    return out

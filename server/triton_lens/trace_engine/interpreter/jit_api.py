@@ -110,7 +110,7 @@ def _key(self: Any) -> str:
     gets through; that walk meets the interpreter's stand-ins for the device library (`erf =
     libdevice.erf` taken at import: "Unsupported function referenced"), which a compiled run never sees:
     then a key of the source and the options (a library keys its caches of wrappers with it)."""
-    key = self.__dict__.get("_triton_lens_key")
+    key: str | None = self.__dict__.get("_triton_lens_key")
     if key is None:
         try:
             key = str(_jit_of(self).cache_key)
@@ -249,14 +249,15 @@ def install(
     interpreted = _interp.InterpretedFunction
     patch(interpreted, "__getattr__", lambda orig: _getattr)
 
-    def make_run(orig):
-        def run(self, *args, grid, warmup, **kwargs):
+    # InterpretedFunction's methods are untyped triton internals: Any at that boundary.
+    def make_run(orig: Callable[..., Any]) -> Callable[..., Any]:
+        def run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
             return _run(self, lambda: orig(self, *args, grid=grid, warmup=warmup, **kwargs), args, kwargs)
 
         return run
 
-    def make_init(orig):
-        def __init__(self, fn, *args, **kwargs):
+    def make_init(orig: Callable[..., None]) -> Callable[..., None]:
+        def __init__(self: Any, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
             orig(self, fn, *args, **kwargs)
             own = self.__dict__.get("run")
             if own is not None:  # a release that sets `run` on each kernel (3.2): wrap that one
@@ -268,8 +269,8 @@ def install(
     if "run" in vars(interpreted):
         patch(interpreted, "run", make_run)
 
-    def make_warmup(orig):
-        def warmup(self, *args, grid, **kwargs):
+    def make_warmup(orig: Callable[..., Any] | None) -> Callable[..., Any]:
+        def warmup(self: Any, *args: Any, grid: Any, **kwargs: Any) -> Any:
             return self.run(*args, grid=grid, warmup=True, **kwargs)
 
         return orig if orig is not None else warmup

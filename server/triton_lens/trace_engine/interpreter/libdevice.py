@@ -16,28 +16,36 @@ import re
 from collections.abc import Callable
 
 import numpy as np
+import numpy.typing as npt
+
+# An implementation takes the call's arrays (np.ndarray) and returns what np.asarray makes the result of.
+# Its arity is the function's, so the tables name it Callable[..., ...].
+_Impl = Callable[..., npt.ArrayLike]
+# numpy's stubs type arithmetic on arrays of an unknown dtype (and frompyfunc's results) as Any: the
+# `out: np.ndarray = ...` locals below say what such a result is.
 
 
 class UnsupportedLibdeviceFunction(NotImplementedError):
     pass
 
 
-def _f(a):
+def _f(a: npt.ArrayLike) -> np.ndarray:
     return np.asarray(a, dtype=np.float64)
 
 
-def _vec(fn: Callable) -> Callable:
+def _vec(fn: Callable[[float], float]) -> Callable[[npt.ArrayLike], np.ndarray]:
     """A scalar math-module function over arrays (numpy has no erf, lgamma, ...)."""
     u = np.frompyfunc(fn, 1, 1)
 
-    def run(a):
-        return u(_f(a)).astype(np.float64)
+    def run(a: npt.ArrayLike) -> np.ndarray:
+        out: np.ndarray = u(_f(a)).astype(np.float64)  # a frompyfunc ufunc returns Any in numpy's stubs
+        return out
 
     return run
 
 
-def _safe(fn: Callable) -> Callable:
-    def wrapped(x):
+def _safe(fn: Callable[[float], float]) -> Callable[[float], float]:
+    def wrapped(x: float) -> float:
         try:
             return fn(x)
         except (ValueError, OverflowError):
@@ -46,14 +54,14 @@ def _safe(fn: Callable) -> Callable:
     return wrapped
 
 
-def _lgamma(x):
+def _lgamma(x: float) -> float:
     try:
         return math.lgamma(x)
     except (ValueError, OverflowError):
         return math.inf
 
 
-def _tgamma(x):
+def _tgamma(x: float) -> float:
     try:
         return math.gamma(x)
     except OverflowError:
@@ -62,7 +70,7 @@ def _tgamma(x):
         return math.nan if (x < 0 or math.isnan(x)) else math.copysign(math.inf, x)
 
 
-def _erfcx(x):
+def _erfcx(x: float) -> float:
     if x < 25:
         return math.exp(x * x) * math.erfc(x)
     # asymptotic expansion: exp(x^2) erfc(x) ~ 1/(x sqrt(pi)) (1 - 1/(2x^2) + 3/(4x^4))
@@ -70,7 +78,7 @@ def _erfcx(x):
     return (1.0 - 0.5 * t + 0.75 * t * t) / (x * math.sqrt(math.pi))
 
 
-def _erfinv(y):
+def _erfinv(y: float) -> float:
     if math.isnan(y) or y < -1 or y > 1:
         return math.nan
     if y == 1:
@@ -114,15 +122,16 @@ def _erfinv(y):
     return x
 
 
-def _rint_away(a):  # round(): half away from zero
+def _rint_away(a: npt.ArrayLike) -> np.ndarray:  # round(): half away from zero
     a = _f(a)
-    return np.sign(a) * np.floor(np.abs(a) + 0.5)
+    out: np.ndarray = np.sign(a) * np.floor(np.abs(a) + 0.5)
+    return out
 
 
 _ROUNDERS = {"rn": np.rint, "rz": np.trunc, "rd": np.floor, "ru": np.ceil, "": np.trunc}
 
 
-def _bits(a) -> tuple[np.ndarray, int]:
+def _bits(a: npt.ArrayLike) -> tuple[np.ndarray, int]:
     a = np.asarray(a)
     width = a.dtype.itemsize * 8
     return a.view(np.uint32 if width == 32 else np.uint64).astype(np.uint64), width
@@ -138,12 +147,12 @@ def _bit_length(v: np.ndarray) -> np.ndarray:
     return n + (v > 0)
 
 
-def _clz(a):
+def _clz(a: np.ndarray) -> np.ndarray:
     v, width = _bits(a)
     return width - _bit_length(v)
 
 
-def _popc(a):
+def _popc(a: np.ndarray) -> np.ndarray:
     v, _ = _bits(a)
     count = np.zeros(v.shape, dtype=np.int64)
     for _ in range(64):
@@ -152,13 +161,13 @@ def _popc(a):
     return count
 
 
-def _ffs(a):
+def _ffs(a: np.ndarray) -> np.ndarray:
     v, _ = _bits(a)
     low = v & (~v + np.uint64(1))  # lowest set bit
     return _bit_length(low)
 
 
-def _brev(a):
+def _brev(a: np.ndarray) -> np.ndarray:
     a = np.asarray(a)
     v, width = _bits(a)
     out = np.zeros(v.shape, dtype=np.uint64)
@@ -167,28 +176,33 @@ def _brev(a):
     return out.astype(np.uint32 if width == 32 else np.uint64).view(a.dtype)
 
 
-def _mulhi(a, b):
+def _mulhi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a, b = np.asarray(a), np.asarray(b)
     if a.dtype.itemsize == 4:  # 32 x 32 -> the high 32 bits, exactly, in 64-bit arithmetic
         wide = np.int64 if a.dtype.kind == "i" else np.uint64
-        return (a.astype(wide) * b.astype(wide)) >> wide(32)
+        high: np.ndarray = (a.astype(wide) * b.astype(wide)) >> wide(32)
+        return high
     hi = np.frompyfunc(lambda x, y: (int(x) * int(y)) >> 64, 2, 1)(a, b)
     if a.dtype.kind == "u":
-        return hi.astype(object).astype(np.uint64)
+        high_u: np.ndarray = hi.astype(object).astype(np.uint64)
+        return high_u
     return np.array([int(h) for h in hi.ravel()], dtype=np.int64).reshape(a.shape)
 
 
-def _mul24(a, b):
+def _mul24(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a, b = np.asarray(a), np.asarray(b)
     m = 0xFFFFFF
     if a.dtype.kind == "i":
         sa = ((a.astype(np.int64) & m) ^ 0x800000) - 0x800000
         sb = ((b.astype(np.int64) & m) ^ 0x800000) - 0x800000
         return (sa * sb).astype(np.int64) & 0xFFFFFFFF
-    return ((a.astype(np.uint64) & np.uint64(m)) * (b.astype(np.uint64) & np.uint64(m))) & np.uint64(0xFFFFFFFF)
+    out: np.ndarray = ((a.astype(np.uint64) & np.uint64(m)) * (b.astype(np.uint64) & np.uint64(m))) & np.uint64(
+        0xFFFFFFFF
+    )
+    return out
 
 
-def _byte_perm(x, y, s):
+def _byte_perm(x: np.ndarray, y: np.ndarray, s: np.ndarray) -> np.ndarray:
     x, y, s = (np.asarray(v).astype(np.uint64) & np.uint64(0xFFFFFFFF) for v in (x, y, s))
     src = x | (y << np.uint64(32))  # bytes 0-3 from x, 4-7 from y
     out = np.zeros(x.shape, dtype=np.uint64)
@@ -198,19 +212,20 @@ def _byte_perm(x, y, s):
     return out
 
 
-def _hadd(a, b, round_up=False):
+def _hadd(a: np.ndarray, b: np.ndarray, round_up: bool = False) -> np.ndarray:
     a, b = np.asarray(a), np.asarray(b)
     wide = np.int64 if a.dtype.kind == "i" else np.uint64
-    return (a.astype(wide) + b.astype(wide) + wide(1 if round_up else 0)) >> wide(1)
+    out: np.ndarray = (a.astype(wide) + b.astype(wide) + wide(1 if round_up else 0)) >> wide(1)
+    return out
 
 
-def _sad(a, b, c):
+def _sad(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
     d = np.abs(a.astype(np.int64) - b.astype(np.int64))
     return d + c.astype(np.int64)
 
 
-def _ilogb(a):
+def _ilogb(a: np.ndarray) -> np.ndarray:
     a = _f(a)
     with np.errstate(all="ignore"):
         _, e = np.frexp(a)
@@ -220,7 +235,7 @@ def _ilogb(a):
     return np.where(np.isinf(a), 2147483647, out)
 
 
-def _logb(a):
+def _logb(a: np.ndarray) -> np.ndarray:
     a = _f(a)
     with np.errstate(all="ignore"):
         _, e = np.frexp(a)
@@ -229,12 +244,12 @@ def _logb(a):
     return np.where(np.isfinite(a), out, np.abs(a))
 
 
-def _to_int(kind: str, rnd: str):
+def _to_int(kind: str, rnd: str) -> Callable[[npt.ArrayLike], np.ndarray]:
     """float -> int conversions saturate like cvt.rni.s32.f32 and friends; NaN becomes 0."""
     ints: dict[str, type[np.integer]] = {"int": np.int32, "uint": np.uint32, "ll": np.int64, "ull": np.uint64}
     info = np.iinfo(ints[kind])
 
-    def run(a):
+    def run(a: npt.ArrayLike) -> np.ndarray:
         r = _ROUNDERS[rnd](_f(a))
         r = np.where(np.isnan(r), 0, r)
         return np.clip(r, float(info.min), float(info.max))
@@ -242,47 +257,51 @@ def _to_int(kind: str, rnd: str):
     return run
 
 
-def _view(dtype):
+def _view(dtype: type[np.generic]) -> Callable[[np.ndarray], np.ndarray]:
     return lambda a: np.asarray(a).view(dtype)
 
 
-def _hi_lo(a):
+def _hi_lo(a: np.ndarray) -> np.ndarray:
     return np.asarray(a, dtype=np.float64).view(np.uint64)
 
 
-def _hiloint2double(hi, lo):
+def _hiloint2double(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     h = np.asarray(hi).astype(np.int64).astype(np.uint64) & np.uint64(0xFFFFFFFF)
     low = np.asarray(lo).astype(np.int64).astype(np.uint64) & np.uint64(0xFFFFFFFF)
-    return ((h << np.uint64(32)) | low).view(np.float64)
+    out: np.ndarray = ((h << np.uint64(32)) | low).view(np.float64)
+    return out
 
 
-def _saturate(a):
+def _saturate(a: np.ndarray) -> np.ndarray:
     a = _f(a)
     return np.where(np.isnan(a), 0.0, np.clip(a, 0.0, 1.0))
 
 
-def _fdim(a, b):
+def _fdim(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a, b = _f(a), _f(b)
     return np.where(np.isnan(a) | np.isnan(b), np.nan, np.maximum(a - b, 0.0))
 
 
-def _nextafter_native(a, b):  # in the argument's own precision
+def _nextafter_native(a: np.ndarray, b: np.ndarray) -> np.ndarray:  # in the argument's own precision
     a, b = np.asarray(a), np.asarray(b)
-    return np.nextafter(a, b.astype(a.dtype))
+    out: np.ndarray = np.nextafter(a, b.astype(a.dtype))
+    return out
 
 
-def _rcbrt(a):
-    return 1.0 / np.cbrt(_f(a))
+def _rcbrt(a: np.ndarray) -> np.ndarray:
+    out: np.ndarray = 1.0 / np.cbrt(_f(a))
+    return out
 
 
-def _remainder(a, b):
-    return np.frompyfunc(lambda x, y: math.remainder(x, y) if y != 0 and math.isfinite(x) else math.nan, 2, 1)(
-        _f(a), _f(b)
-    ).astype(np.float64)
+def _remainder(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out: np.ndarray = np.frompyfunc(
+        lambda x, y: math.remainder(x, y) if y != 0 and math.isfinite(x) else math.nan, 2, 1
+    )(_f(a), _f(b)).astype(np.float64)
+    return out
 
 
 # base name -> implementation over float64 (or integer) arrays; the caller casts to the return type.
-_FLOAT1: dict[str, Callable] = {
+_FLOAT1: dict[str, _Impl] = {
     "acos": np.arccos,
     "acosh": np.arccosh,
     "asin": np.arcsin,
@@ -349,7 +368,7 @@ _FLOAT1: dict[str, Callable] = {
     "fast_log2": np.log2,
     "fast_log10": np.log10,
 }
-_FLOAT2: dict[str, Callable] = {
+_FLOAT2: dict[str, _Impl] = {
     "atan2": np.arctan2,
     "copysign": np.copysign,
     "fdim": _fdim,
@@ -373,7 +392,7 @@ _FLOAT2: dict[str, Callable] = {
     "fast_fdivide": np.divide,
     "div": np.divide,
 }
-_NATIVE: dict[str, Callable] = {  # computed in the arguments' own dtype (no widening)
+_NATIVE: dict[str, _Impl] = {  # computed in the arguments' own dtype (no widening)
     "nextafter": _nextafter_native,
     "ldexp": lambda a, n: np.ldexp(_f(a), np.asarray(n).astype(np.int64)),
     "scalbn": lambda a, n: np.ldexp(_f(a), np.asarray(n).astype(np.int64)),
@@ -432,7 +451,7 @@ _PREFIX = re.compile(r"^(__nv_|__ocml_|__triton_hip_)")
 _TYPE_SUFFIX = re.compile(r"_(f16|f32|f64|i32|i64)$")
 
 
-def _lookup(name: str, rnd: str):
+def _lookup(name: str, rnd: str) -> tuple[_Impl | None, bool]:
     m = _CONVERSION.match(name)
     if m:
         return _to_int(m.group(2), rnd), False
@@ -450,7 +469,7 @@ def _lookup(name: str, rnd: str):
     return None, False
 
 
-def resolve(symbol: str):
+def resolve(symbol: str) -> tuple[_Impl | None, bool]:
     """(implementation, widen-to-float64) for a device-library symbol, or (None, False)."""
     name = _TYPE_SUFFIX.sub("", _PREFIX.sub("", symbol))
     rnd = ""

@@ -11,6 +11,8 @@ A poll is an atomic (rmw, cas, poll) or a volatile load. Pure Python, no triton 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 LIMIT = 10_000  # identical polls in a row: a bounded retry loop stays far below, a deadlock reaches it in ~1 s
 
 
@@ -18,12 +20,12 @@ class ProgramsWaitOnEachOther(RuntimeError):
     pass
 
 
-def pid_text(idx, dim) -> str:
+def pid_text(idx: Sequence[int], dim: Sequence[int]) -> str:
     used = [i for i, d in enumerate(dim) if d > 1] or [0]
     return "(" + ", ".join(str(idx[i]) for i in used) + ("," if len(used) == 1 else "") + ")"
 
 
-def _later_text(idx, dim) -> str:
+def _later_text(idx: Sequence[int], dim: Sequence[int]) -> str:
     nx, ny, nz = dim
     x, y, z = idx
     linear = (z * ny + y) * nx + x
@@ -40,7 +42,7 @@ def _later_text(idx, dim) -> str:
 class SpinWatch:
     def __init__(self, limit: int = LIMIT):
         self.limit = limit
-        self._key: tuple | None = None
+        self._key: tuple[tuple[int, ...], str, bytes, bytes] | None = None
         self._count = 0
 
     @property
@@ -52,7 +54,9 @@ class SpinWatch:
         self._key = None
         self._count = 0
 
-    def observe(self, op: str, grid_idx, grid_dim, addresses: bytes, value: bytes) -> None:
+    def observe(
+        self, op: str, grid_idx: Sequence[int], grid_dim: Sequence[int], addresses: bytes, value: bytes
+    ) -> None:
         """One poll by the running program; raises once it has read the same value `limit` times in a row."""
         key = (tuple(grid_idx), op, addresses, value)
         if key != self._key:

@@ -75,9 +75,12 @@ _BF16_PAIRS = {"bf16x3": ((1, 0), (0, 1)), "bf16x6": ((1, 1), (2, 0), (0, 2), (1
 
 def dot(a: np.ndarray, b: np.ndarray, acc: np.ndarray, precision: str) -> np.ndarray:
     """acc + a @ b for float32 a, b (2-D or batched 3-D), as the GPU computes it at this precision."""
+    # numpy's stubs type matmul with a dtype, and the sum of two arrays, as Any: `out` says what it is.
+    out: np.ndarray
     with np.errstate(all="ignore"):
         if precision == "tf32":
-            return np.matmul(truncate(a), truncate(b), dtype=np.float32) + acc
+            out = np.matmul(truncate(a), truncate(b), dtype=np.float32) + acc
+            return out
         if precision == "tf32x3":
             a_big, b_big = round_away(a), round_away(b)
             a_small = np.where(np.isfinite(a), a - a_big, np.float32(0)).astype(np.float32)
@@ -85,7 +88,8 @@ def dot(a: np.ndarray, b: np.ndarray, acc: np.ndarray, precision: str) -> np.nda
             low = np.matmul(truncate(a_small), truncate(b_big), dtype=np.float32)
             low = low + np.matmul(truncate(a_big), truncate(b_small), dtype=np.float32)
             low = np.where(np.isnan(low), np.float32(0), low)
-            return (np.matmul(truncate(a_big), truncate(b_big), dtype=np.float32) + low) + acc
+            out = (np.matmul(truncate(a_big), truncate(b_big), dtype=np.float32) + low) + acc
+            return out
         pairs = _BF16_PAIRS.get(precision)
         if pairs is not None:
             n = 2 if precision == "bf16x3" else 3
@@ -94,5 +98,7 @@ def dot(a: np.ndarray, b: np.ndarray, acc: np.ndarray, precision: str) -> np.nda
             for i, j in pairs:
                 low = np.matmul(ap[i], bp[j], dtype=np.float32) + low
             low = np.where(np.isnan(low), np.float32(0), low)
-            return (np.matmul(ap[0], bp[0], dtype=np.float32) + low) + acc
-        return np.matmul(a, b, dtype=np.float32) + acc
+            out = (np.matmul(ap[0], bp[0], dtype=np.float32) + low) + acc
+            return out
+        out = np.matmul(a, b, dtype=np.float32) + acc
+        return out

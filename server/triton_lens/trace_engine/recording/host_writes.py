@@ -21,6 +21,9 @@ GPU script cannot write a CUDA tensor those ways, so they matter only for CPU-on
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, TypedDict
+
 import numpy as np
 
 try:
@@ -52,6 +55,16 @@ _METADATA_ONLY = (
 _OTHER, _BORN_EMPTY, _WRITES = 0, 1, 2
 _MAX_SCRATCH, _MAX_USES = 4096, 64  # what the end-of-run report keeps
 
+# What _classify makes of an op: (class, written (position, name) arguments, fresh result, view op).
+_OpInfo = tuple[int, tuple[tuple[int, str], ...], bool, bool]
+
+
+class ScratchUse(TypedDict):
+    """One storage of the end-of-run report (scratch_report; analysis/memory.py reads it)."""
+
+    uses: list[list[int]]  # [launch, tensor index] per use
+    host_read_after: int | None  # uses before the host first read an unwritten element; None: never
+
 
 def bool_to_runs(flags: np.ndarray) -> np.ndarray:
     """Flat [start0, len0, ...] int64 pairs of the true stretches of a 1-D bool array (no index array per element)."""
@@ -74,11 +87,11 @@ class _Scratch:
 
     __slots__ = ("uses", "host_read_after")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.uses: list[list[int]] = []
         self.host_read_after: int | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> ScratchUse:
         return {"uses": self.uses, "host_read_after": self.host_read_after}
 
 
@@ -103,7 +116,7 @@ def _compiling() -> bool:
     return bool(is_compiling is not None and is_compiling())
 
 
-class HostWrites(TorchDispatchMode):
+class HostWrites(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch's __init_subclass__ is untyped
     """Install with `start()`, remove with `stop()`. The recorder pauses it during launches."""
 
     @classmethod
@@ -112,10 +125,10 @@ class HostWrites(TorchDispatchMode):
         # import costs ~2 s at the script's first torch op, and the wrapper a call per op.
         return False
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]  # torch's TorchDispatchMode is untyped
         self._storages: dict[int, _Storage] = {}
-        self._ops: dict = {}  # op overload -> (class, written argument names, fresh result, view op)
+        self._ops: dict[torch._ops.OpOverload, _OpInfo] = {}  # op overload -> what _classify made of it
         self.paused = 0
         self._watched: dict[int, _Storage] = {}  # storage pointer -> a storage launches took (host reads seen)
         self._scratch: list[_Scratch] = []  # every storage launches took, in the order first taken
@@ -126,14 +139,20 @@ class HostWrites(TorchDispatchMode):
         if torch is None:
             return None
         mode = cls()
-        mode.__enter__()
+        mode.__enter__()  # type: ignore[no-untyped-call]  # torch's TorchDispatchMode is untyped
         return mode
 
     def stop(self) -> None:
-        self.__exit__(None, None, None)
+        self.__exit__(None, None, None)  # type: ignore[no-untyped-call]  # (as __enter__)
 
     # -- the dispatch hook -----------------------------------------------------------------------
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_dispatch__(
+        self,
+        func: torch._ops.OpOverload,
+        types: Sequence[type],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:  # any torch op's arguments and result: Any
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         # Under torch.compile, Dynamo traces this mode as if it were the script's code, and its schema
@@ -147,7 +166,7 @@ class HostWrites(TorchDispatchMode):
             pass
         return out
 
-    def _note(self, func, args, kwargs, out) -> None:
+    def _note(self, func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
         info = self._ops.get(func)
         if info is None:
             info = self._ops[func] = self._classify(func)
@@ -177,7 +196,7 @@ class HostWrites(TorchDispatchMode):
                         self.mark_all(t)
 
     @staticmethod
-    def _classify(func):
+    def _classify(func: torch._ops.OpOverload) -> _OpInfo:
         name = func.overloadpacket.__name__ if hasattr(func, "overloadpacket") else ""
         schema = func._schema
         fresh = any(isinstance(r.type, torch.TensorType) and r.alias_info is None for r in schema.returns)
@@ -193,7 +212,7 @@ class HostWrites(TorchDispatchMode):
         return (_WRITES if written else _OTHER), written, fresh, view
 
     # -- scratch buffers -------------------------------------------------------------------------
-    def used(self, t, launch: int, tensor: int) -> None:
+    def used(self, t: torch.Tensor, launch: int, tensor: int) -> None:
         """Launch `launch` took t as its tensor argument `tensor`: watch t's storage for host reads."""
         ptr = _storage_ptr(t)
         st = self._storages.get(ptr)
@@ -209,7 +228,7 @@ class HostWrites(TorchDispatchMode):
         if st.scratch.host_read_after is None:
             self._watched[ptr] = st
 
-    def _note_reads(self, written, args, kwargs) -> None:
+    def _note_reads(self, written: tuple[tuple[int, str], ...], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         skip = {pos for pos, _ in written}, {name for _, name in written}
         operands = [v for i, v in enumerate(args) if i not in skip[0]]
         operands += [v for k, v in kwargs.items() if k not in skip[1]]
@@ -231,12 +250,12 @@ class HostWrites(TorchDispatchMode):
                 st.scratch.host_read_after = len(st.scratch.uses)
                 del self._watched[ptr]
 
-    def scratch_report(self) -> list[dict]:
+    def scratch_report(self) -> list[ScratchUse]:
         """Per storage that launches took: its uses and when the host first read an unwritten element."""
         return [s.to_json() for s in self._scratch]
 
     # -- element masks ---------------------------------------------------------------------------
-    def _view(self, t) -> np.ndarray | None:
+    def _view(self, t: torch.Tensor) -> np.ndarray | None:
         """A writable strided view of the storage's written-mask, shaped t.shape + (granules per element,)."""
         try:
             st = self._storages.get(_storage_ptr(t))
@@ -258,7 +277,7 @@ class HostWrites(TorchDispatchMode):
             base, shape=tuple(t.shape) + (isz // g,), strides=tuple(s // g for s in strides) + (1,)
         )
 
-    def mark_all(self, t) -> None:
+    def mark_all(self, t: torch.Tensor) -> None:
         st = self._storages.get(_storage_ptr(t))
         if st is None:
             return
@@ -271,13 +290,13 @@ class HostWrites(TorchDispatchMode):
         if v is not None:
             v[...] = True
 
-    def mark(self, t, flat: np.ndarray) -> None:
+    def mark(self, t: torch.Tensor, flat: np.ndarray) -> None:
         """Mark the elements of t whose flat row-major index is true in `flat` (what a kernel stored)."""
         v = self._view(t)
         if v is not None and flat.size == t.numel():
             v[flat.reshape(tuple(t.shape))] = True
 
-    def unwritten_runs(self, t) -> np.ndarray | None:
+    def unwritten_runs(self, t: torch.Tensor) -> np.ndarray | None:
         """[start, len, ...] runs of t's flat row-major elements nothing has written yet; None when none."""
         v = self._view(t)
         if v is None or t.numel() == 0:
@@ -288,7 +307,7 @@ class HostWrites(TorchDispatchMode):
         return bool_to_runs(missing)
 
 
-def _storage_ptr(t) -> int:
+def _storage_ptr(t: torch.Tensor) -> int:
     return t.untyped_storage().data_ptr()
 
 
@@ -306,7 +325,7 @@ def _register_triton_kernel_rule() -> None:
     if hop is None or dense is None or HostWrites in getattr(hop, "python_key_table", {}):
         return
 
-    def rule(mode, *args, **kwargs):
+    def rule(mode: HostWrites, *args: Any, **kwargs: Any) -> Any:  # the wrapped launch's arguments: Any
         return dense(*args, **kwargs)
 
     hop.py_impl(HostWrites)(rule)

@@ -66,7 +66,7 @@ from ...model.elements import ElementSetsBuilder
 from ..interpreter import compat
 from . import progressive as _progressive
 from . import stream
-from .recorder import Recorder
+from .recorder import Builder, DotKey, Handle, Order, Recorder, SiteKey, _Launch
 
 # Launches smaller than this stay in one process. Each child gets at least MIN_SECONDS of work (as the
 # probe estimates it; a fork costs a few ms), so a launch whose rest is under 2 * MIN_SECONDS (50 ms)
@@ -112,18 +112,18 @@ class _AtomicInChild(BaseException):
 # -- which kernels use atomics (their code objects and those of the @jit functions they call) ------
 
 
-def _jit_code(obj) -> types.CodeType | None:
+def _jit_code(obj: object) -> types.CodeType | None:
     fn = getattr(obj, "fn", None)  # JITFunction / InterpretedFunction -> the Python function
     code = getattr(fn, "__code__", None)
     return code if isinstance(code, types.CodeType) else None
 
 
-def uses_atomics(fn) -> bool:
+def uses_atomics(fn: Any) -> bool:  # fn: the executor's kernel function (triton's, with __code__)
     """True when the kernel or a @jit function it names calls an atomic (tl.atomic_*). A helper reached
     another way is caught in the child instead (`_AtomicInChild`)."""
-    seen: set = set()
-    g = getattr(fn, "__globals__", {})
-    todo = [(fn.__code__, g)]
+    seen: set[types.CodeType] = set()
+    g: dict[str, Any] = getattr(fn, "__globals__", {})
+    todo: list[tuple[types.CodeType, dict[str, Any]]] = [(fn.__code__, g)]
     while todo:
         code, glb = todo.pop()
         if code in seen:
@@ -156,7 +156,7 @@ class _StoreLog:
     """The bytes a child's programs stored, in order: contiguous runs as (address, bytes), scattered
     lanes with their addresses."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.kind: list[int] = []  # 0: contiguous from `start`; 1: scattered, addresses in `addrs`
         self.itemsize: list[int] = []
         self.count: list[int] = []
@@ -229,7 +229,7 @@ def apply_stores(a: dict[str, np.ndarray]) -> None:
         off += nbytes
 
 
-def _stable_key(key: tuple) -> list:
+def _stable_key(key: SiteKey) -> list[str | int | None]:
     """A recorder site key (code object, bytecode offset, arg, kind, op) in a form another process can
     compare: a @jit helper first called in a child has a code object the parent never saw."""
     code, lasti, tag, kind, op = key
@@ -238,7 +238,7 @@ def _stable_key(key: tuple) -> list:
     return [code.co_filename, code.co_name, code.co_firstlineno, lasti, tag, kind, op]
 
 
-def _stable_dot_key(key) -> list:
+def _stable_dot_key(key: DotKey) -> list[str | int | None]:
     """A tl.dot site key (code object, bytecode offset) that another process can compare."""
     if key is None:
         return [None, None, 0, 0]
@@ -269,11 +269,13 @@ def _die_with_parent() -> None:
         pass
 
 
-def _timeline(t0: float, forked: float | None, marks: dict, received: float | None) -> dict[str, Any]:
+def _timeline(
+    t0: float, forked: float | None, marks: dict[str, tuple[float, float]], received: float | None
+) -> dict[str, dict[str, float]]:
     """One child's timeline for the split report (`_Dispatch.marks`), in ms after t0 (forked: when the
     parent called fork, for the children it forked itself)."""
     ms = {} if forked is None else {"forked": round((forked - t0) * 1e3, 1)}
-    cpu = {}
+    cpu: dict[str, float] = {}
     for name in ("born", "first", "ran", "built"):
         if name in marks:
             ms[name] = round((marks[name][0] - t0) * 1e3, 1)
@@ -321,7 +323,7 @@ def _stand_in(pipes: list[tuple[int, int]], lo: int, hi: int) -> None:
             stream.write_frame(f, "result", {"status": "ok", "pid": -1, "ppid": -1})
 
 
-def _forked_by(r: dict | None, results: list) -> int | None:
+def _forked_by(r: stream.Meta | None, results: list[stream.Meta | None]) -> int | None:
     if r is None or r.get("ppid", -1) < 0:
         return None
     pids = {x.get("pid"): j for j, x in enumerate(results) if x is not None}
@@ -331,7 +333,7 @@ def _forked_by(r: dict | None, results: list) -> int | None:
 PROBE, SPLIT_DONE, ONE_PROCESS, CHILD = "probe", "split-done", "one-process", "child"
 
 
-def _skip(**args) -> None:
+def _skip(**args: Any) -> None:
     """executor.fn in the parent once the children's results are merged: the rest of the loop is empty."""
     return None
 
@@ -346,12 +348,12 @@ class _Undo:
     """The lengths of a launch's recorded lists before a split: merged chunks are cut off again when
     the launch falls back to one process (memory is untouched: stores are applied only at the end)."""
 
-    def __init__(self, L):
+    def __init__(self, L: _Launch) -> None:
         self.n = len(L.ex_site)
         self.s, self.d, self.ds, self.dev = len(L.sites), len(L.dots), len(L.dot_sites), len(L.dot_dev)
         self.tiles = (len(L.tiles.rows), L.tiles.size)
 
-    def restore(self, L) -> None:
+    def restore(self, L: _Launch) -> None:
         for c in ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob", "ex_vhash", "ex_overrun"):
             del getattr(L, c)[self.n :]
         for b in (L.touched, L.masked, L.oob):
@@ -368,7 +370,8 @@ class _Dispatch:
     traceback is the one-process run's. In a child, `executor.fn` is `child_call` and the loop's
     visits are remapped (`child_coords`) onto the programs of the chunks it takes from the queue."""
 
-    def __init__(self, rec: ParallelRecorder, launch, executor, fn, n: int):
+    # executor, fn: triton's (untyped) grid executor and the kernel function it calls per program.
+    def __init__(self, rec: ParallelRecorder, launch: _Launch, executor: Any, fn: Any, n: int):
         self.rec, self.L, self.executor, self.fn, self.n = rec, launch, executor, fn, n
         gx, gy, gz = launch.grid
         self.grid = (int(gx), int(gy), int(gz))
@@ -419,7 +422,7 @@ class _Dispatch:
         """(child) The program the loop's visit runs: the next one of the chunk it holds."""
         return _coords(self.pos, self.grid)
 
-    def child_call(self, **args) -> None:
+    def child_call(self, **args: Any) -> None:
         if not self.ran:
             self._mark("first")
         try:
@@ -584,12 +587,14 @@ class _Dispatch:
         except OSError:
             pass
 
-    def _collect(self, children: list[int], fds: list[int], done_before: int, merge: _Merge):
+    def _collect(
+        self, children: list[int], fds: list[int], done_before: int, merge: _Merge
+    ) -> tuple[list[stream.Meta | None], list[float | None], list[int]]:
         """Each slot's frames as they come (slot j writes to fds[j]), its chunks merged in order."""
         rec, L = self.rec, self.L
         files = {fd: os.fdopen(fd, "rb", buffering=0) for fd in fds}
         slot = {fd: j for j, fd in enumerate(fds)}
-        results: list = [None] * len(fds)
+        results: list[stream.Meta | None] = [None] * len(fds)
         received_at: list[float | None] = [None] * len(fds)
         ran = [0] * len(fds)
         open_fds = set(files)
@@ -634,7 +639,7 @@ class _Dispatch:
                 pass
         return results, received_at, ran
 
-    def _pending_sample(self):
+    def _pending_sample(self) -> _progressive.Sampler | None:
         """The launch's progressive sample (progressive.py) while its child runs, else None."""
         s = self.rec._sampler
         return s if s is not None and s.L is self.L and s.phase is _progressive.FORKED else None
@@ -728,14 +733,14 @@ class _Merge:
         self.d, self.L = d, d.L
         self.s0, self.d0s = s0, d.d0s
         self.next = 0  # the next chunk to merge
-        self.waiting: dict[int, tuple[int, dict, dict]] = {}
+        self.waiting: dict[int, tuple[int, stream.Meta, dict[str, np.ndarray]]] = {}
         self.site_map: dict[int, list[int]] = {}  # a child's site index -> the launch's (past s0)
         self.dot_map: dict[int, list[int]] = {}
-        self.by_key: dict = {}
+        self.by_key: dict[tuple[str | int | None, ...], int] = {}  # a stable site key -> its index
         self.stores: list[dict[str, np.ndarray]] = []
         self.seconds = 0.0
 
-    def offer(self, child: int, meta: dict, arrays: dict) -> None:
+    def offer(self, child: int, meta: stream.Meta, arrays: dict[str, np.ndarray]) -> None:
         self.waiting[meta["chunk"]] = (child, meta, arrays)
         t = time.perf_counter()
         while self.next in self.waiting:
@@ -743,7 +748,7 @@ class _Merge:
             self.next += 1
         self.seconds += time.perf_counter() - t
 
-    def _merge(self, child: int, meta: dict, a: dict) -> None:
+    def _merge(self, child: int, meta: stream.Meta, a: dict[str, np.ndarray]) -> None:
         L, by_key = self.L, self.by_key
         smap = self.site_map.setdefault(child, [])
         assert meta["s_from"] == self.s0 + len(smap)
@@ -800,12 +805,12 @@ class ParallelRecorder(Recorder):
 
     def __init__(
         self,
-        *args,
+        *args: Any,
         workers: int = 1,
         min_programs: int | None = None,
         min_seconds: float | None = None,
         probe_seconds: float | None = None,
-        **kwargs,
+        **kwargs: Any,
     ):
         super().__init__(*args, **kwargs)
         self.workers = max(1, int(workers))
@@ -821,19 +826,19 @@ class ParallelRecorder(Recorder):
             if probe_seconds is not None
             else _env_number("TRITON_LENS_PARALLEL_PROBE_SECONDS", PROBE_SECONDS)
         )
-        self.atomic_kernels: set = set()
+        self.atomic_kernels: set[types.CodeType] = set()
         self.in_child = False
-        self.last_split: dict | None = None
-        self._executors: list = []
+        self.last_split: dict[str, Any] | None = None  # the last split's report (JSON)
+        self._executors: list[Any] = []  # triton's grid executors of the launches in progress
         self._dispatch: list[_Dispatch | None] = []
 
-    def launch_begin(self, executor, fn):
+    def launch_begin(self, executor: Any, fn: Any) -> _Launch:
         token = super().launch_begin(executor, fn)
         self._executors.append(executor)
         self._dispatch.append(None)
         return token
 
-    def grid(self, nx, ny, nz) -> None:
+    def grid(self, nx: int, ny: int, nz: int) -> None:
         super().grid(nx, ny, nz)
         L = self._launch
         if (
@@ -859,7 +864,7 @@ class ParallelRecorder(Recorder):
             return
         self._dispatch[-1] = _Dispatch(self, L, executor, fn, n)
 
-    def program(self, x, y, z):
+    def program(self, x: int, y: int, z: int) -> tuple[int, int, int] | None:
         instead = super().program(x, y, z)  # the progressive sample first: it forks before a split
         d = self._dispatch[-1] if self._dispatch else None
         if d is None or self.in_sample_child:
@@ -870,7 +875,7 @@ class ParallelRecorder(Recorder):
             return d.child_coords()
         return instead
 
-    def launch_end(self, token, error) -> None:
+    def launch_end(self, token: object, error: BaseException | None) -> None:
         if self._executors:
             executor = self._executors.pop()
             d = self._dispatch.pop()
@@ -878,7 +883,16 @@ class ParallelRecorder(Recorder):
                 executor.fn = d.fn
         super().launch_end(token, error)
 
-    def access(self, kind, op, builder, ptrs, mask, value=None, order=None):
+    def access(
+        self,
+        kind: str,
+        op: str,
+        builder: Builder,
+        ptrs: Handle,
+        mask: np.ndarray | None,
+        value: Handle | None = None,
+        order: Order | None = None,
+    ) -> np.ndarray | None:
         if self.in_child and (kind == "atomic" or (self._ctx and self._ctx[-1].kind == "atomic")):
             raise _AtomicInChild()
         return super().access(kind, op, builder, ptrs, mask, value=value, order=order)

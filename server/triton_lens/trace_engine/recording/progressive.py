@@ -33,9 +33,12 @@ import signal
 import sys
 import tempfile
 import time
-from typing import Any
+from typing import TYPE_CHECKING, BinaryIO
 
 from . import stream
+
+if TYPE_CHECKING:  # (recorder.py imports this module)
+    from .recorder import Recorder, _Launch
 
 # A launch of fewer programs than this gets no sample (it is quick enough to wait for).
 MIN_PROGRAMS = 64
@@ -110,14 +113,14 @@ WAIT, OFF, FORKED, CHILD = "wait", "off", "forked", "child"
 class Sampler:
     """One launch's sample, driven by the recorder's per-program hook (`before_program`)."""
 
-    def __init__(self, rec: Any, launch: Any, grid: tuple[int, int, int]):
+    def __init__(self, rec: Recorder, launch: _Launch, grid: tuple[int, int, int]):
         self.rec, self.L, self.grid = rec, launch, grid
         self.n = grid[0] * grid[1] * grid[2]
         self.i = 0  # loop positions reached (in the parent; in the child, positions of its own loop)
         self.t0 = 0.0
         self.phase = WAIT
         self.pid = 0
-        self.file: Any = None  # the unlinked file the child's frame is written into
+        self.file: BinaryIO | None = None  # the unlinked file the child's frame is written into
         self.rest: list[int] = []  # (child) the sample programs still to run, in order
         self.start = 0  # (child) the loop position at which it took over
 
@@ -189,6 +192,7 @@ class Sampler:
         self.phase = OFF
         try:
             if os.waitstatus_to_exitcode(status) == 0 and self.rec.on_partial is not None:
+                assert self.file is not None  # (made before the fork)
                 self.file.seek(0)
                 frame = stream.read_frame(self.file)
                 if frame is not None and frame[0] == "partial":
@@ -252,6 +256,7 @@ class Sampler:
             meta, arrays = stream.launch_to_frame(trace)
             meta["programs_done"] = self.start + len(self.rest)
             meta["programs_total"] = self.n
+            assert self.file is not None  # (made before the fork)
             stream.write_frame(self.file, "partial", meta, arrays)  # (flushed; the parent reads it after exit)
             self.file.close()
         finally:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable
-from types import FrameType
-from typing import Any
+from collections.abc import Callable, Sequence
+from types import CodeType, FrameType
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 import numpy as np
 
@@ -28,6 +28,13 @@ from .dot_tiles import TileKeeper, tile_values
 from .rows import row_crossings
 from .tensors import TensorView
 
+if TYPE_CHECKING:  # torch and the size check are imported only where a run uses them
+    import torch
+
+    from .host_writes import HostWrites
+    from .size_model import TensorSpec
+    from .size_probe import Budget, Overflow, SizeCheck
+
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _SKIP_DIRS = (compat.TRITON_DIR, _PACKAGE_DIR)
 
@@ -36,8 +43,42 @@ _SKIP_DIRS = (compat.TRITON_DIR, _PACKAGE_DIR)
 DEFAULT_VALUE_LIMIT = 1 << 20
 RUN_TILE_VALUES = 8 * TILE_VALUES_LIMIT  # tl.dot tile values a run keeps over all its launches (64 MB)
 
+# A site's key: the user frame's (code, bytecode offset; None, 0 where there is none), the argument, kind, op.
+SiteKey = tuple[CodeType | None, int, int, str, str]
+DotKey = tuple[CodeType, int] | None  # a tl.dot site's (code, bytecode offset); None: no user frame
+# An atomic's (sem, scope) as the builder gets them: triton's enums (or strings) on every release.
+Order = tuple[object, object]
 
-def _dtype_name(t) -> str:
+
+# triton's interpreter objects are untyped; these Protocols name the parts of them the recorder reads.
+class Handle(Protocol):
+    """An interpreter TensorHandle: a tile's lanes (pointers, mask or values) as a numpy array."""
+
+    data: np.ndarray
+
+
+class Builder(Protocol):
+    """The interpreter's builder: the running program's (x, y, z), the same in every release."""
+
+    grid_idx: tuple[int, int, int]
+
+
+class _Tuning(TypedDict):
+    """An autotuner run in progress: the (label, rank) of each config tried, and whether a launch kept one."""
+
+    trials: list[tuple[str, int]]
+    kept: bool
+
+
+class _Probe(TypedDict):
+    """A size-check re-launch in flight (size_probe.py): its virtual tensors, budget and overflows seen."""
+
+    tensors: dict[str, TensorSpec]
+    budget: Budget
+    overflows: list[Overflow]
+
+
+def _dtype_name(t: torch.Tensor) -> str:
     return str(t.dtype).replace("torch.", "")
 
 
@@ -51,7 +92,7 @@ def _add_empty(b: ElementSetsBuilder) -> None:
 class _Context:
     __slots__ = ("kind", "op", "tag")
 
-    def __init__(self, kind, op, tag):
+    def __init__(self, kind: str, op: str, tag: int | None) -> None:
         self.kind, self.op, self.tag = kind, op, tag
 
 
@@ -79,7 +120,7 @@ def _live_tensor_storage() -> np.ndarray:
 class _Launch:
     """A launch being recorded (mutable, hot path); `finish()` freezes it into a LaunchTrace."""
 
-    def __init__(self, index: int, fn, file: str, line: int):
+    def __init__(self, index: int, fn: Any, file: str, line: int):  # fn: triton's (untyped) kernel object
         self.index = index
         self.kernel, self.def_file, self.def_line = compat.kernel_def(fn)
         self.file, self.line = file, line
@@ -88,7 +129,7 @@ class _Launch:
         self.scratch_site: dict[str, Any] | None = None  # an in-kernel descriptor with no allocator set
         self.views: list[TensorView] = []
         self.by_id: dict[int, int] = {}
-        self.site_index: dict[tuple[Any, ...], int] = {}
+        self.site_index: dict[SiteKey, int] = {}
         self.sites: list[Site] = []
         self.ex_site: list[int] = []
         self.ex_program: list[int] = []
@@ -102,7 +143,7 @@ class _Launch:
         self.masked = ElementSetsBuilder()
         self.oob = ElementSetsBuilder()
         self.dot_sites: list[DotSite] = []
-        self.dot_site_index: dict[tuple[Any, ...] | None, int] = {}  # (code, lasti), None: no user frame
+        self.dot_site_index: dict[DotKey, int] = {}
         self.dots: list[tuple[int, ...]] = []  # site, program, a_row, b_row, m, n, k
         self.dot_dev: list[tuple[float, float]] = []  # per dot: TF32 deviation, largest |product| (-1: n/a)
         self.tiles = TileKeeper()  # the tile values of the first programs' dots (dot_tiles.py)
@@ -116,7 +157,7 @@ class _Launch:
         self.autotune: dict[str, Any] | None = None  # an autotuner's trial, or the launch it kept
 
     def finish(self, complete: bool, value_limit: int) -> LaunchTrace:
-        values = {}
+        values: dict[int, np.ndarray] = {}
         for v in self.views:
             t = v.tensor
             if t is None or v.numel == 0 or value_limit <= 0:
@@ -184,7 +225,9 @@ def tf32_deviation(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
         return float(diff[finite].max()), float(np.abs(exact[finite]).max())
 
 
-def _host_values(t, limit: int, steps: dict[int, tuple[int, int]] | None = None, index: int = -1) -> np.ndarray:
+def _host_values(
+    t: torch.Tensor, limit: int, steps: dict[int, tuple[int, int]] | None = None, index: int = -1
+) -> np.ndarray:
     """The tensor's values in flat order; over `limit` elements, only the sample of 1 in rs rows x 1 in
     cs columns (its last dimension the columns, the others folded into rows), flat in the sample's own
     row-major order, recorded in `steps`. Only the sample is copied, never the whole tensor."""
@@ -198,10 +241,11 @@ def _host_values(t, limit: int, steps: dict[int, tuple[int, int]] | None = None,
             steps[index] = (rs, cs)
     if str(t.dtype) in ("torch.bfloat16", "torch.float8_e4m3fn", "torch.float8_e5m2"):
         t = t.float()
-    return t.cpu().reshape(-1).numpy().copy()
+    out: np.ndarray = t.cpu().reshape(-1).numpy().copy()  # torch types numpy() as Any
+    return out
 
 
-def _rows(t, cols: int, rs: int):
+def _rows(t: torch.Tensor, cols: int, rs: int) -> torch.Tensor:
     """1 in rs rows of t as a 2-D (rows, cols) tensor, the dimensions before the last folded into rows:
     a view where strides allow, else a copy of those rows only (never the whole tensor)."""
     if t.dim() <= 2:
@@ -216,7 +260,7 @@ def _rows(t, cols: int, rs: int):
         return t[tuple(torch.from_numpy(np.ascontiguousarray(i)) for i in lead)]
 
 
-def _keep_before(L: _Launch, index: int, t, limit: int) -> None:
+def _keep_before(L: _Launch, index: int, t: torch.Tensor, limit: int) -> None:
     """The tensor's values before the launch (the viewer's "before" colouring); a sample over the limit."""
     try:
         if t.numel() > 0 and limit > 0:
@@ -237,7 +281,7 @@ def _prefix(t: LaunchTrace, k: int) -> LaunchTrace:
     return t
 
 
-def _fingerprint(lo: int, elements, values: np.ndarray) -> int:
+def _fingerprint(lo: int, elements: int | np.ndarray, values: np.ndarray) -> int:
     """A store's (elements, values) as one nonzero int: equal for executions that wrote the same values
     to the same elements in the same lane order (compared within one run only)."""
     head = (lo, elements) if lo >= 0 else (-1, np.ascontiguousarray(elements).tobytes())
@@ -245,7 +289,7 @@ def _fingerprint(lo: int, elements, values: np.ndarray) -> int:
     return h or 1
 
 
-def _order_names(order) -> tuple[str, str]:
+def _order_names(order: Order | None) -> tuple[str, str]:
     """An atomic's (sem, scope) as the user writes them: ("acq_rel", "gpu")."""
     if order is None:
         return "", ""
@@ -255,11 +299,11 @@ def _order_names(order) -> tuple[str, str]:
     return sem, scope
 
 
-def _skipped(code) -> bool:
+def _skipped(code: CodeType) -> bool:
     return code.co_filename.startswith(_SKIP_DIRS)
 
 
-def _user_frame(depth: int):
+def _user_frame(depth: int) -> FrameType | None:
     """The first frame outside triton and this package: the kernel line (or a @jit helper's line)."""
     f: FrameType | None = sys._getframe(depth)
     while f is not None:
@@ -277,7 +321,7 @@ def _user_frame(depth: int):
 # a depth alone, checked only for "a user frame with a triton frame below it", can land on the
 # helper's caller; each path is kept as (depth, code of the frame just below the user's) and taken
 # only where that frame runs the same code (the builtin's wrapper, not the helper call's __call__).
-_depth_cache: dict[Any, tuple[tuple[int, Any], ...]] = {}
+_depth_cache: dict[CodeType, tuple[tuple[int, CodeType], ...]] = {}
 
 
 def _call_position(f: FrameType | None) -> tuple[str, int, int, int, int]:
@@ -302,7 +346,7 @@ def _call_position(f: FrameType | None) -> tuple[str, int, int, int, int]:
     )
 
 
-def _user_frame_fast(depth: int):
+def _user_frame_fast(depth: int) -> FrameType | None:
     try:
         head = sys._getframe(depth + 1)
     except ValueError:
@@ -336,10 +380,10 @@ class Recorder(compat.Hooks):
         on_progress: Callable[[str, int, int, int], None] | None = None,
         value_limit: int = DEFAULT_VALUE_LIMIT,
         skip_dead_work: bool = True,
-        memory=None,
+        memory: HostWrites | None = None,
         on_sizes: Callable[[LaunchTrace], None] | None = None,
         size_check_gpu: str | None = None,
-        size_cache: dict | None = None,
+        size_cache: dict[str, Any] | None = None,  # size_cache.py's entries: key -> {"findings", "checked"}
         on_trial: Callable[[LaunchTrace], None] | None = None,
         record_trials: bool = True,
         on_partial: Callable[[LaunchTrace, int, int], None] | None = None,
@@ -363,11 +407,11 @@ class Recorder(compat.Hooks):
         self.on_trial = on_trial
         self.record_trials = record_trials
         self.trials: list[LaunchTrace] = []
-        self._tunings: list[dict[str, Any]] = []  # the autotuner runs in progress: their trials so far
+        self._tunings: list[_Tuning] = []  # the autotuner runs in progress: their trials so far
         self._trial: tuple[str, int] | None = None  # the config being tried now: (label, rank)
         # The size check (size_probe.py), after each launch, on the named GPU's memory; None: off.
         self.on_sizes = on_sizes
-        self._sizes: Any = None
+        self._sizes: SizeCheck | None = None
         if size_check_gpu is not None:
             from ..standin.gpu_profiles import profile
             from .size_probe import SizeCheck
@@ -375,8 +419,8 @@ class Recorder(compat.Hooks):
             gpu = profile(size_check_gpu)
             self._sizes = SizeCheck(self, gpu.total_memory, gpu.key, cache=size_cache)
         # The last check's entry for the runner's cache across runs ({"key", "value"} or {"key", "hit"}).
-        self.size_cache_entry: dict | None = None
-        self._probe: dict[str, Any] | None = None  # a size-check re-launch in flight: virtual tensors, deadline
+        self.size_cache_entry: dict[str, Any] | None = None
+        self._probe: _Probe | None = None  # a size-check re-launch in flight
         self._probe_trace: LaunchTrace | None = None
         self.probe_overflow_at: dict[int, int] = {}  # (a size-check re-launch's)
         self._last: _Launch | None = None  # the launch that ended last, until `launched` checks its sizes
@@ -394,7 +438,7 @@ class Recorder(compat.Hooks):
         self._count = 0
         self._benchmarking = 0
         self._tiles_left = RUN_TILE_VALUES  # tl.dot tile values the run's later launches may keep
-        self._positions: dict[tuple, tuple] = {}
+        self._positions: dict[tuple[CodeType | None, int], tuple[str, int, int, int, int]] = {}
         self._patches: compat.PatchScope | None = None
         self._next_progress = 0.0
 
@@ -403,13 +447,14 @@ class Recorder(compat.Hooks):
         self._patches = compat.install(self, self.skip_dead_work)
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._patches is not None:
             self._patches.restore()
             self._patches = None
 
     # -- launches ---------------------------------------------------------------------------
-    def launch_begin(self, executor, fn):
+    # executor, fn, a launch's arguments: triton's (untyped) grid executor, kernel and argument values.
+    def launch_begin(self, executor: Any, fn: Any) -> _Launch:
         f = _user_frame(2)
         file, line = (f.f_code.co_filename, f.f_lineno) if f is not None else ("", 0)
         self._stack.append(self._launch)
@@ -422,7 +467,14 @@ class Recorder(compat.Hooks):
             self.memory.paused += 1  # the interpreter's own copies in and out are not the script's writes
         return self._launch
 
-    def launch_args(self, arg_names, args_dev, kwargs_dev, args_hst, kwargs_hst) -> None:
+    def launch_args(
+        self,
+        arg_names: Sequence[str],
+        args_dev: Sequence[Any],
+        kwargs_dev: dict[str, Any],
+        args_hst: Sequence[Any],
+        kwargs_hst: dict[str, Any],
+    ) -> None:
         L = self._launch
         if L is None:
             return
@@ -460,7 +512,7 @@ class Recorder(compat.Hooks):
                     if runs is not None:
                         L.unwritten_before[info.index] = runs
 
-    def grid(self, nx, ny, nz) -> None:
+    def grid(self, nx: int, ny: int, nz: int) -> None:
         if self._launch is not None:
             L = self._launch
             L.grid = (int(nx), int(ny), int(nz))
@@ -480,7 +532,7 @@ class Recorder(compat.Hooks):
             ):
                 self._sampler = _progressive.Sampler(self, L, L.grid)
 
-    def program(self, x, y, z):
+    def program(self, x: int, y: int, z: int) -> tuple[int, int, int] | None:
         """Before each program (compat: set_grid_idx); coordinates returned replace the loop's (the
         sample child's loop visits only the sample, progressive.py)."""
         s = self._sampler
@@ -493,7 +545,7 @@ class Recorder(compat.Hooks):
         self._sizes = None
         self.memory = None
 
-    def launch_end(self, token, error) -> None:
+    def launch_end(self, token: object, error: BaseException | None) -> None:
         L = self._launch
         s = self._sampler
         if s is not None and s.L is L:
@@ -522,7 +574,7 @@ class Recorder(compat.Hooks):
             L.trace, self._last = trace, L
         if self.memory is not None:
             try:
-                self._mark_stores(L, trace)
+                self._mark_stores(L, trace, self.memory)
             except Exception:  # a finding's input, never a reason to fail the launch
                 pass
         if self._benchmarking:  # a launch made only to try an autotune config: not one of the run's
@@ -538,7 +590,7 @@ class Recorder(compat.Hooks):
             self.on_launch(trace)
 
     # -- the size check (size_probe.py) ------------------------------------------------------
-    def launched(self, executor, args, kwargs) -> None:
+    def launched(self, executor: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """After a launch returned: check its kernel at the other sizes it admits, then send the findings
         (the launch itself was sent already, so its hints never wait for the check)."""
         L, self._last = self._last, None
@@ -563,7 +615,7 @@ class Recorder(compat.Hooks):
             if self.on_sizes is not None:
                 self.on_sizes(trace)
 
-    def begin_probe(self, tensors: dict, budget: Any, overflows: list) -> None:
+    def begin_probe(self, tensors: dict[str, TensorSpec], budget: Budget, overflows: list[Overflow]) -> None:
         self._probe = {"tensors": tensors, "budget": budget, "overflows": overflows}
         self.probe_overflow_at = {}  # site -> the overflow last before its out-of-bounds lanes
         self._probe_trace = None
@@ -576,7 +628,7 @@ class Recorder(compat.Hooks):
             self.memory.paused -= 1
         return self._probe_trace
 
-    def _probe_args(self, L: _Launch, named_hst) -> None:
+    def _probe_args(self, L: _Launch, named_hst: list[tuple[str, Any]]) -> None:
         """A re-launch's tensors: one real element each, seen with the shape and strides of the size."""
         specs = self._probe["tensors"] if self._probe is not None else {}
         for name, host in named_hst:
@@ -615,20 +667,20 @@ class Recorder(compat.Hooks):
         if self.on_launch is not None:
             self.on_launch(trace)
 
-    def _mark_stores(self, L: _Launch, trace: LaunchTrace) -> None:
+    def _mark_stores(self, L: _Launch, trace: LaunchTrace, memory: HostWrites) -> None:
         """What the launch's stores and atomics wrote counts as written for later launches; a torch.empty
         buffer the launch took is watched for host reads from now on (host_writes.HostWrites.used)."""
         for v in L.views:
             if v.tensor is None or v.numel == 0:
                 continue
             if not self._benchmarking:  # an autotune trial is not one of the run's launches
-                self.memory.used(v.tensor, trace.index, v.info.index)
+                memory.used(v.tensor, trace.index, v.info.index)
             sites = [i for i, s in enumerate(trace.sites) if s.arg == v.info.index and s.kind != "load"]
             if not sites:
                 continue
             rows = np.flatnonzero(np.isin(trace.ex_site, sites))
             if rows.size:
-                self.memory.mark(v.tensor, trace.touched.cover(rows, v.numel))
+                memory.mark(v.tensor, trace.touched.cover(rows, v.numel))
 
     # -- autotuning (compat._patch_autotuner) -------------------------------------------------
     def tuning(self) -> None:
@@ -659,7 +711,7 @@ class Recorder(compat.Hooks):
             label, rank = min(t["trials"], key=lambda lr: lr[1])  # the autotuner's min(): lowest rank, first
             L.autotune = {"trial": False, "config": label, "rank": rank, "configs": [lb for lb, _ in t["trials"]]}
 
-    def benchmark(self, kernel_call) -> float:
+    def benchmark(self, kernel_call: Callable[[], Any]) -> float:
         self._benchmarking += 1
         try:
             t0 = time.perf_counter()
@@ -669,7 +721,7 @@ class Recorder(compat.Hooks):
             self._benchmarking -= 1
 
     # -- provenance -------------------------------------------------------------------------
-    def tag(self, host_value, converted) -> None:
+    def tag(self, host_value: object, converted: Any) -> None:  # converted: the interpreter's tensor
         L = self._launch
         if L is None:
             return
@@ -686,20 +738,21 @@ class Recorder(compat.Hooks):
         progressive sample's child, a parallel split's child or a size check's re-launch."""
         return not (self.in_sample_child or getattr(self, "in_child", False) or self._probe is not None)
 
-    def program_state(self, state=None):
+    def program_state(self, state: list[_Context] | None = None) -> list[_Context]:
         """The running program's access contexts (a block pointer load in progress), swapped at a turn."""
         old, self._ctx = self._ctx, ([] if state is None else state)
         return old
 
-    def push_context(self, kind, op, operand) -> None:
+    def push_context(self, kind: str, op: str, operand: Any) -> None:  # operand: the interpreter's
         self._ctx.append(_Context(kind, op, compat.operand_tag(operand)))
 
     def pop_context(self) -> None:
         self._ctx.pop()
 
     # -- accesses (hot path) ----------------------------------------------------------------
-    def _site(self, L: _Launch, kind: str, op: str, tag: int, order=None) -> int:
+    def _site(self, L: _Launch, kind: str, op: str, tag: int, order: Order | None = None) -> int:
         f = _user_frame_fast(3)
+        key: SiteKey
         if f is None:
             key = (None, 0, tag, kind, op)
         else:
@@ -731,7 +784,7 @@ class Recorder(compat.Hooks):
         L.site_index[key] = i
         return i
 
-    def _view_by_address(self, L: _Launch, flat: np.ndarray, m) -> int | None:
+    def _view_by_address(self, L: _Launch, flat: np.ndarray, m: np.ndarray | None) -> int | None:
         """The argument whose storage holds the first active lane (pointers with no provenance)."""
         if flat.size == 0:
             return None
@@ -747,7 +800,16 @@ class Recorder(compat.Hooks):
                 return v.info.index
         return None
 
-    def access(self, kind, op, builder, ptrs, mask, value=None, order=None):
+    def access(
+        self,
+        kind: str,
+        op: str,
+        builder: Builder,
+        ptrs: Handle,
+        mask: np.ndarray | None,
+        value: Handle | None = None,
+        order: Order | None = None,
+    ) -> np.ndarray | None:
         """One execution of a load/store/atomic: its site, program and lane counts, then its element
         sets by one of three paths: a pointer no argument holds (`_record_unattributed`), a
         contiguous in-bounds prefix tile (`_record_range`), any other lanes (`_record_elements`).
@@ -779,13 +841,14 @@ class Recorder(compat.Hooks):
             tag = self._view_by_address(L, flat, m)
         return self._access_of(L, kind, op, builder, tag, flat, m, data.shape, value, order)
 
-    def _lane_owners(self, L: _Launch, ptrs, flat: np.ndarray) -> np.ndarray:
+    def _lane_owners(self, L: _Launch, ptrs: Handle, flat: np.ndarray) -> np.ndarray:
         """Each lane's argument in a MIXED block (tl.where of two arguments' pointers): its provenance
         where the interpreter carried it, else the argument one of whose elements it addresses (views of
         one storage told apart), else the argument whose storage holds it; -1: none."""
         lanes = compat.lane_tags(ptrs)
         if lanes is not None and lanes.size == flat.size:
-            return np.asarray(lanes, dtype=np.int64).reshape(-1)
+            known: np.ndarray = np.asarray(lanes, dtype=np.int64).reshape(-1)
+            return known
         owner = np.full(flat.shape, -1, dtype=np.int64)
         addr = flat.view(np.int64)
         for v in L.views:
@@ -795,7 +858,20 @@ class Recorder(compat.Hooks):
             owner[(owner < 0) & (addr >= v.storage_lo) & (addr < v.storage_hi)] = v.info.index
         return owner
 
-    def _split_access(self, L: _Launch, kind, op, builder, owner, found, flat, m, shape, value, order):
+    def _split_access(
+        self,
+        L: _Launch,
+        kind: str,
+        op: str,
+        builder: Builder,
+        owner: np.ndarray,
+        found: np.ndarray,
+        flat: np.ndarray,
+        m: np.ndarray | None,
+        shape: tuple[int, ...],
+        value: Handle | None,
+        order: Order | None,
+    ) -> np.ndarray | None:
         """A MIXED block whose active lanes point into several arguments: one execution per argument,
         of that argument's lanes only (each checked against its own tensor, as the GPU reads each lane
         from its own pointer); a lane of no argument goes with the first. The mask returned is the
@@ -815,9 +891,23 @@ class Recorder(compat.Hooks):
                 changed = True
         if self._probe is not None:
             return np.zeros(shape, dtype=bool)
-        return out.reshape(shape) if changed else None
+        whole: np.ndarray = out.reshape(shape)
+        return whole if changed else None
 
-    def _access_of(self, L: _Launch, kind, op, builder, tag, flat: np.ndarray, m, shape, value, order, part=False):
+    def _access_of(
+        self,
+        L: _Launch,
+        kind: str,
+        op: str,
+        builder: Builder,
+        tag: int | None,
+        flat: np.ndarray,
+        m: np.ndarray | None,
+        shape: tuple[int, ...],
+        value: Handle | None,
+        order: Order | None,
+        part: bool = False,
+    ) -> np.ndarray | None:
         """`access` of lanes that belong to one argument (`tag`; None: to none)."""
         lanes = flat.size
         site = self._site(L, kind, op, -1 if tag is None else tag, order)
@@ -855,7 +945,9 @@ class Recorder(compat.Hooks):
             return None
         return _record_elements(L, v, flat, m, active, value, shape)
 
-    def _probe_access(self, L: _Launch, tag, flat: np.ndarray, m, active: int, shape) -> np.ndarray:
+    def _probe_access(
+        self, L: _Launch, tag: int | None, flat: np.ndarray, m: np.ndarray | None, active: int, shape: tuple[int, ...]
+    ) -> np.ndarray:
         """An access of a size-check re-launch: its out-of-bounds lanes counted against the size's
         shape, then every lane masked off (address-only memory: nothing is read or written)."""
         assert self._probe is not None
@@ -881,7 +973,7 @@ class Recorder(compat.Hooks):
                 _add_empty(L.oob)
         return np.zeros(shape, dtype=bool)
 
-    def loaded(self, value) -> None:
+    def loaded(self, value: Any) -> None:  # value: the interpreter's tensor, which takes a new attribute
         """Mark a load's value with its execution row, so a tl.dot fed by it can name the load."""
         L = self._launch
         if L is not None and L.ex_site:
@@ -890,7 +982,17 @@ class Recorder(compat.Hooks):
             except AttributeError:
                 pass
 
-    def dot(self, builder, a, b, a_dtype, b_dtype, acc_dtype, precision="", result=None) -> None:
+    def dot(
+        self,
+        builder: Builder,
+        a: Handle,
+        b: Handle,
+        a_dtype: str,
+        b_dtype: str,
+        acc_dtype: str,
+        precision: str = "",
+        result: Handle | None = None,
+    ) -> None:
         L = self._launch
         a_shape, b_shape = a.data.shape, b.data.shape
         if L is None or len(a_shape) < 2 or len(b_shape) < 2:
@@ -932,7 +1034,9 @@ class Recorder(compat.Hooks):
         file, line, col, end_line, end_col = _call_position(f)
         L.scratch_site = {"file": file, "line": line, "col": col, "end_line": end_line, "end_col": end_col}
 
-    def _record_unattributed(self, L: _Launch, flat: np.ndarray, m, shape) -> np.ndarray | None:
+    def _record_unattributed(
+        self, L: _Launch, flat: np.ndarray, m: np.ndarray | None, shape: tuple[int, ...]
+    ) -> np.ndarray | None:
         """Path 1 of `access`: a pointer with no argument behind it. Lanes in the storage of an
         argument or of another tensor the script holds (a table of pointers, as grouped GEMM uses) go
         ahead; any other address is out of bounds like any other lane: counted, recorded by byte
@@ -981,7 +1085,9 @@ class _Lanes:
         self.data = data
 
 
-def _record_range(L: _Launch, v: TensorView, flat: np.ndarray, m, lanes: int, active: int, value) -> bool:
+def _record_range(
+    L: _Launch, v: TensorView, flat: np.ndarray, m: np.ndarray | None, lanes: int, active: int, value: Handle | None
+) -> bool:
     """Path 2 of `access`, the fast one: a contiguous ascending tile of a contiguous argument whose
     active lanes are a prefix (no mask, or the usual `offs < n` tail) is two ranges, touched and
     masked off, when it is in bounds. False (nothing recorded) when the tile is not that."""
@@ -1012,7 +1118,15 @@ def _record_range(L: _Launch, v: TensorView, flat: np.ndarray, m, lanes: int, ac
     return True
 
 
-def _record_elements(L: _Launch, v: TensorView, flat: np.ndarray, m, active: int, value, shape) -> np.ndarray | None:
+def _record_elements(
+    L: _Launch,
+    v: TensorView,
+    flat: np.ndarray,
+    m: np.ndarray | None,
+    active: int,
+    value: Handle | None,
+    shape: tuple[int, ...],
+) -> np.ndarray | None:
     """Path 3 of `access`, the general one: the element of every active lane (any layout, gathers,
     strided or broadcast tiles). A contiguous argument whose active lanes all fall inside it is
     encoded in one pass; otherwise each lane is classified, and the out-of-bounds ones are recorded

@@ -20,8 +20,12 @@ from ...model.elements import ElementSets
 
 _LEN = struct.Struct("<I")
 
+# A frame's "meta": a JSON object whose fields depend on the frame's type (launch_to_frame's, the runner's
+# messages), so its values are Any.
+Meta = dict[str, Any]
 
-def write_frame(out: BinaryIO, type_: str, meta: dict, arrays: dict[str, np.ndarray] | None = None) -> int:
+
+def write_frame(out: BinaryIO, type_: str, meta: Meta, arrays: dict[str, np.ndarray] | None = None) -> int:
     arrays = arrays or {}
     specs, blobs = [], []
     for name, a in arrays.items():
@@ -89,7 +93,7 @@ class Sink:
                 self.on_lost(self.fd)
         return same
 
-    def write_frame(self, type_: str, meta: dict, arrays: dict[str, np.ndarray] | None = None) -> int:
+    def write_frame(self, type_: str, meta: Meta, arrays: dict[str, np.ndarray] | None = None) -> int:
         if not self.intact():
             return 0
         return write_frame(self.file, type_, meta, arrays)
@@ -112,7 +116,7 @@ def _read_exact(inp: BinaryIO, n: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def read_frame(inp: BinaryIO) -> tuple[str, dict, dict[str, np.ndarray]] | None:
+def read_frame(inp: BinaryIO) -> tuple[str, Meta, dict[str, np.ndarray]] | None:
     """The next frame, or None at the end of the stream (or a frame cut short by a crash)."""
     raw = _read_exact(inp, _LEN.size)
     if raw is None:
@@ -136,7 +140,7 @@ _SETS = ("touched", "masked", "oob")
 _COLUMNS = ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob", "ex_vhash", "ex_overrun")
 
 
-def launch_to_frame(t: LaunchTrace) -> tuple[dict, dict[str, np.ndarray]]:
+def launch_to_frame(t: LaunchTrace) -> tuple[Meta, dict[str, np.ndarray]]:
     meta = {
         "index": t.index,
         "kernel": t.kernel,
@@ -174,7 +178,7 @@ def launch_to_frame(t: LaunchTrace) -> tuple[dict, dict[str, np.ndarray]]:
     return meta, arrays
 
 
-def launch_from_frame(meta: dict, arrays: dict[str, np.ndarray]) -> LaunchTrace:
+def launch_from_frame(meta: Meta, arrays: dict[str, np.ndarray]) -> LaunchTrace:
     # The execution columns (arrays) and the element sets (ElementSets), by field name.
     columns: dict[str, Any] = {c: arrays[c] for c in _COLUMNS}
     for s in _SETS:

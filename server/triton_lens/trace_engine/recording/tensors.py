@@ -6,10 +6,15 @@ neighbouring tensor of the same storage.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ...model import TensorInfo
 from .rows import row_view
+
+if TYPE_CHECKING:  # the engine imports torch only where a script uses it
+    import torch
 
 
 def _shift_of(itemsize: int) -> int:
@@ -33,7 +38,9 @@ class TensorView:
         "rows",
     )
 
-    def __init__(self, info: TensorInfo, base: int, tensor=None, storage: tuple[int, int] | None = None):
+    def __init__(
+        self, info: TensorInfo, base: int, tensor: torch.Tensor | None = None, storage: tuple[int, int] | None = None
+    ):
         self.info = info
         self.base = int(base)
         self.itemsize = int(info.itemsize)
