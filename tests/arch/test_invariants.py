@@ -59,6 +59,37 @@ def _imported(path: Path, rel: str) -> list[tuple[int, str]]:
     return out
 
 
+def _engine_subclasses(path: Path, rel: str) -> list[tuple[int, str]]:
+    """(line, class) of each class outside the engine built on a class of the engine's face: a front end
+    composes the engine (the recorder's callbacks), it does not extend it and read its private state."""
+    engine = {"triton_lens.trace_engine"}
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            module = {m for line, m in _imported_one(node, rel)}
+            if module & engine:
+                names.update(a.asname or a.name for a in node.names)
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ClassDef):
+            for b in node.bases:
+                if (isinstance(b, ast.Name) and b.id in names) or (
+                    isinstance(b, ast.Attribute) and isinstance(b.value, ast.Name) and b.value.id == "trace_engine"
+                ):
+                    out.append((node.lineno, node.name))
+    return out
+
+
+def _imported_one(node: ast.ImportFrom, rel: str) -> list[tuple[int, str]]:
+    parts = ("triton_lens", *Path(rel).with_suffix("").parts)
+    pkg = parts if parts[-1] == "__init__" else parts[:-1]
+    pkg = pkg[:-1] if pkg[-1] == "__init__" else pkg
+    if node.level:
+        base = ".".join(pkg[: len(pkg) - (node.level - 1)])
+        return [(node.lineno, f"{base}.{node.module}" if node.module else base)]
+    return [(node.lineno, node.module or "")]
+
+
 def _process_calls(path: Path) -> list[tuple[int, str]]:
     """(line, dotted name) of each use of a process-starting call or module (PROCESS_CALLS)."""
     out = []
@@ -173,6 +204,9 @@ def violations() -> list[str]:
                 bad(rel, line, "exec", f"{call}: only the process room starts a process")
             if "fork" in call and rel.startswith("trace_engine/recording/") and rel not in FORKS:
                 bad(rel, line, "fork", f"{call}: recording forks only in {sorted(FORKS)}")
+        if not rel.startswith("trace_engine/"):
+            for line, cls in _engine_subclasses(path, rel):
+                bad(rel, line, "compose", f"class {cls} extends an engine class: compose it (the recorder's callbacks)")
         if rel.startswith("trace_engine/") and rel != PATCHES:
             for line, what in _restores(path):
                 bad(rel, line, "restore", f"{what}: only {PATCHES} puts saved attributes back (use its PatchScope)")
@@ -236,6 +270,11 @@ def test_the_face_exports_what_it_names():
             "an attribute set to the saved old",
         ),
         ("trace_engine/recording/recorder.py", "def f(c, saved):\n    vars(c).clear()\n", "attribute dict's"),
+        (
+            "viz/tracing.py",
+            "from ..trace_engine import ParallelRecorder\nclass R(ParallelRecorder):\n    pass\n",
+            "compose it",
+        ),
     ],
 )
 def test_the_checker_sees_each_kind_of_violation(tmp_path, monkeypatch, rel, source, expected):

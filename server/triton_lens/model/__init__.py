@@ -257,6 +257,35 @@ class DotTrace:
         return int((2 * m * n * k).sum())
 
 
+@dataclass(frozen=True)
+class LaunchStart:
+    """A launch about to run its programs (its arguments converted, its grid known): what a recorder's
+    `on_launch_start` gets (the Triton-Viz API's `Client.on_launch_start` is built from it)."""
+
+    kernel: str
+    def_file: str
+    def_line: int
+    file: str
+    line: int
+    grid: tuple[int, int, int]
+    tensors: list[TensorInfo]
+
+
+@dataclass(frozen=True)
+class AccessEvent:
+    """One execution of a load/store/atomic just recorded: what a recorder's `on_access` gets, in the
+    order the program ran them. `sets`: its touched, masked and out-of-bounds element sets, each as
+    model.elements encodes one execution (kind, lo, count, payload)."""
+
+    site: Site
+    program: tuple[int, int, int]
+    tensor: TensorInfo | None
+    lanes: int
+    active: int
+    oob: int
+    sets: tuple[tuple[int, int, int, bytes], ...]
+
+
 @dataclass
 class LaunchTrace:
     """Everything one kernel launch did, one row per execution of an access (columnar arrays).

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 
-from ..model import LaunchTrace
+from ..model import AccessEvent, LaunchStart, LaunchTrace
 from ..trace_engine import ParallelRecorder
 from . import interp
 from .clients import Access, Client, LaunchInfo, Tracer, make_client, overrides_on_access
@@ -14,76 +14,58 @@ from .clients import Access, Client, LaunchInfo, Tracer, make_client, overrides_
 _active = 0  # traced launches running in this process (a traced launch never nests one, but be safe)
 
 
-class _ClientRecorder(ParallelRecorder):
-    """The engine's Recorder, plus the per-launch and per-access callbacks of the clients.
-    With workers > 1 a launch's programs are split over forked processes (trace_engine/recording/parallel.py), unless
-    a client wants every access as it happens (`on_access` runs in this process only).
+class _Clients:
+    """The clients of one traced launch, fed by the engine's recorder through its callbacks (the recorder
+    is composed, not subclassed: it owns its state, this owns the clients'). With workers > 1 a launch's
+    programs are split over forked processes (trace_engine/recording/parallel.py), unless a client wants
+    every access as it happens (`on_access` runs in this process only)."""
 
-    It reads the launch being recorded (`_launch`) right after the engine's own hooks: the grid hook
-    (arguments and grid known, no program run yet) and the access hook (one execution appended).
-    """
-
-    def __init__(self, clients: list[Client], workers: int = 1):
-        access_clients = [c for c in clients if overrides_on_access(c)]
-        super().__init__(on_launch=self._launch_done, workers=1 if access_clients else workers)
+    def __init__(self, clients: list[Client]):
         self.clients = clients
-        self.access_clients = access_clients
+        self.access_clients = [c for c in clients if overrides_on_access(c)]
         self.errors: list[BaseException] = []
         self._info: LaunchInfo | None = None
 
-    def _launch_info(self) -> LaunchInfo | None:
-        L = self._launch
-        if L is None:
-            return None
-        return LaunchInfo(
-            kernel=L.kernel,
-            def_file=L.def_file,
-            def_line=L.def_line,
-            file=L.file,
-            line=L.line,
-            grid=(int(L.grid[0]), int(L.grid[1]), int(L.grid[2])),
-            tensors=[v.info for v in L.views],
+    def recorder(self, workers: int) -> ParallelRecorder:
+        return ParallelRecorder(
+            on_launch=self.launch_done,
+            on_launch_start=self.launch_started,
+            on_access=self.accessed if self.access_clients else None,
+            workers=1 if self.access_clients else workers,
         )
 
-    def grid(self, nx, ny, nz) -> None:
-        super().grid(nx, ny, nz)
-        if self._benchmarking or self._launch is None:
-            return
-        self._info = info = self._launch_info()
-        if info is None:
-            return
+    def launch_started(self, start: LaunchStart) -> None:
+        self._info = info = LaunchInfo(
+            kernel=start.kernel,
+            def_file=start.def_file,
+            def_line=start.def_line,
+            file=start.file,
+            line=start.line,
+            grid=start.grid,
+            tensors=start.tensors,
+        )
         for c in self.clients:
             c.on_launch_start(info)
 
-    def access(self, kind, op, builder, ptrs, mask, value=None, order=None):
-        L = self._launch
-        n = len(L.ex_site) if L is not None else 0
-        new_mask = super().access(kind, op, builder, ptrs, mask, value, order)
-        if not self.access_clients or self._benchmarking or L is None:
-            return new_mask
-        x, y, z = builder.grid_idx
-        info = self._info if self._info is not None else self._launch_info()
-        for row in range(n, len(L.ex_site)):  # one, or one per argument of a pointer block picked lane by lane
-            site = L.sites[L.ex_site[row]]
-            sets = tuple((b.kinds[row], b.los[row], b.counts[row], b.chunks[row]) for b in (L.touched, L.masked, L.oob))
-            a = Access(
-                launch=info,
-                kind=site.kind,
-                op=site.op,
-                file=site.file,
-                line=site.line,
-                program=(int(x), int(y), int(z)),
-                tensor=L.views[site.arg].info if site.arg >= 0 else None,
-                lanes=int(L.ex_lanes[row]),
-                active=int(L.ex_active[row]),
-                oob=int(L.ex_oob[row]),
-                _sets=sets,
-            )
-            for c in self.access_clients:
-                c.on_access(a)
-        return new_mask
+    def accessed(self, e: AccessEvent) -> None:
+        assert self._info is not None  # the recorder starts a launch (its grid) before its first access
+        a = Access(
+            launch=self._info,
+            kind=e.site.kind,
+            op=e.site.op,
+            file=e.site.file,
+            line=e.site.line,
+            program=e.program,
+            tensor=e.tensor,
+            lanes=e.lanes,
+            active=e.active,
+            oob=e.oob,
+            _sets=e.sets,
+        )
+        for c in self.access_clients:
+            c.on_access(a)
 
-    def _launch_done(self, trace: LaunchTrace) -> None:
+    def launch_done(self, trace: LaunchTrace) -> None:
         self._info = None
         for c in self.clients:
             try:
@@ -139,7 +121,7 @@ def _base_fn(kernel):
     return f
 
 
-_current: list[_ClientRecorder] = []
+_current: list[ParallelRecorder] = []
 
 
 def _bench(kernel_call, quantiles=None, **_):
@@ -163,7 +145,8 @@ def _run(traced: TracedKernel, launch):
         # this launch; a second recorder would see out-of-bounds lanes already masked.
         with interp.jit_calls_interpreted():
             return launch()
-    rec = _ClientRecorder(traced.clients, traced.workers)
+    clients = _Clients(traced.clients)
+    rec = clients.recorder(traced.workers)
     _active += 1
     _current.append(rec)
     try:
@@ -172,8 +155,8 @@ def _run(traced: TracedKernel, launch):
     finally:
         _current.pop()
         _active -= 1
-    if rec.errors:
-        err = rec.errors[0]
+    if clients.errors:
+        err = clients.errors[0]
         err.__traceback__ = None  # the client's frames say nothing to the kernel author
         raise err
     return out

@@ -19,7 +19,17 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 import numpy as np
 
-from ...model import TILE_VALUES_LIMIT, DotSite, DotTrace, LaunchTrace, Site, TensorInfo, value_sample_steps
+from ...model import (
+    TILE_VALUES_LIMIT,
+    AccessEvent,
+    DotSite,
+    DotTrace,
+    LaunchStart,
+    LaunchTrace,
+    Site,
+    TensorInfo,
+    value_sample_steps,
+)
 from ...model.elements import RANGE, ElementSets, ElementSetsBuilder, encode
 from ..interpreter import compat
 from ..interpreter import tf32 as _tf32
@@ -389,8 +399,14 @@ class Recorder(compat.Hooks):
         on_partial: Callable[[LaunchTrace, int, int], None] | None = None,
         partial_min_programs: float | None = None,
         partial_min_seconds: float | None = None,
+        on_launch_start: Callable[[LaunchStart], None] | None = None,
+        on_access: Callable[[AccessEvent], None] | None = None,
     ):
         self.on_launch = on_launch
+        # A launch's start and each execution as it is recorded, for a caller that composes the recorder
+        # (the Triton-Viz API's clients: viz/tracing.py); not called for an autotuner's timing runs.
+        self.on_launch_start = on_launch_start
+        self.on_access = on_access
         # Progressive results (progressive.py): a long launch's sample of programs, run first in a fork,
         # handed to on_partial(trace, programs done, programs in all) before the launch completes.
         self.on_partial = on_partial
@@ -531,6 +547,10 @@ class Recorder(compat.Hooks):
                 and L.grid[0] * L.grid[1] * L.grid[2] >= max(2, self.partial_min_programs)
             ):
                 self._sampler = _progressive.Sampler(self, L, L.grid)
+            if self.on_launch_start is not None and not self._benchmarking:
+                self.on_launch_start(
+                    LaunchStart(L.kernel, L.def_file, L.def_line, L.file, L.line, L.grid, [v.info for v in L.views])
+                )
 
     def program(self, x: int, y: int, z: int) -> tuple[int, int, int] | None:
         """Before each program (compat: set_grid_idx); coordinates returned replace the loop's (the
@@ -542,6 +562,7 @@ class Recorder(compat.Hooks):
         """In the forked sample child: it reports nothing but its partial, and samples nothing more."""
         self.in_sample_child = True
         self.on_launch = self.on_progress = self.on_sizes = self.on_trial = None
+        self.on_launch_start = self.on_access = None
         self._sizes = None
         self.memory = None
 
@@ -835,11 +856,40 @@ class Recorder(compat.Hooks):
             on = owner if m is None else owner[m]
             found = np.unique(on[on >= 0])
             if found.size > 1:
-                return self._split_access(L, kind, op, builder, owner, found, flat, m, data.shape, value, order)
+                n = len(L.ex_site)
+                split = self._split_access(L, kind, op, builder, owner, found, flat, m, data.shape, value, order)
+                if self.on_access is not None and not self._benchmarking:
+                    self._emit_accesses(L, n, builder)
+                return split
             tag = int(found[0]) if found.size == 1 else None
         elif tag is None or tag < 0:
             tag = self._view_by_address(L, flat, m)
-        return self._access_of(L, kind, op, builder, tag, flat, m, data.shape, value, order)
+        if self.on_access is None or self._benchmarking:
+            return self._access_of(L, kind, op, builder, tag, flat, m, data.shape, value, order)
+        n = len(L.ex_site)
+        got = self._access_of(L, kind, op, builder, tag, flat, m, data.shape, value, order)
+        self._emit_accesses(L, n, builder)
+        return got
+
+    def _emit_accesses(self, L: _Launch, first: int, builder: Builder) -> None:
+        """on_access for the executions recorded from row `first` on (one, or one per argument of a pointer
+        block picked lane by lane)."""
+        assert self.on_access is not None
+        x, y, z = builder.grid_idx
+        for row in range(first, len(L.ex_site)):
+            site = L.sites[L.ex_site[row]]
+            sets = tuple((b.kinds[row], b.los[row], b.counts[row], b.chunks[row]) for b in (L.touched, L.masked, L.oob))
+            self.on_access(
+                AccessEvent(
+                    site,
+                    (int(x), int(y), int(z)),
+                    L.views[site.arg].info if site.arg >= 0 else None,
+                    int(L.ex_lanes[row]),
+                    int(L.ex_active[row]),
+                    int(L.ex_oob[row]),
+                    sets,
+                )
+            )
 
     def _lane_owners(self, L: _Launch, ptrs: Handle, flat: np.ndarray) -> np.ndarray:
         """Each lane's argument in a MIXED block (tl.where of two arguments' pointers): its provenance
