@@ -422,15 +422,11 @@ def sector_findings(perf: Performance) -> list[Finding]:
             f"pass a transposed/contiguous copy) so a 32-byte sector serves 32 bytes of lanes."
         )
         out.append(
-            Finding(
+            Finding.at(
+                m,
                 kind="uncoalesced",
                 severity="information",
-                file=m.file,
-                line=m.line,
                 message=msg,
-                col=m.col,
-                end_line=m.end_line,
-                end_col=m.end_col,
                 arg=m.arg,
                 access=m.kind,
             )
