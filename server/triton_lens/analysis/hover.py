@@ -58,7 +58,7 @@ class ProgramFacts:
 
 @dataclass
 class AccessFacts:
-    """What a hover shows of one access: its totals (computed once, in stats.py) and what only the hover
+    """What a hover shows of one access (records.AccessRecord.facts): its totals (the record's, from stats.py) and what only the hover
     needs: the union extent and text map over launches, the first programs one by one, example offsets."""
 
     totals: AccessStats
@@ -93,7 +93,7 @@ class AccessFacts:
     bytes = property(lambda self: self.totals.bytes)
 
 
-def _facts(g: Group, totals: AccessStats, reach: Touched | None, first_programs: int) -> AccessFacts:
+def access_facts_of(g: Group, totals: AccessStats, reach: Touched | None, first_programs: int) -> AccessFacts:
     first = g.parts[0].launch
     arg = totals.arg
     tensor = reach.tensor if reach is not None else None
@@ -134,21 +134,12 @@ def _facts(g: Group, totals: AccessStats, reach: Touched | None, first_programs:
     return f
 
 
-def access_facts(analysis: Analysis, first_programs: int = FIRST_PROGRAMS) -> dict[Key, AccessFacts]:
-    """Facts for every (file, line, arg, kind) access of an analysed run (analysis.Analysis): its
-    totals are the analysis' own (stats.access_stats), only the hover's extras are computed here."""
-    totals = {(a.file, a.line, a.arg, a.kind): a for a in analysis.accesses}
-    flagged = {(f.file, f.line, f.arg) for f in analysis.findings if f.kind in ("oob", "oob-sizes", "wrap")}
-    out = {}
-    for key, g in analysis.groups.items():
-        if key in totals and any(p.rows.size for p in g.parts):
-            f = out[key] = _facts(g, totals[key], analysis.touched.get(key), first_programs)
-            if key[:3] not in flagged:
-                f.sizes_checked = _sizes_checked(g)
-    return out
+def access_facts(analysis: Analysis) -> dict[Key, AccessFacts]:
+    """The facts of every access of an analysed run that ran, by its key: its records' own (records.py)."""
+    return {r.key: r.facts for r in analysis.records if r.facts is not None}
 
 
-def _sizes_checked(g: Group) -> list[dict[str, Any]]:
+def sizes_checked(g: Group) -> list[dict[str, Any]]:
     """The size check's runs of the launches this access ran in, each size once."""
     seen, out = set(), []
     for part in g.parts:

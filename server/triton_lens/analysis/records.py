@@ -1,0 +1,54 @@
+"""One record per access site (file, line, argument, kind), built once by `analyze()`: its totals
+(stats.py), its performance metrics (performance.py) and its hover facts (hover.py, computed on first
+use: the CLI never reads them). The CLI table, the inlay hint, the hover, the diagnostics and the
+reports all read the record, so that they cannot disagree on one access; a finding at an access reaches
+its record through `Analysis.record_for`, never through a key rebuilt by a front end."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from ..model import AccessStats, Finding
+from .groups import Group, Key
+from .hover import FIRST_PROGRAMS, AccessFacts, access_facts_of, sizes_checked
+from .performance import LineMetrics
+from .stats import access_totals
+from .touched import Touched, touched
+
+# Findings that say the access leaves its tensor: where one stands, the hover does not claim the size
+# check's other sizes stayed in bounds (the diagnostic says what they found).
+OUT_OF_BOUNDS = ("oob", "oob-sizes", "wrap")
+
+
+@dataclass(eq=False)
+class AccessRecord:
+    key: Key  # (file, line, arg name, kind), the group's own
+    totals: AccessStats  # what the table, the hint, the hover and --json show
+    perf: LineMetrics | None = None  # None where performance computed none (never, today: one per group)
+    group: Group | None = field(default=None, repr=False)
+    reach: Touched | None = field(default=None, repr=False)
+    flagged: bool = False  # an OUT_OF_BOUNDS finding stands at this access
+
+    @cached_property
+    def facts(self) -> AccessFacts | None:
+        """What a hover adds to the totals; None for an access that never ran (its group has no executions)."""
+        g = self.group
+        if g is None or not any(p.rows.size for p in g.parts):
+            return None
+        f = access_facts_of(g, self.totals, self.reach, FIRST_PROGRAMS)
+        if not self.flagged:
+            f.sizes_checked = sizes_checked(g)
+        return f
+
+
+def access_records(groups: dict[Key, Group], lines: list[LineMetrics], findings: list[Finding]) -> list[AccessRecord]:
+    """Every access's record, in the table's order (file, line, column, argument, kind)."""
+    perf = {(m.file, m.line, m.arg, m.kind): m for m in lines}  # line_metrics keys them by the group's key
+    flagged = {(f.file, f.line, f.arg) for f in findings if f.kind in OUT_OF_BOUNDS}
+    out = []
+    for key, g in groups.items():
+        u = touched(g)
+        out.append(AccessRecord(key, access_totals(g, u), perf.get(key), g, u, key[:3] in flagged))
+    out.sort(key=lambda r: (r.totals.file, r.totals.line, r.totals.col, r.totals.arg, r.totals.kind))
+    return out
