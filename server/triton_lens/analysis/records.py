@@ -41,6 +41,15 @@ class AccessRecord:
             f.sizes_checked = sizes_checked(g)
         return f
 
+    @property
+    def unique_of(self) -> int | None:
+        """The element count `totals.unique` is out of: the tensor's, when every launch saw the first one's
+        shape (touched.py's union is then of one index space); None when shapes differ or nothing ran."""
+        f = self.facts
+        if f is None or f.tensor is None or f.shapes_differ:
+            return None
+        return f.tensor.numel
+
 
 def access_records(groups: dict[Key, Group], lines: list[LineMetrics], findings: list[Finding]) -> list[AccessRecord]:
     """Every access's record, in the table's order (file, line, column, argument, kind)."""
