@@ -11,7 +11,7 @@ from .allocator import allocator_findings
 from .autotune import autotune_findings
 from .findings import all_findings
 from .groups import Key, group_executions
-from .performance import Performance, performance, sector_findings
+from .performance import Performance, line_metrics, performance, sector_findings
 from .precision import tf32_findings
 from .records import AccessRecord, access_records
 
@@ -72,7 +72,8 @@ class Analysis:
 def analyze(result: RunResult, remedies: Remedies = PLAIN) -> Analysis:
     """The run's per-access totals and findings; a stopped run's remedy in the front end's words (`remedies`)."""
     groups = group_executions(result.launches)
-    perf = performance(result, groups)
+    lines = line_metrics(groups)
+    perf = performance(result, lines)
     findings = (
         autotune_findings(result, all_findings(result, groups))
         + sector_findings(perf)
@@ -86,7 +87,7 @@ def analyze(result: RunResult, remedies: Remedies = PLAIN) -> Analysis:
     findings.sort(key=lambda f: (f.file, f.line, order.get(f.severity, 3), f.kind))
     return Analysis(
         result=result,
-        records=access_records(groups, perf.lines, findings),
+        records=access_records(groups, lines, findings),
         findings=findings,
         performance=perf,
     )

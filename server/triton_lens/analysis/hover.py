@@ -1,5 +1,5 @@
-"""Facts about one source access for the editor's hover and inlay hints: what `stats.access_stats`
-sums, plus the details a reader wants when pointing at a load or store: touched elements as index
+"""Facts about one source access for the editor's hover and inlay hints (records.AccessRecord.facts): its
+totals (stats.access_totals), plus the details a reader wants when pointing at a load or store: touched elements as index
 ranges per dimension (all programs, and the first few programs separately), a small text map of the
 tensor with the touched cells marked, and where the tensor's parameter is named in the kernel's def.
 
@@ -9,19 +9,16 @@ Pure functions over the recorded arrays (model.RunResult + analysis.groups); not
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..model import AccessStats, TensorInfo
 from ..source.kernels import outline
-from .groups import Group, Key, program_label
+from .groups import Group, program_label
 from .index_text import format_ranges
 from .text import format_program
 from .touched import Touched
-
-if TYPE_CHECKING:
-    from . import Analysis
 
 FIRST_PROGRAMS = 3
 
@@ -132,11 +129,6 @@ def access_facts_of(g: Group, totals: AccessStats, reach: Touched | None, first_
                 )
             )
     return f
-
-
-def access_facts(analysis: Analysis) -> dict[Key, AccessFacts]:
-    """The facts of every access of an analysed run that ran, by its key: its records' own (records.py)."""
-    return {r.key: r.facts for r in analysis.records if r.facts is not None}
 
 
 def sizes_checked(g: Group) -> list[dict[str, Any]]:

@@ -51,13 +51,15 @@ class AccessRecord:
         return f.tensor.numel
 
 
-def access_records(groups: dict[Key, Group], lines: list[LineMetrics], findings: list[Finding]) -> list[AccessRecord]:
-    """Every access's record, in the table's order (file, line, column, argument, kind)."""
-    perf = {(m.file, m.line, m.arg, m.kind): m for m in lines}  # line_metrics keys them by the group's key
+def access_records(
+    groups: dict[Key, Group], lines: dict[Key, LineMetrics], findings: list[Finding]
+) -> list[AccessRecord]:
+    """Every access's record, in the table's order (file, line, column, argument, kind); `lines`: the
+    run's line_metrics (performance.py), by the same keys as `groups`."""
     flagged = {(f.file, f.line, f.arg) for f in findings if f.kind in OUT_OF_BOUNDS}
     out = []
     for key, g in groups.items():
         u = touched(g)
-        out.append(AccessRecord(key, access_totals(g, u), perf.get(key), g, u, key[:3] in flagged))
+        out.append(AccessRecord(key, access_totals(g, u), lines.get(key), g, u, key[:3] in flagged))
     out.sort(key=lambda r: (r.totals.file, r.totals.line, r.totals.col, r.totals.arg, r.totals.kind))
     return out
