@@ -1,8 +1,10 @@
 """One record per access site (file, line, argument, kind), built once by `analyze()`: its totals
 (stats.py), its performance metrics (performance.py) and its hover facts (hover.py, computed on first
-use: the CLI never reads them). The CLI table, the inlay hint, the hover, the diagnostics and the
-reports all read the record, so that they cannot disagree on one access; a finding at an access reaches
-its record through `Analysis.record_for`, never through a key rebuilt by a front end."""
+use: the CLI never reads them). The CLI table and --json read its totals; the inlay hint, the hover, the
+diagnostics and the profiler client the record, so that they cannot disagree on one access; a finding at
+an access reaches its record through `Analysis.record_for`, never through a key rebuilt by a front end.
+`flagged` is of the run's findings as analysed (a partial view shows fewer, lsp/view.py, but the hover
+still claims no size in bounds where the full list has the access out of bounds)."""
 
 from __future__ import annotations
 
