@@ -147,19 +147,16 @@ def test_gpu_table_and_precisions():
 
 
 def test_hover_shows_the_same_numbers(analysis):
-    from triton_lens.analysis.hover import access_facts
     from triton_lens.lsp.hover import dot_markdown, line_markdown
 
-    facts = access_facts(analysis)
-    perf = {(m.file, m.line, m.arg, m.kind): m for m in analysis.performance.lines}
-    col = [s for s in analysis.accesses if s.line == _line("column walk")]
-    text = line_markdown([(s, facts[(s.file, s.line, s.arg, s.kind)]) for s in col], perf)
+    col = [r for r in analysis.records if r.totals.line == _line("column walk")]
+    text = line_markdown(col)
     assert "sector efficiency: **12.5%**" in text and "256 B apart" in text
     one = [L for L in analysis.performance.launches if L.kernel == "column_walk_kernel"]
-    text = line_markdown([(s, facts[(s.file, s.line, s.arg, s.kind)]) for s in col], perf, one)
+    text = line_markdown(col, one)
     assert "launch roofline estimate: ≥ 9.8 ns on H100 SXM, **memory-bound** (32.0 KB DRAM at least" in text
-    tile = [s for s in analysis.accesses if s.line == _line("broadcast")]
-    text = line_markdown([(s, facts[(s.file, s.line, s.arg, s.kind)]) for s in tile], perf)
+    tile = [r for r in analysis.records if r.totals.line == _line("broadcast")]
+    text = line_markdown(tile)
     assert "sector efficiency: **100.0%**" in text and "reuse: 8.00 lanes per unique element" in text
     (d,) = analysis.performance.dots
     md = dot_markdown(d, analysis.performance.launches)

@@ -266,7 +266,6 @@ def test_one_program_reading_a_matrix_as_flat_memory_is_not_an_overrun(tmp_path)
 
 
 def test_the_hover_says_which_other_sizes_an_access_stayed_in_bounds_at(tmp_path):
-    from triton_lens.analysis.hover import access_facts
     from triton_lens.lsp.hover import access_markdown
 
     a = _run(
@@ -295,21 +294,20 @@ def test_the_hover_says_which_other_sizes_an_access_stayed_in_bounds_at(tmp_path
         scale_unmasked[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256)
         """,
     )
-    facts = access_facts(a)
     masked, unmasked = (
-        [f for k, f in facts.items() if k[2] == "x_ptr" and f.kernel == name] for name in ("scale", "scale_unmasked")
+        [r for r in a.records if r.key[2] == "x_ptr" and r.facts is not None and r.facts.kernel == name]
+        for name in ("scale", "scale_unmasked")
     )
-    assert [(c["script"], c["tail"], c["largest"]) for c in masked[0].sizes_checked] == [
+    assert [(c["script"], c["tail"], c["largest"]) for c in masked[0].facts.sizes_checked] == [
         ("n_elements = 4096", "n_elements = 4097", "n_elements = 2147483647")
     ]
-    s = next(s for s in a.accesses if (s.file, s.line, s.arg, s.kind) == masked[0].key)
     assert (
         "- other sizes than `n_elements = 4096`: in bounds at `n_elements = 4097` (the grid's corner programs) and "
         "`n_elements = 2147483647` (the last program, at the largest size that fits H100 with int32 sizes)"
-    ) in access_markdown(s, masked[0])
+    ) in access_markdown(masked[0])
     # Where the check found the tail's out-of-bounds lanes, the hover claims nothing: the diagnostic says it.
-    assert [f.kind for f in a.findings if f.arg == "x_ptr" and f.line == unmasked[0].line] == ["oob-sizes"]
-    assert unmasked[0].sizes_checked == []
+    assert [f.kind for f in a.findings if f.arg == "x_ptr" and f.line == unmasked[0].totals.line] == ["oob-sizes"]
+    assert unmasked[0].facts.sizes_checked == []
 
 
 WRAPS = """

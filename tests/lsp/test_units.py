@@ -235,32 +235,32 @@ def _stats(**kw):
 
 def test_hint_label_is_compact_and_shows_repeats():
     # What matters first, within VS Code's default 43 characters: the bytes do not fit after a partial mask.
-    assert access_label(_stats(), None) == "x[0:1000] · 1000/1024 active · 8 prog"  # 46 with " · 3.9 KB"
-    assert access_label(_stats(extent="x_ptr[0:1000]"), None) == "x_ptr[0:1000] · 1000/1024 active · 8 prog"
+    assert access_label(_stats()) == "x[0:1000] · 1000/1024 active · 8 prog"  # 46 with " · 3.9 KB"
+    assert access_label(_stats(extent="x_ptr[0:1000]")) == "x_ptr[0:1000] · 1000/1024 active · 8 prog"
     # every lane on: no mask part, so programs, bytes and the repeats get the room
-    assert access_label(_stats(active=1024, executions=32), None) == "x[0:1000] · 8 prog · 3.9 KB · ×4 iter"
-    label = access_label(_stats(launches=2, executions=32, oob=24), None)
+    assert access_label(_stats(active=1024, executions=32)) == "x[0:1000] · 8 prog · 3.9 KB · ×4 iter"
+    label = access_label(_stats(launches=2, executions=32, oob=24))
     # Out-of-bounds lanes lead; the parts that do not fit drop from the end, in their fixed order; the mask's
     # short form where the long one would keep the programs out.
     assert label == "24 OOB · x[0:1000] · 97% active · 8 prog", label
-    full = access_label(_stats(launches=2, executions=32, oob=24), None, limit=200)
+    full = access_label(_stats(launches=2, executions=32, oob=24), limit=200)
     assert full == "24 OOB · x[0:1000] · 1000/1024 active · 8 prog · 3.9 KB · ×4 iter · ×2 launches"
     assert format_bytes(512) == "512 B" and format_bytes(25600) == "25.0 KB"
 
 
 def test_hint_label_falls_back_to_a_percentage_then_drops():
     # 26 characters of head: the fraction does not fit, its short form does
-    label = access_label(_stats(extent="x_ptr[0:1000, 0:64:2]"), None, limit=36)
+    label = access_label(_stats(extent="x_ptr[0:1000, 0:64:2]"), limit=36)
     assert label == "x_ptr[0:1000, 0:64:2] · 97% active", label
-    assert access_label(_stats(active=1), None, limit=21) == "x[0:1000]"  # a part is shown whole or not at all
-    assert access_label(_stats(active=1), None, limit=22) == "x[0:1000] · <1% active"
+    assert access_label(_stats(active=1), limit=21) == "x[0:1000]"  # a part is shown whole or not at all
+    assert access_label(_stats(active=1), limit=22) == "x[0:1000] · <1% active"
 
 
 def test_a_long_extent_is_shortened_and_the_oob_count_kept():
     ext = "a_ptr[0:48, 0:72, 0:100, 0:1000] (100000 elements)"
     assert shorten_extent(ext, 43) == "a_ptr[0:48, 0:72, 0:100, 0:1000]…"
     assert shorten_extent(ext, 12) == "a_ptr[0:48,…"
-    label = access_label(_stats(extent=ext, oob=5), None)
+    label = access_label(_stats(extent=ext, oob=5))
     assert label == "5 OOB · a_ptr[0:48, 0:72, 0:100, 0:1000]…", label
 
 

@@ -1,4 +1,4 @@
-"""Analysis: pure functions from a recorded run (model.RunResult) to per-line stats and findings."""
+"""Analysis: pure functions from a recorded run (model.RunResult) to one record per access (records.py) and findings."""
 
 from __future__ import annotations
 
@@ -10,23 +10,35 @@ from ..model.remedies import PLAIN, Remedies, with_remedy
 from .allocator import allocator_findings
 from .autotune import autotune_findings
 from .findings import all_findings
-from .groups import Group, Key, group_executions
-from .performance import Performance, performance, sector_findings
+from .groups import Key, group_executions
+from .performance import Performance, line_metrics, performance, sector_findings
 from .precision import tf32_findings
-from .stats import access_stats
-from .touched import Touched, touched
+from .records import AccessRecord, access_records
 
 
 @dataclass
 class Analysis:
     result: RunResult
-    accesses: list[AccessStats] = field(default_factory=list)
+    # One record per access (records.py): totals, hover facts, performance metrics; every front end reads it.
+    records: list[AccessRecord] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     performance: Performance = field(default_factory=lambda: Performance([], [], []))
-    # The executions grouped by (file, line, arg, kind), kept for the hover's facts (not serialised).
-    groups: dict[Key, Group] = field(default_factory=dict, repr=False, compare=False)
-    # The elements each access touched (touched.py), read by the table, the hint and the hover alike.
-    touched: dict[Key, Touched] = field(default_factory=dict, repr=False, compare=False)
+    _by_key: dict[Key, AccessRecord] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._by_key = {r.key: r for r in self.records}
+
+    @property
+    def accesses(self) -> list[AccessStats]:
+        """The records' totals, in the table's order."""
+        return [r.totals for r in self.records]
+
+    def record_for(self, f: Finding) -> AccessRecord | None:
+        """The record of the access a finding is at (an oob, race, unwritten ... finding names its argument
+        and access kind); None for a finding at no access (an exception, a tl.dot, a timing note)."""
+        if not (f.arg and f.access):
+            return None
+        return self._by_key.get((f.file, f.line, f.arg, f.access))
 
     def to_json(self) -> dict[str, Any]:
         r = self.result
@@ -60,7 +72,8 @@ class Analysis:
 def analyze(result: RunResult, remedies: Remedies = PLAIN) -> Analysis:
     """The run's per-access totals and findings; a stopped run's remedy in the front end's words (`remedies`)."""
     groups = group_executions(result.launches)
-    perf = performance(result, groups)
+    lines = line_metrics(groups)
+    perf = performance(result, lines)
     findings = (
         autotune_findings(result, all_findings(result, groups))
         + sector_findings(perf)
@@ -72,12 +85,9 @@ def analyze(result: RunResult, remedies: Remedies = PLAIN) -> Analysis:
             f.message = with_remedy(f.message, f.remedy, remedies)
     order = {"error": 0, "warning": 1, "information": 2}
     findings.sort(key=lambda f: (f.file, f.line, order.get(f.severity, 3), f.kind))
-    reached = {key: u for key, g in groups.items() if (u := touched(g)) is not None}
     return Analysis(
         result=result,
-        accesses=access_stats(groups, reached),
+        records=access_records(groups, lines, findings),
         findings=findings,
         performance=perf,
-        groups=groups,
-        touched=reached,
     )

@@ -23,14 +23,10 @@ def allocator_findings(launches: list[LaunchTrace]) -> list[Finding]:
         assert s is not None
         kernels = sorted({L.kernel for L in group})
         out.append(
-            Finding(
+            Finding.at(
+                s,
                 kind="allocator",
                 severity="information",
-                file=s["file"],
-                line=s["line"],
-                col=s["col"],
-                end_line=s["end_line"],
-                end_col=s["end_col"],
                 message=(
                     f"tl.make_tensor_descriptor inside {', '.join(kernels)} needs scratch memory on a GPU with "
                     "TMA (Hopper and newer), and the script set no allocator: compiled, "

@@ -192,10 +192,10 @@ def oob_findings(groups: dict[Key, Group]) -> list[Finding]:
         )
         s = g.first
         out.append(
-            Finding(
+            Finding.at(
+                s,
                 kind="oob",
                 severity="error",
-                **s.range,
                 arg=arg,
                 access=kind,
                 lanes=lanes,
@@ -219,10 +219,10 @@ def dead_findings(groups: dict[Key, Group]) -> list[Finding]:
         execs = sum(int(p.rows.size) for p in g.parts)
         s = g.first
         out.append(
-            Finding(
+            Finding.at(
+                s,
                 kind="dead",
                 severity="warning",
-                **s.range,
                 arg=arg,
                 access=kind,
                 lanes=lanes,

@@ -1,5 +1,5 @@
-"""Facts about one source access for the editor's hover and inlay hints: what `stats.access_stats`
-sums, plus the details a reader wants when pointing at a load or store: touched elements as index
+"""Facts about one source access for the editor's hover and inlay hints (records.AccessRecord.facts): its
+totals (stats.access_totals), plus the details a reader wants when pointing at a load or store: touched elements as index
 ranges per dimension (all programs, and the first few programs separately), a small text map of the
 tensor with the touched cells marked, and where the tensor's parameter is named in the kernel's def.
 
@@ -9,19 +9,16 @@ Pure functions over the recorded arrays (model.RunResult + analysis.groups); not
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..model import AccessStats, TensorInfo
 from ..source.kernels import outline
-from .groups import Group, Key, program_label
+from .groups import Group, program_label
 from .index_text import format_ranges
 from .text import format_program
 from .touched import Touched
-
-if TYPE_CHECKING:
-    from . import Analysis
 
 FIRST_PROGRAMS = 3
 
@@ -58,7 +55,7 @@ class ProgramFacts:
 
 @dataclass
 class AccessFacts:
-    """What a hover shows of one access: its totals (computed once, in stats.py) and what only the hover
+    """What a hover shows of one access (records.AccessRecord.facts): its totals (the record's, from stats.py) and what only the hover
     needs: the union extent and text map over launches, the first programs one by one, example offsets."""
 
     totals: AccessStats
@@ -93,7 +90,7 @@ class AccessFacts:
     bytes = property(lambda self: self.totals.bytes)
 
 
-def _facts(g: Group, totals: AccessStats, reach: Touched | None, first_programs: int) -> AccessFacts:
+def access_facts_of(g: Group, totals: AccessStats, reach: Touched | None, first_programs: int) -> AccessFacts:
     first = g.parts[0].launch
     arg = totals.arg
     tensor = reach.tensor if reach is not None else None
@@ -134,21 +131,7 @@ def _facts(g: Group, totals: AccessStats, reach: Touched | None, first_programs:
     return f
 
 
-def access_facts(analysis: Analysis, first_programs: int = FIRST_PROGRAMS) -> dict[Key, AccessFacts]:
-    """Facts for every (file, line, arg, kind) access of an analysed run (analysis.Analysis): its
-    totals are the analysis' own (stats.access_stats), only the hover's extras are computed here."""
-    totals = {(a.file, a.line, a.arg, a.kind): a for a in analysis.accesses}
-    flagged = {(f.file, f.line, f.arg) for f in analysis.findings if f.kind in ("oob", "oob-sizes", "wrap")}
-    out = {}
-    for key, g in analysis.groups.items():
-        if key in totals and any(p.rows.size for p in g.parts):
-            f = out[key] = _facts(g, totals[key], analysis.touched.get(key), first_programs)
-            if key[:3] not in flagged:
-                f.sizes_checked = _sizes_checked(g)
-    return out
-
-
-def _sizes_checked(g: Group) -> list[dict[str, Any]]:
+def sizes_checked(g: Group) -> list[dict[str, Any]]:
     """The size check's runs of the launches this access ran in, each size once."""
     seen, out = set(), []
     for part in g.parts:

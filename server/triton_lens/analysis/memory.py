@@ -169,10 +169,10 @@ def unwritten_findings(launches: list[LaunchTrace], scratch: list[dict[str, Any]
             )
             sev = "information"
         out.append(
-            Finding(
+            Finding.at(
+                s,
                 kind="unwritten",
                 severity=sev,
-                **s.range,
                 arg=arg,
                 access=kind,
                 elements=a["missing"],
@@ -226,10 +226,10 @@ def uninit_findings(launches: list[LaunchTrace]) -> list[Finding]:
             "write those elements in an earlier launch, or mask the load to the part that was written"
         )
         out.append(
-            Finding(
+            Finding.at(
+                s,
                 kind="uninit",
                 severity="error",
-                **s.range,
                 arg=arg,
                 access=kind,
                 elements=a["elements"],

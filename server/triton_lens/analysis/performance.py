@@ -271,9 +271,11 @@ def _round(v: float | None) -> float | None:
     return None if v is None else round(float(v), 4)
 
 
-def line_metrics(groups: dict[Key, Group]) -> list[LineMetrics]:
-    out = []
-    for (file, line, arg, kind), g in groups.items():
+def line_metrics(groups: dict[Key, Group]) -> dict[Key, LineMetrics]:
+    """Each access's metrics by its group's key (the access records take theirs from here), in the order
+    of (file, line, arg, kind)."""
+    out = {}
+    for (file, line, arg, kind), g in sorted(groups.items(), key=lambda kv: kv[0]):
         m = LineMetrics(
             file=file,
             line=line,
@@ -306,8 +308,7 @@ def line_metrics(groups: dict[Key, Group]) -> list[LineMetrics]:
             m.unique += int(np.count_nonzero(L.touched.cover(rows, t.numel)))
         if runs:
             m.run_bytes, m.gap_bytes = runs[0], gaps[0]
-        out.append(m)
-    out.sort(key=lambda a: (a.file, a.line, a.arg, a.kind))
+        out[g.key] = m
     return out
 
 
@@ -381,8 +382,9 @@ def launch_metrics(L: LaunchTrace) -> LaunchMetrics:
     return m
 
 
-def performance(result: RunResult, groups: dict[Key, Group]) -> Performance:
-    return Performance(line_metrics(groups), dot_metrics(result.launches), [launch_metrics(L) for L in result.launches])
+def performance(result: RunResult, lines: dict[Key, LineMetrics]) -> Performance:
+    """`lines`: line_metrics of the run's groups."""
+    return Performance(list(lines.values()), dot_metrics(result.launches), [launch_metrics(L) for L in result.launches])
 
 
 from .text import format_bytes  # noqa: E402
@@ -422,15 +424,11 @@ def sector_findings(perf: Performance) -> list[Finding]:
             f"pass a transposed/contiguous copy) so a 32-byte sector serves 32 bytes of lanes."
         )
         out.append(
-            Finding(
+            Finding.at(
+                m,
                 kind="uncoalesced",
                 severity="information",
-                file=m.file,
-                line=m.line,
                 message=msg,
-                col=m.col,
-                end_line=m.end_line,
-                end_col=m.end_col,
                 arg=m.arg,
                 access=m.kind,
             )

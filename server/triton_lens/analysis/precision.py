@@ -41,10 +41,10 @@ def tf32_findings(launches: list[LaunchTrace]) -> list[Finding]:
             notes.append(f"{plural(g['per'], 'call')} per program")
         rel = f" ({'; '.join(notes)})" if notes else ""
         out.append(
-            Finding(
+            Finding.at(
+                s,
                 kind="tf32",
                 severity="information",
-                **s.range,
                 message=(
                     "this tl.dot of float32 tiles runs in TF32, as compiled for an NVIDIA GPU (Triton's "
                     'default input_precision="tf32" keeps 10 of 23 mantissa bits), and so do this run\'s '

@@ -341,10 +341,10 @@ def _race_finding(key: Key, a: _Acc) -> Finding:
         Related(o.file, o.line, o.col, o.end_line, o.end_col, f"the other {o.kind} of {arg} in this race")
         for o in a.others.values()
     ]
-    return Finding(
+    return Finding.at(
+        s,
         kind="race",
         severity="warning",
-        **s.range,
         arg=arg,
         access=kind,
         programs=n_prog,
@@ -367,10 +367,10 @@ def _identical_finding(key: Key, a: _Acc) -> Finding:
         "result (information, not a race). Each copy still costs a store; a guard such as "
         "`if tl.program_id(0) == 0` writes them once."
     )
-    return Finding(
+    return Finding.at(
+        s,
         kind="race",
         severity="information",
-        **s.range,
         arg=arg,
         access=kind,
         programs=n_prog,

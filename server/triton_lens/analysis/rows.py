@@ -49,10 +49,10 @@ def overrun_findings(groups: dict[Key, Group]) -> list[Finding]:
         who = ", ".join(format_program(p) for p in progs[:EXAMPLES]) + ("…" if len(progs) > EXAMPLES else "")
         noun = "mask" if s.unmasked else "mask's column bound"
         out.append(
-            Finding(
+            Finding.at(
+                s,
                 kind="overrun",
                 severity="warning",
-                **s.range,
                 arg=arg,
                 access=kind,
                 lanes=lanes,

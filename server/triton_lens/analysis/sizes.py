@@ -20,10 +20,10 @@ def size_findings(launches: list[LaunchTrace], oob_at: set[tuple[str, int, str]]
             if key in out or key[:3] in oob_at:
                 continue
             site = Site.from_json(s)
-            out[key] = Finding(
+            out[key] = Finding.at(
+                site,
                 kind=w["kind"],
                 severity="warning",
-                **site.range,
                 arg=w["arg"],
                 access=site.kind,
                 lanes=int(w["lanes"]),

@@ -19,6 +19,7 @@ from ..model import LaunchTrace, RunResult
 from .access_map import _launch
 from .groups import group_executions, program_label
 from .index_text import format_ranges
+from .performance import line_metrics
 from .performance import performance as _performance
 
 # Colour cells sent per tensor at most (44 KB of base64): three 1M-element tensors with their maps stay
@@ -259,4 +260,4 @@ def launch_performance(result: RunResult, launch: int) -> dict[str, Any]:
     """analysis.performance of one launch alone (lines, tl.dot lines, the launch, the GPU table)."""
     L = _launch(result, launch)
     one = RunResult(file=result.file, status=result.status, launches=[L])
-    return _performance(one, group_executions([L])).to_json()
+    return _performance(one, line_metrics(group_executions([L]))).to_json()

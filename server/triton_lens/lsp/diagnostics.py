@@ -8,8 +8,8 @@ from collections.abc import Callable
 from lsprotocol import types as lsp
 
 from ..analysis.fixes import fix_for
-from ..analysis.groups import Key
-from ..analysis.hover import AccessFacts, param_location
+from ..analysis.hover import param_location
+from ..analysis.records import AccessRecord
 from ..model import ERROR, Finding, RunResult
 from ..model.remedies import EDITOR
 from ..source.kernels import KernelOutline
@@ -58,10 +58,11 @@ def _tail(text: str, n: int = TRACEBACK_LINES) -> str:
 def finding_diagnostic(
     f: Finding,
     lines: Lines,
-    facts: dict[Key, AccessFacts],
+    record: AccessRecord | None,
     result: RunResult,
     read_lines: Callable[[str], list[str] | None],
 ) -> lsp.Diagnostic:
+    """`record`: the access the finding is at (Analysis.record_for), None for a finding at none."""
     rng = _range(lines, f.line, f.col, f.end_line, f.end_col)
     message = f.message
     related: list[lsp.DiagnosticRelatedInformation] = []
@@ -73,7 +74,7 @@ def finding_diagnostic(
             )
         )
     if f.kind in ("oob", "oob-sizes", "wrap", "overrun", "dead", "unwritten", "uninit", "race") and f.arg:
-        fact: AccessFacts | None = facts.get((f.file, f.line, f.arg, f.access))
+        fact = record.facts if record is not None else None
         if fact is not None and fact.def_file:
             src = (
                 lines.text_lines
@@ -129,14 +130,17 @@ def run_diagnostics(
     result: RunResult,
     findings: list[Finding],
     lines: Lines,
-    facts: dict[Key, AccessFacts],
+    record_for: Callable[[Finding], AccessRecord | None],
     read_lines: Callable[[str], list[str] | None],
     plan: Plan,
 ) -> list[lsp.Diagnostic]:
-    """The diagnostics of one run for the analysed file, in the coordinates of the text it ran."""
+    """The diagnostics of one run for the analysed file, in the coordinates of the text it ran;
+    `record_for`: the analysis' own (Analysis.record_for), the record of the access a finding is at."""
     target = os.path.abspath(result.file)
     out = [
-        finding_diagnostic(f, lines, facts, result, read_lines) for f in findings if os.path.abspath(f.file) == target
+        finding_diagnostic(f, lines, record_for(f), result, read_lines)
+        for f in findings
+        if os.path.abspath(f.file) == target
     ]
     if result.status == ERROR and result.error is not None and result.error.type != "Cancelled":
         e = result.error

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ..analysis.groups import Key
-from ..analysis.hover import AccessFacts
+from ..analysis.records import AccessRecord
 from ..analysis.text import format_bytes
 from ..model import AccessStats
 
@@ -115,45 +114,45 @@ def fit_labels(accesses: list[tuple[str, str, list[list[str]]]], limit: int = MA
     return JOIN.join(labels) + more
 
 
-def access_label(s: AccessStats, fact: AccessFacts | None, limit: int = MAX_HINT) -> str:
+def access_label(s: AccessStats, limit: int = MAX_HINT) -> str:
     """`x_ptr[0:1000] · 1000/1024 active · 8 prog`: one access's label within `limit` characters (out-of-bounds
     lanes first, then the extent, mask, programs, bytes, iterations and launches, as many as fit)."""
     return fit_labels([access_parts(s)], limit)
 
 
-def access_tooltip(s: AccessStats, fact: AccessFacts | None) -> str:
-    """Markdown: the full numbers behind the label."""
+def access_tooltip(r: AccessRecord) -> str:
+    """Markdown: the full numbers behind the label, the record's (the hover's and the table's)."""
+    s, fact = r.totals, r.facts
     t = fact.tensor if fact is not None else None
     head = f"**{s.op}** of `{s.arg}`"
     if t is not None:
         head += f" — {t.dtype}, shape {tuple(t.shape)}"
+    # unique: the union over the launches of the first one's shape (analysis/touched.py), as the hover says it
+    of = r.unique_of
+    unique = f"{s.unique}" + (
+        f" of {of}"
+        if of is not None
+        else " (launches with another shape counted by their own)"
+        if fact is not None and fact.shapes_differ
+        else ""
+    )
     rows = [
         ("launches", f"{s.launches}"),
         ("programs", f"{s.programs}"),
         ("executions", f"{s.executions}" + (f" ({s.executions / s.programs:.1f} per program)" if s.programs else "")),
         ("lanes", f"{s.lanes}"),
         ("active (mask true)", f"{s.active} ({_pct(s.active, s.lanes)})"),
-        (
-            "unique elements",
-            f"{s.unique}"
-            + (
-                f" of {t.numel}"
-                if t is not None and s.launches == 1
-                else " (per launch, summed)"
-                if s.launches > 1
-                else ""
-            ),
-        ),
+        ("unique elements", unique),
         ("out of bounds lanes", f"{s.oob}"),
         ("bytes", f"{s.bytes} ({format_bytes(s.bytes)})"),
     ]
-    if fact is not None and fact.extent:
-        rows.insert(0, ("elements", f"`{fact.extent}`"))
+    if fact is not None and s.extent:
+        rows.insert(0, ("elements", f"`{s.extent}`"))
     table = "| | |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in rows)
     return f"{head}\n\n{table}"
 
 
-def line_hint(stats: list[AccessStats], facts: dict[Key, AccessFacts]) -> tuple[str, str]:
+def line_hint(records: list[AccessRecord]) -> tuple[str, str]:
     """The label and markdown tooltip of one line's hint (several accesses joined)."""
-    tips = [access_tooltip(s, facts.get((s.file, s.line, s.arg, s.kind))) for s in stats]
-    return fit_labels([access_parts(s) for s in stats]), "\n\n---\n\n".join(tips)
+    tips = [access_tooltip(r) for r in records]
+    return fit_labels([access_parts(r.totals) for r in records]), "\n\n---\n\n".join(tips)

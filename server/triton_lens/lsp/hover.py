@@ -6,12 +6,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..analysis.gpus import GPUS
-from ..analysis.groups import Key
-from ..analysis.hover import AccessFacts
 from ..analysis.index_text import FULL, MOST, NONE, SOME
 from ..analysis.performance import DotMetrics, LaunchMetrics, LineMetrics, explain_stride
+from ..analysis.records import AccessRecord
 from ..analysis.text import format_bytes, format_seconds
-from ..model import AccessStats
 
 _VERB = {"load": "reads", "store": "writes", "atomic": "updates"}
 
@@ -65,7 +63,10 @@ def dot_markdown(d: DotMetrics, launches: list[LaunchMetrics]) -> str:
     return "\n\n".join(out)
 
 
-def access_markdown(s: AccessStats, f: AccessFacts, perf: LineMetrics | None = None) -> str:
+def access_markdown(r: AccessRecord) -> str:
+    """The hover of one access that ran (its record has facts): totals, facts and performance, the record's."""
+    s, f, perf = r.totals, r.facts, r.perf
+    assert f is not None, "an access that never ran has no hover"
     t = f.tensor
     out = [f"**{s.op}** {_VERB.get(s.kind, s.kind)} `{s.arg}` in kernel `{f.kernel}`"]
     if t is not None:
@@ -78,7 +79,7 @@ def access_markdown(s: AccessStats, f: AccessFacts, perf: LineMetrics | None = N
         f", {s.executions / s.programs:.1f} executions per program" if s.programs and s.executions > s.programs else ""
     )
     # unique: the union over the launches of the first one's shape (analysis/touched.py)
-    of = f" of {t.numel}" if t is not None and not f.shapes_differ else ""
+    of = f" of {r.unique_of}" if r.unique_of is not None else ""
     lines = [
         f"- touched, all programs{launches}: `{s.extent}` — {s.unique} unique element{'s' if s.unique != 1 else ''}{of}"
     ]
@@ -152,15 +153,10 @@ def roofline_line(L: LaunchMetrics) -> str:
     )
 
 
-def line_markdown(
-    items: list[tuple[AccessStats, AccessFacts]],
-    perf: dict[Key, LineMetrics] | None = None,
-    launches: list[LaunchMetrics] | None = None,
-) -> str:
-    """`perf`: LineMetrics by (file, line, arg, kind), when the analysis computed them; `launches`:
-    LaunchMetrics of the run (a run of one launch gets its roofline line)."""
-    perf = perf or {}
-    text = "\n\n---\n\n".join(access_markdown(s, f, perf.get((s.file, s.line, s.arg, s.kind))) for s, f in items)
+def line_markdown(records: list[AccessRecord], launches: list[LaunchMetrics] | None = None) -> str:
+    """The hover of the accesses of one call range; `launches`: LaunchMetrics of the run (a run of one
+    launch gets its roofline line)."""
+    text = "\n\n---\n\n".join(access_markdown(r) for r in records)
     if launches and len(launches) == 1:
         text += "\n" + roofline_line(launches[0])
     return text

@@ -11,8 +11,8 @@ from lsprotocol import types as lsp
 
 from ..analysis import Analysis
 from ..analysis.findings import sample_findings
-from ..analysis.hover import AccessFacts, access_facts
-from ..model import AccessStats, RunResult
+from ..analysis.records import AccessRecord
+from ..model import RunResult
 from .diagnostics import run_diagnostics
 from .hints import line_hint
 from .hover import dot_markdown, line_markdown
@@ -104,37 +104,31 @@ def _mark_partial(view: RunView, partial: PartialInfo) -> None:
 
 def _build(version: int, text: str, result: RunResult, analysis: Analysis, plan: Plan) -> RunView:
     lines = Lines.from_text(text)
-    facts = access_facts(analysis)
     view = RunView(version=version, text=text, result=result, analysis=analysis, plan=plan)
-    view.diagnostics = run_diagnostics(result, analysis.findings, lines, facts, _read_lines, plan)
+    view.diagnostics = run_diagnostics(result, analysis.findings, lines, analysis.record_for, _read_lines, plan)
     target = os.path.abspath(result.file)
-    perf = {(m.file, m.line, m.arg, m.kind): m for m in analysis.performance.lines}
-    by_line: dict[int, list[AccessStats]] = {}
-    for s in analysis.accesses:
-        if os.path.abspath(s.file) == target:
-            by_line.setdefault(s.line - 1, []).append(s)
-    for l0, stats in by_line.items():
-        view.hints[l0] = line_hint(stats, facts)
-        items = [(s, facts[(s.file, s.line, s.arg, s.kind)]) for s in stats if (s.file, s.line, s.arg, s.kind) in facts]
-        if not items:
-            continue
-        # One spot per call range on the line; accesses of one call (a helper used twice) share it.
-        spots: dict[tuple[int, int, int], list[tuple[AccessStats, AccessFacts]]] = {}
-        for s, f in items:
-            spots.setdefault((s.col, s.end_line, s.end_col), []).append((s, f))
+    by_line: dict[int, list[AccessRecord]] = {}
+    for r in analysis.records:
+        if os.path.abspath(r.totals.file) == target:
+            by_line.setdefault(r.totals.line - 1, []).append(r)
+    launches = analysis.performance.launches
+    for l0, records in by_line.items():
+        view.hints[l0] = line_hint(records)
+        # One spot per call range on the line; accesses of one call (a helper used twice) share it. An access
+        # that never ran has no hover.
+        spots: dict[tuple[int, int, int], list[AccessRecord]] = {}
+        for r in records:
+            if r.facts is not None:
+                spots.setdefault((r.totals.col, r.totals.end_line, r.totals.end_col), []).append(r)
         for (col, end_line, end_col), group in spots.items():
             if col >= 0 and end_col >= 0:
                 e0 = max((end_line or l0 + 1) - 1, l0)
                 spot = HoverSpot(
-                    l0,
-                    lines.utf16_col(l0, col),
-                    e0,
-                    lines.utf16_col(e0, end_col),
-                    line_markdown(group, perf, analysis.performance.launches),
+                    l0, lines.utf16_col(l0, col), e0, lines.utf16_col(e0, end_col), line_markdown(group, launches)
                 )
             else:
                 e0 = l0
-                spot = HoverSpot(l0, -1, l0, -1, line_markdown(group, perf, analysis.performance.launches))
+                spot = HoverSpot(l0, -1, l0, -1, line_markdown(group, launches))
             for ln in range(l0, e0 + 1):  # a call over several lines answers on each of them
                 view.hovers.setdefault(ln, []).append(spot)
     for d in analysis.performance.dots:  # tl.dot lines: FLOPs and the launch's roofline

@@ -6,6 +6,7 @@ them know a triton release. Element sets are kept compact (see `elements.py`), n
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -67,9 +68,15 @@ class TensorInfo:
         )
 
 
-def call_range(s: Any) -> dict[str, Any]:
-    """A Site's or DotSite's call range as a Finding's fields: file, line, col, end_line, end_col."""
-    return {"file": s.file, "line": s.line, "col": s.col, "end_line": s.end_line, "end_col": s.end_col}
+RANGE_FIELDS = ("file", "line", "col", "end_line", "end_col")
+
+
+def call_range(where: Any) -> dict[str, Any]:
+    """A call's range as a Finding's fields (file, line, col, end_line, end_col), of anything that has them:
+    a Site, a DotSite, performance's LineMetrics, or a recorded site's JSON (a mapping)."""
+    if isinstance(where, Mapping):
+        return {k: where[k] for k in RANGE_FIELDS}
+    return {k: getattr(where, k) for k in RANGE_FIELDS}
 
 
 @dataclass(frozen=True)
@@ -119,18 +126,6 @@ class Site:
             d.get("unmasked", False),
         )
 
-    @property
-    def range(self) -> dict[str, Any]:
-        """The call's range as a Finding's fields (`Finding(..., **site.range)`): a finding at an access
-        points at the exact tl.load(...) / tl.store(...) call."""
-        return {
-            "file": self.file,
-            "line": self.line,
-            "col": self.col,
-            "end_line": self.end_line,
-            "end_col": self.end_col,
-        }
-
 
 @dataclass(frozen=True)
 class DotSite:
@@ -145,11 +140,6 @@ class DotSite:
     b_dtype: str
     acc_dtype: str
     precision: str = ""  # input_precision as compiled: "tf32" (the default for fp32), "tf32x3", "ieee", ...
-
-    @property
-    def range(self) -> dict[str, Any]:
-        """The tl.dot call's range as a Finding's fields (see Site.range)."""
-        return call_range(self)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -571,6 +561,12 @@ class Finding:
     witness: dict[str, Any] = field(default_factory=dict)
     # a stopped run's remedy (model/remedies.py), phrased into `message` by analyze(result, remedies)
     remedy: str | None = None
+
+    @classmethod
+    def at(cls, where: Any, *, kind: str, severity: str, message: str, **fields: Any) -> Finding:
+        """A finding at a call's range (`call_range`: a Site, DotSite, LineMetrics or a site's JSON), so
+        that it points at the exact tl.load(...) / tl.store(...) / tl.dot(...) call, the range copied once."""
+        return cls(kind=kind, severity=severity, message=message, **call_range(where), **fields)
 
     def to_json(self) -> dict[str, Any]:
         return {

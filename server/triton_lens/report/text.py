@@ -43,13 +43,15 @@ def write_findings(c, out: TextIO) -> None:
 
 
 def write_table(c, out: TextIO) -> None:
+    """One row per access: its record's totals (analysis/records.py), the numbers the hint and hover show."""
     analysis = c.analysis
-    if not analysis.accesses:
+    rows = [r.totals for r in analysis.records]
+    if not rows:
         return
     here = os.path.abspath(analysis.result.file)
     wheres = [
         line_text(c, a.file, a.line) if os.path.abspath(a.file) == here else f"{os.path.basename(a.file)}:{a.line}"
-        for a in analysis.accesses
+        for a in rows
     ]
     w = max(5, *map(len, wheres))  # a notebook's `cell 12:40` is wider than a line number
     print(file=out)
@@ -58,7 +60,7 @@ def write_table(c, out: TextIO) -> None:
         f"{'active':>10} {'unique':>10} {'oob':>6} {'bytes':>9}  elements",
         file=out,
     )
-    for where, a in zip(wheres, analysis.accesses):
+    for where, a in zip(wheres, rows):
         print(
             f"{where:>{w}}  {a.kind:<6} {a.arg:<12} {a.launches:>8} {a.programs:>8} {a.lanes:>10} {a.active:>10} "
             f"{a.unique:>10} {a.oob:>6} {format_bytes(a.bytes):>9}  {a.extent}",

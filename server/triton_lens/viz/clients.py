@@ -325,22 +325,23 @@ class Profiler(Client):
         result = _analyze_one(trace)
         self.stats = list(result.accesses)
         self.performance = result.performance
-        self.reports.append(self.format(trace, self.stats, result.performance))
+        self.reports.append(self.format(trace, result.records, result.performance.launches))
         print(self.reports[-1], file=self.out if self.out is not None else sys.stdout, flush=True)
 
     @staticmethod
-    def format(trace: LaunchTrace, stats: list, perf=None) -> str:
-        """`perf` (analysis.performance.Performance) adds sector efficiency per line and the launch's
-        FLOPs, arithmetic intensity and roofline estimate."""
+    def format(trace: LaunchTrace, records: list, launches: list | None = None) -> str:
+        """One row per access of the launch's analysis (`records`: analysis.records.AccessRecord, its totals and
+        sector efficiency); `launches` (analysis.performance.LaunchMetrics) add the launch's FLOPs,
+        arithmetic intensity and roofline estimate."""
         head = (
             f"triton-lens profiler: {trace.kernel} grid={tuple(trace.grid)} ({trace.n_programs} programs, "
             f"{trace.seconds * 1e3:.1f} ms) launched at {_short(trace.file)}:{trace.line}"
         )
         cols = ("line", "access", "tensor", "loaded", "stored", "mask active", "sectors", "unique", "reuse", "oob")
-        by_key = {(m.file, m.line, m.arg, m.kind): m for m in perf.lines} if perf is not None else {}
         rows = []
         tot_ld = tot_st = 0
-        for s in stats:
+        for r in records:
+            s, m = r.totals, r.perf
             loaded = s.bytes if s.kind == "load" else 0
             stored = s.bytes if s.kind in ("store", "atomic") else 0
             tot_ld += loaded
@@ -349,7 +350,6 @@ class Profiler(Client):
             inb = s.active - s.oob
             reuse = f"{inb / s.unique:.2f}" if s.unique else "-"
             file = "" if s.file == trace.def_file else f"{os.path.basename(s.file)}:"
-            m = by_key.get((s.file, s.line, s.arg, s.kind))
             eff = m.sector_efficiency if m is not None else None
             rows.append(
                 (
@@ -372,7 +372,7 @@ class Profiler(Client):
         def fmt(r):
             return "  ".join(v.ljust(w) if i in left else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths)))
 
-        tail = _roofline_lines(perf.launches[-1]) if perf is not None and perf.launches else []
+        tail = _roofline_lines(launches[-1]) if launches else []
         return "\n".join([head, fmt(cols)] + [fmt(r) for r in rows] + tail)
 
 
