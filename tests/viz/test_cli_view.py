@@ -294,3 +294,36 @@ def test_triton_viz_script_under_the_engine_is_recorded_once_and_launch_does_not
     assert "launch() skipped" in result.stderr and "after launch" in result.stdout
     oob = [f for f in analyze(result).findings if f.kind == "oob"]
     assert [(f.arg, f.lanes) for f in oob] == [("x_ptr", 24)]
+
+
+def test_ctrl_c_just_after_the_address_is_shown_stops_the_viewer_and_says_so(port, capsys, monkeypatch):
+    # Under load, the Ctrl-C a user sends once the address is shown can land before the view is in its
+    # wait (the server's threads hold the interpreter meanwhile): it stopped the server but did not say
+    # "viewer stopped" (test_view_blocks_and_serves_until_interrupted failed so in a loaded full run).
+    # The Ctrl-C is raised here where it lands: at the line printed right after the address.
+    import builtins
+
+    from triton_lens.viz import cli_view, server
+
+    started: list = []
+    real_init = server.ViewerServer.__init__
+
+    def init(self, *a, **kw):
+        real_init(self, *a, **kw)
+        started.append(self)
+
+    real_print = builtins.print
+
+    def print_(*a, **kw):
+        if a and str(a[0]).startswith("Press Ctrl-C"):
+            raise KeyboardInterrupt
+        real_print(*a, **kw)
+
+    monkeypatch.setattr(server.ViewerServer, "__init__", init)
+    monkeypatch.setattr(builtins, "print", print_)
+    script = os.path.join(HERE, "scripts", "vector_add_viz.py")
+    args = cli_view._parser().parse_args([script, "--port", str(port)])
+    assert cli_view._view(args, []) == 0
+    (s,) = started
+    assert not s.running()
+    assert "triton-lens: viewer stopped" in capsys.readouterr().err

@@ -194,9 +194,14 @@ def _view(args: argparse.Namespace, script_args: list[str]) -> int:
             _last_server[:] = [server]
             return 0
         print("Press Ctrl-C to stop.", flush=True)
-        server.wait()
-    except KeyboardInterrupt:  # Ctrl-C before serving began (wait() handles it after)
+        server.wait()  # until Ctrl-C: stops the server and says so
+    except KeyboardInterrupt:
+        # Ctrl-C before wait() took it over: while the maps warmed, or in the instant between the address
+        # shown and wait() (a loaded machine runs the server's threads there): the same end as in wait().
+        from .dropping_io import say
+
         server.stop()
+        say("\ntriton-lens: viewer stopped")
     return 0
 
 
