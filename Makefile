@@ -97,7 +97,7 @@ e2e-deps: browser
 	bash tests/e2e/setup.sh $(E2E_ROOT)
 
 # The quality gate, first: lint and format of the Python (ruff), its types (mypy, configured in
-# pyproject.toml: strict on model/ and analysis/), lint and format of the extension, the page and the
+# pyproject.toml: strict on model/, source/, the engine, analysis/ and lsp/), lint and format of the extension, the page and the
 # test scripts (eslint, prettier), and the types (tsc, strict) of the extension and of the page
 # (tsconfig.webview.json: its JSDoc-typed modules, checked, never compiled).
 lint: setup $(NODE_STAMP)

@@ -14,7 +14,7 @@ import inspect
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,15 @@ from . import device_calls as _device_calls
 from . import jit_api as _jit_api
 from . import pointer_args as _pointer_args
 from . import semantics as _semantics
-from .patches import PatchScope  # (here too for the recorder's annotation: compat.PatchScope)
+from .patches import PatchScope as PatchScope  # (re-exported for the recorder's annotation: compat.PatchScope)
+
+# triton's interpreter internals are untyped (triton ships no annotations mypy reads): a TensorHandle, a
+# tl.tensor, the InterpreterBuilder (`self` of its methods), a GridExecutor, an Autotuner and its configs,
+# a JIT or interpreted function, and an original method that a patch wraps are Any here, this module's
+# boundary with them. What we compute on is typed (numpy arrays, our tags, our hooks).
+Triton = Any
+Method = Callable[..., Any]  # a method or function of triton's that a patch wraps, and the wrapper
+Grid = tuple[int, int, int]
 
 TRITON_VERSION: str = triton.__version__
 TRITON_DIR: str = os.path.dirname(triton.__file__)
@@ -84,15 +92,16 @@ _LANE_KEEPING = {"create_addptr", "create_broadcast", "create_reshape", "create_
 _RMW_NAMES: dict[Any, str] = {}  # rmw op -> "tl.atomic_add", ...
 
 
-def lane_tags(value) -> np.ndarray | None:
+def lane_tags(value: object) -> np.ndarray | None:
     """The argument of each lane of a MIXED pointer block (int64, the block's shape), or None where unknown."""
     try:
-        return getattr(value, _LANES, None)
+        lanes: np.ndarray | None = getattr(value, _LANES, None)
+        return lanes
     except ValueError:  # 3.3's tl.tuple, as in _tag_of
         return None
 
 
-def _lanes_of(handle, shape) -> np.ndarray | None:
+def _lanes_of(handle: Triton, shape: tuple[int, ...]) -> np.ndarray | None:
     """Each lane's argument of one operand, broadcast to `shape`: its own lanes, or its single tag."""
     lanes = lane_tags(handle)
     if lanes is None:
@@ -106,7 +115,7 @@ def _lanes_of(handle, shape) -> np.ndarray | None:
         return None
 
 
-def _carry_lanes(name: str, args, out) -> None:
+def _carry_lanes(name: str, args: Sequence[Triton], out: Triton) -> None:
     """Carry a MIXED operand's lanes to `out` through an op that keeps every lane's argument."""
     data = getattr(out, "data", None)
     if name not in _LANE_KEEPING or data is None:
@@ -124,16 +133,17 @@ def _carry_lanes(name: str, args, out) -> None:
             return
 
 
-def _tag_of(value) -> int | None:
+def _tag_of(value: object) -> int | None:
     """The argument a handle was derived from. 3.3's tl.tuple answers a missing attribute with
     ValueError (its __getattr__ looks the name up among its fields), not AttributeError."""
     try:
-        return getattr(value, "_tl_arg", None)
+        tag: int | None = getattr(value, "_tl_arg", None)
+        return tag
     except ValueError:
         return None
 
 
-def _rmw_name(op) -> str:
+def _rmw_name(op: Triton) -> str:
     name = _RMW_NAMES.get(op)
     if name is None:
         text = str(op).split(".")[-1].lower()
@@ -143,16 +153,17 @@ def _rmw_name(op) -> str:
     return name
 
 
-def mask_array(mask) -> np.ndarray | None:
+def mask_array(mask: Triton) -> np.ndarray | None:
     """A mask operand (TensorHandle, or a bare ndarray from block pointers on <=3.7) as a bool array."""
     if mask is None:
         return None
     if type(mask) is np.ndarray:
         return mask
-    return mask.data
+    data: np.ndarray = mask.data
+    return data
 
 
-def _with_mask(mask, new: np.ndarray):
+def _with_mask(mask: Triton, new: np.ndarray) -> Triton:
     if type(mask) is np.ndarray:
         return new
     return TensorHandle(new, mask.dtype)
@@ -178,19 +189,33 @@ class Hooks:
 
     unmasked = 0  # > 0 while a load/store written without a mask runs
 
-    def launch_begin(self, executor, fn) -> Any: ...
-    def launch_args(self, arg_names, args_dev, kwargs_dev, args_hst, kwargs_hst) -> None: ...
-    def launch_end(self, token, error: BaseException | None) -> None: ...
+    def launch_begin(self, executor: Triton, fn: Triton) -> Any: ...
+    def launch_args(
+        self,
+        arg_names: Sequence[str],
+        args_dev: Sequence[Any],
+        kwargs_dev: dict[str, Any],
+        args_hst: Sequence[Any],
+        kwargs_hst: dict[str, Any],
+    ) -> None: ...
+    def launch_end(self, token: Any, error: BaseException | None) -> None: ...
     def grid(self, nx: int, ny: int, nz: int) -> None: ...
     # Called before each program of a launch, in the grid loop's order (only where a subclass defines it);
     # coordinates it returns are run instead of (x, y, z) (a sample's loop, progressive.py).
     def program(self, x: int, y: int, z: int) -> tuple[int, int, int] | None: ...
-    def tag(self, host_value, converted) -> None: ...
+    def tag(self, host_value: object, converted: Triton) -> None: ...
     # value: a plain store's values; order: an atomic's (sem, scope) as the builder got them.
     def access(
-        self, kind: str, op: str, builder, ptrs, mask: np.ndarray | None, value=None, order=None
+        self,
+        kind: str,
+        op: str,
+        builder: Triton,
+        ptrs: Triton,
+        mask: np.ndarray | None,
+        value: Triton = None,
+        order: tuple[object, object] | None = None,
     ) -> np.ndarray | None: ...
-    def push_context(self, kind: str, op: str, operand) -> None: ...
+    def push_context(self, kind: str, op: str, operand: Triton) -> None: ...
     def pop_context(self) -> None: ...
     def benchmark(self, kernel_call: Callable[[], Any]) -> float:
         raise NotImplementedError
@@ -202,11 +227,21 @@ class Hooks:
     def tuned(self) -> None: ...
     def trial(self, label: str | None, rank: int = 0) -> None: ...
 
-    def dot(self, builder, a, b, a_dtype: str, b_dtype: str, acc_dtype: str, precision: str, result) -> None: ...
-    def loaded(self, value) -> None: ...
+    def dot(
+        self,
+        builder: Triton,
+        a: Triton,
+        b: Triton,
+        a_dtype: str,
+        b_dtype: str,
+        acc_dtype: str,
+        precision: str,
+        result: Triton,
+    ) -> None: ...
+    def loaded(self, value: Triton) -> None: ...
     def device_descriptor(self) -> None: ...
     # After a launch that returned: its executor and the arguments it was called with (the size check).
-    def launched(self, executor, args: tuple, kwargs: dict) -> None: ...
+    def launched(self, executor: Triton, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None: ...
     # A launch whose programs wait on each other runs by turns (cooperative.py): may it here (not in a
     # process that runs only part of the launch)? And a program's own part of the hooks' state, swapped
     # at each turn: installs `state` (None: a program that starts) and returns the one it replaces.
@@ -270,8 +305,8 @@ def _serialize_launches(scope: PatchScope) -> None:
     recorder and device_calls keep one launch's state, so launches from the script's threads take
     turns (on a GPU they queue on the device as well). Around every other wrapper of the launch."""
 
-    def make_call(orig):
-        def __call__(self, *args, **kwargs):
+    def make_call(orig: Method) -> Method:
+        def __call__(self: Triton, *args: Any, **kwargs: Any) -> Any:
             with _LAUNCH_LOCK:
                 return orig(self, *args, **kwargs)
 
@@ -306,8 +341,8 @@ def compiled_kernel_takes_constexprs() -> bool:
 def _patch_launches(scope: PatchScope, hooks: Hooks, waits: _cooperative.Waits) -> None:
     """A launch's begin and end (GridExecutor.__call__) and its arguments (_init_args_hst)."""
 
-    def make_call(orig):
-        def __call__(self, *args, **kwargs):
+    def make_call(orig: Method) -> Method:
+        def __call__(self: Triton, *args: Any, **kwargs: Any) -> Any:
             if _DROPS_UNKNOWN_KWARGS_LATE:
                 # 3.2 passes autotune's config options (num_buffers_warp_spec, ...) on to the kernel;
                 # later releases drop what the kernel does not take, as we do here.
@@ -338,8 +373,8 @@ def _patch_launches(scope: PatchScope, hooks: Hooks, waits: _cooperative.Waits) 
 
     scope.patch(GridExecutor, "__call__", make_call)
 
-    def make_init_args(orig):
-        def _init_args_hst(self, args_dev, kwargs):
+    def make_init_args(orig: Method) -> Method:
+        def _init_args_hst(self: Triton, args_dev: Sequence[Any], kwargs: dict[str, Any]) -> Any:
             args_hst, kwargs_hst = orig(self, args_dev, kwargs)
             hooks.launch_args(self.arg_names, args_dev, kwargs, args_hst, kwargs_hst)
             return args_hst, kwargs_hst
@@ -355,11 +390,11 @@ _GRID_LOOP = GridExecutor.__call__.__code__  # the interpreter's own grid loop, 
 _kernel_fns: list[tuple[Any, Any]] = []  # (executor, its kernel function) of each launch in flight
 
 
-def _ran_by_turns(**args) -> None:
+def _ran_by_turns(**args: object) -> None:
     """executor.fn for the grid loop's visits after a launch went on by turns: those programs ran."""
 
 
-def _begin_turns(hooks: Hooks, builder) -> _cooperative.Turns | None:
+def _begin_turns(hooks: Hooks, builder: Triton) -> _cooperative.Turns | None:
     """Turns for the launch in flight, from its running program on; None where they may not start: the
     hooks say no, the loop is not the interpreter's plain loop over every program (a re-launch of some
     programs, a sample's loop), its function was swapped (a parallel split's child), or no program
@@ -382,10 +417,10 @@ def _begin_turns(hooks: Hooks, builder) -> _cooperative.Turns | None:
     args = local["args"]
     del frame, local
 
-    def save():
+    def save() -> tuple[Any, int, Any]:
         return (builder.grid_idx, hooks.unmasked, hooks.program_state(None))
 
-    def load(state):
+    def load(state: tuple[Any, int, Any]) -> None:
         builder.grid_idx, hooks.unmasked = state[0], state[1]
         hooks.program_state(state[2])
 
@@ -398,7 +433,7 @@ def _begin_turns(hooks: Hooks, builder) -> _cooperative.Turns | None:
     return turns
 
 
-def _end_turns(waits: _cooperative.Waits, executor, error: BaseException | None) -> None:
+def _end_turns(waits: _cooperative.Waits, executor: Triton, error: BaseException | None) -> None:
     """After a launch: threads of programs that still wait are ended, the loop's function put back."""
     turns = waits.turns
     if turns is None or turns.executor is not executor:
@@ -411,8 +446,8 @@ def _end_turns(waits: _cooperative.Waits, executor, error: BaseException | None)
 def _patch_grid_dim(scope: PatchScope, hooks: Hooks, spin: _cooperative.Waits) -> None:
     """The launch's grid, before its first program (a new grid also starts the spin watch afresh)."""
 
-    def make_set_grid_dim(orig):
-        def set_grid_dim(self, nx, ny, nz):
+    def make_set_grid_dim(orig: Method) -> Method:
+        def set_grid_dim(self: Triton, nx: int, ny: int, nz: int) -> Any:
             spin.reset()
             hooks.grid(nx, ny, nz)
             return orig(self, nx, ny, nz)
@@ -428,8 +463,8 @@ def _patch_grid_idx(scope: PatchScope, hooks: Hooks, waits: _cooperative.Waits) 
     turns, the loop's remaining visits run nothing (cooperative.py: their programs ran by turns)."""
     program = None if type(hooks).program is Hooks.program else hooks.program
 
-    def make_set_grid_idx(orig):
-        def set_grid_idx(self, x, y, z):
+    def make_set_grid_idx(orig: Method) -> Method:
+        def set_grid_idx(self: Triton, x: int, y: int, z: int) -> Any:
             turns = waits.turns
             if turns is not None:
                 turns.main_returned()
@@ -451,8 +486,8 @@ def _patch_provenance(scope: PatchScope, hooks: Hooks) -> None:
     through pointer arithmetic, reshapes, where, block pointers and descriptors, and passed down as
     context by the builder methods that compute pointers themselves."""
 
-    def make_cvt(orig):
-        def _implicit_cvt(arg):
+    def make_cvt(orig: Method) -> Method:
+        def _implicit_cvt(arg: Any) -> Any:
             out = orig(arg)
             if out is not arg:
                 hooks.tag(arg, out)
@@ -462,8 +497,8 @@ def _patch_provenance(scope: PatchScope, hooks: Hooks) -> None:
 
     scope.patch(_interp, "_implicit_cvt", make_cvt)
 
-    def make_propagating(orig, name=""):
-        def wrapper(self, *args, **kwargs):
+    def make_propagating(orig: Method, name: str = "") -> Method:
+        def wrapper(self: Triton, *args: Any, **kwargs: Any) -> Any:
             out = orig(self, *args, **kwargs)
             tag = None
             if name == "create_select" and len(args) == 3:
@@ -521,8 +556,8 @@ def _patch_provenance(scope: PatchScope, hooks: Hooks) -> None:
     # a tensor the script holds (a canary beside x) went ahead unreported. The integer carries its own
     # tag (_tl_ptrint: integer arguments carry _tl_arg too, and mixing those would make an ordinary
     # pointer MIXED). A loaded integer (a table of pointers, grouped GEMM) has none: by address.
-    def make_int_provenance(orig, name):
-        def wrapper(self, *args, **kwargs):
+    def make_int_provenance(orig: Method, name: str) -> Method:
+        def wrapper(self: Triton, *args: Any, **kwargs: Any) -> Any:
             out = orig(self, *args, **kwargs)
             if out is None:
                 return out
@@ -554,8 +589,8 @@ def _patch_provenance(scope: PatchScope, hooks: Hooks) -> None:
         if hasattr(InterpreterBuilder, name):
             scope.patch(InterpreterBuilder, name, functools.partial(make_int_provenance, name=name))
 
-    def make_context(orig, pos, kind, op):
-        def wrapper(self, *args, **kwargs):
+    def make_context(orig: Method, pos: int, kind: str, op: str) -> Method:
+        def wrapper(self: Triton, *args: Any, **kwargs: Any) -> Any:
             hooks.push_context(kind, op, args[pos] if len(args) > pos else None)
             try:
                 return orig(self, *args, **kwargs)
@@ -577,15 +612,15 @@ def _patch_accesses(scope: PatchScope, hooks: Hooks, waits: _cooperative.Waits) 
 
     begin_turns = functools.partial(_begin_turns, hooks)
 
-    def polled(op, builder, ptrs, result, changed=False):
+    def polled(op: str, builder: Triton, ptrs: Triton, result: Triton, changed: bool = False) -> Triton:
         turns = waits.turns
         if turns is not None and changed:
             turns.wrote()
         waits.observe(op, builder, ptrs.data.tobytes(), result.data.tobytes(), begin_turns)
         return result
 
-    def make_load(orig):
-        def create_masked_load(self, ptrs, mask, other, *a, **k):
+    def make_load(orig: Method) -> Method:
+        def create_masked_load(self: Triton, ptrs: Triton, mask: Triton, other: Triton, *a: Any, **k: Any) -> Any:
             new = access("load", "tl.load", self, ptrs, mask_array(mask))
             if new is not None:
                 mask = _with_mask(mask, new)
@@ -596,8 +631,8 @@ def _patch_accesses(scope: PatchScope, hooks: Hooks, waits: _cooperative.Waits) 
 
         return create_masked_load
 
-    def make_store(orig):
-        def create_masked_store(self, ptrs, value, mask, *a, **k):
+    def make_store(orig: Method) -> Method:
+        def create_masked_store(self: Triton, ptrs: Triton, value: Triton, mask: Triton, *a: Any, **k: Any) -> Any:
             new = access("store", "tl.store", self, ptrs, mask_array(mask), value=value)
             if new is not None:
                 mask = _with_mask(mask, new)
@@ -607,8 +642,10 @@ def _patch_accesses(scope: PatchScope, hooks: Hooks, waits: _cooperative.Waits) 
 
         return create_masked_store
 
-    def make_rmw(orig):
-        def create_atomic_rmw(self, rmwOp, ptr, val, mask, sem, scope):
+    def make_rmw(orig: Method) -> Method:
+        def create_atomic_rmw(
+            self: Triton, rmwOp: Triton, ptr: Triton, val: Triton, mask: Triton, sem: Triton, scope: Triton
+        ) -> Triton:
             name = _rmw_name(rmwOp)
             new = access("atomic", name, self, ptr, mask_array(mask), order=(sem, scope))
             if new is not None:
@@ -631,8 +668,10 @@ def _patch_accesses(scope: PatchScope, hooks: Hooks, waits: _cooperative.Waits) 
 
         return create_atomic_rmw
 
-    def make_cas(orig):
-        def create_atomic_cas(self, ptr, cmp, val, sem, scope):
+    def make_cas(orig: Method) -> Method:
+        def create_atomic_cas(
+            self: Triton, ptr: Triton, cmp: Triton, val: Triton, sem: Triton, scope: Triton
+        ) -> Triton:
             new = access("atomic", "tl.atomic_cas", self, ptr, None, order=(sem, scope))
             if new is not None:
                 # No mask operand: point the out-of-bounds lanes at a scratch buffer instead.
@@ -652,8 +691,8 @@ def _patch_accesses(scope: PatchScope, hooks: Hooks, waits: _cooperative.Waits) 
 
     # tl.load/tl.store without a mask reach create_masked_* through these: tell the hooks, so a
     # message can say "add a mask" only to an access that has none.
-    def make_unmasked(orig):
-        def wrapper(self, *args, **kwargs):
+    def make_unmasked(orig: Method) -> Method:
+        def wrapper(self: Triton, *args: Any, **kwargs: Any) -> Any:
             hooks.unmasked += 1
             try:
                 return orig(self, *args, **kwargs)
@@ -674,8 +713,8 @@ def _patch_device_descriptor(scope: PatchScope, hooks: Hooks) -> None:
     """tl.make_tensor_descriptor (3.3+): the builder call behind both an in-kernel descriptor and the
     interpreter's conversion of a host TensorDescriptor argument (the recorder tells them apart)."""
 
-    def make(orig):
-        def create_make_tensor_descriptor(self, *args, **kwargs):
+    def make(orig: Method) -> Method:
+        def create_make_tensor_descriptor(self: Triton, *args: Any, **kwargs: Any) -> Any:
             hooks.device_descriptor()
             return orig(self, *args, **kwargs)
 
@@ -704,8 +743,8 @@ def _patch_dot(scope: PatchScope, hooks: Hooks) -> None:
     for the FLOP count and the viewer's A/B/C tiles. Loads are wrapped once more, on top of the access hook, to
     hand the loaded value to the recorder (the same signatures in 3.2 - 3.9)."""
 
-    def make_dot(orig):
-        def create_dot(self, a, b, d, *rest, **kw):
+    def make_dot(orig: Method) -> Method:
+        def create_dot(self: Triton, a: Triton, b: Triton, d: Triton, *rest: Any, **kw: Any) -> Any:
             p = rest[0] if rest else kw.get("input_precision")
             name = _semantics.dot_precision_name(p)
             out = orig(self, a, b, d, *rest, **kw)  # the result as the GPU computes it (semantics.py)
@@ -714,8 +753,8 @@ def _patch_dot(scope: PatchScope, hooks: Hooks) -> None:
 
         return create_dot
 
-    def make_loaded(orig):
-        def create_masked_load(self, *args, **kwargs):
+    def make_loaded(orig: Method) -> Method:
+        def create_masked_load(self: Triton, *args: Any, **kwargs: Any) -> Any:
             out = orig(self, *args, **kwargs)
             hooks.loaded(out)
             return out
@@ -739,8 +778,8 @@ def _patch_heuristics(scope: PatchScope) -> None:
     if heuristics is None or not hasattr(heuristics, "run"):
         return
 
-    def make_run(orig):
-        def run(self, *args, **kwargs):
+    def make_run(orig: Method) -> Method:
+        def run(self: Triton, *args: Any, **kwargs: Any) -> Any:
             _heuristics.append(self)
             try:
                 return orig(self, *args, **kwargs)
@@ -752,7 +791,7 @@ def _patch_heuristics(scope: PatchScope) -> None:
     scope.patch(heuristics, "run", make_run)
 
 
-def heuristics_in_flight() -> list[tuple[str, Callable[[dict], Any]]]:
+def heuristics_in_flight() -> list[tuple[str, Callable[[dict[str, Any]], Any]]]:
     """(meta-parameter, its function of the arguments by name) of every heuristic of the launch in
     flight, in the order triton applies them."""
     return [(name, fn) for h in _heuristics for name, fn in getattr(h, "values", {}).items()]
@@ -763,10 +802,14 @@ def _patch_autotuner(scope: PatchScope, hooks: Hooks) -> None:
     a GPU driver (the bare interpreter fails with "0 active drivers")."""
     from triton.runtime import autotuner as _autotuner
 
-    def _interpreter_bench(kernel_call, quantiles=None, **_):
+    def _interpreter_bench(
+        kernel_call: Callable[[], Any], quantiles: Sequence[float] | None = None, **_: object
+    ) -> float | list[float]:
         t = hooks.benchmark(kernel_call)
         return [t] * len(quantiles) if quantiles else t
 
+    # A marker on the function object (_bind_bench tells our benches from the user's by it): mypy
+    # knows no attributes of a function but its own.
     _interpreter_bench._triton_lens = True  # type: ignore[attr-defined]
     scope.patch(_autotuner.Autotuner, "__init__", lambda orig: _init_with_bench(orig, _interpreter_bench))
 
@@ -776,8 +819,8 @@ def _patch_autotuner(scope: PatchScope, hooks: Hooks) -> None:
     # from run to run would change the findings too. The library's own code still runs each trial
     # (pre_hook, reset_to_zero, restore_value, post_hook) and then the kept config, so the script sees
     # the result of a real config with its inputs restored between trials as on a GPU.
-    def make_bench(orig):
-        def _bench(self, *args, config, **meta):
+    def make_bench(orig: Method) -> Method:
+        def _bench(self: Triton, *args: Any, config: Triton, **meta: Any) -> Any:
             rank = config_rank(self.configs, config)
             hooks.trial(config_label(self.configs, config), rank)
             try:
@@ -790,8 +833,8 @@ def _patch_autotuner(scope: PatchScope, hooks: Hooks) -> None:
 
         return _bench
 
-    def make_run(orig):
-        def run(self, *args, **kwargs):
+    def make_run(orig: Method) -> Method:
+        def run(self: Triton, *args: Any, **kwargs: Any) -> Any:
             # An autotuner made outside this run's patches (a module the pytest plugin's session imported
             # at collection, or in an earlier test) times with the bench of this run's hooks, so that its
             # trial launches are this recorder's trials, not launches.
@@ -808,8 +851,8 @@ def _patch_autotuner(scope: PatchScope, hooks: Hooks) -> None:
     scope.patch(_autotuner.Autotuner, "run", make_run)
 
 
-def _init_with_bench(orig, bench):
-    def __init__(self, *args, **kwargs):
+def _init_with_bench(orig: Method, bench: Callable[..., Any]) -> Method:
+    def __init__(self: Triton, *args: Any, **kwargs: Any) -> Any:
         if kwargs.get("do_bench") is None:
             kwargs["do_bench"] = bench
         return orig(self, *args, **kwargs)
@@ -817,7 +860,7 @@ def _init_with_bench(orig, bench):
     return __init__
 
 
-def _bind_bench(autotuner, bench) -> None:
+def _bind_bench(autotuner: object, bench: Callable[..., Any]) -> None:
     """Time with `bench` where the autotuner has no timing function of the user's: none, or one of ours."""
     d = vars(autotuner)
     key = "_do_bench" if "_do_bench" in d else "do_bench"  # 3.4+: a cached_property over _do_bench
@@ -828,7 +871,9 @@ def _bind_bench(autotuner, bench) -> None:
             d.pop("do_bench", None)  # the property's cached value
 
 
-def _time_once(kernel_call, quantiles=None, **_):
+def _time_once(
+    kernel_call: Callable[[], Any], quantiles: Sequence[float] | None = None, **_: object
+) -> float | list[float]:
     """An autotuner made outside a run (the pytest plugin's collection): until a run binds its own, one
     call of each config timed here (3.2 and 3.3 ask the GPU driver for a benchmarker as they are made)."""
     t0 = time.perf_counter()
@@ -837,7 +882,7 @@ def _time_once(kernel_call, quantiles=None, **_):
     return [t] * len(quantiles) if quantiles else t
 
 
-_time_once._triton_lens = True  # type: ignore[attr-defined]
+_time_once._triton_lens = True  # type: ignore[attr-defined]  # (the same marker as _interpreter_bench's)
 
 
 def autotuners_time_on_the_interpreter() -> Callable[[], None]:
@@ -854,12 +899,12 @@ def autotuners_time_on_the_interpreter() -> Callable[[], None]:
 _CONFIG_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
 
-def _config_items(config) -> list[tuple[str, Any]]:
+def _config_items(config: Triton) -> list[tuple[str, Any]]:
     items = list(getattr(config, "kwargs", {}).items())
     return items + [(k, getattr(config, k)) for k in _CONFIG_OPTIONS if getattr(config, k, None) is not None]
 
 
-def config_label(configs: list, config) -> str:
+def config_label(configs: Sequence[Triton], config: Triton) -> str:
     """A config as the user wrote it, by what sets it apart in the autotuner's list: `BLOCK_M=128,
     num_warps=8` (the options every config shares are left out; all of them when none differs)."""
     items = _config_items(config)
@@ -868,7 +913,7 @@ def config_label(configs: list, config) -> str:
     return ", ".join(f"{k}={v}" for k, v in (differ or items)) or "default config"
 
 
-def config_rank(configs: list, config) -> int:
+def config_rank(configs: Sequence[Triton], config: Triton) -> int:
     """The config's place in the user's list: the same object, else an equal one (a pruning function
     may hand back copies), else after every listed one."""
     for i, c in enumerate(configs):
@@ -890,8 +935,8 @@ def _skip_unused_overflow_checks(scope: PatchScope) -> None:
 
     if hasattr(_semantic, "TritonSemantic") and hasattr(_semantic.TritonSemantic, "binary_op_sanitize_overflow_impl"):
 
-        def make_sanitize(orig):
-            def binary_op_sanitize_overflow_impl(self, lhs, rhs, binary_op):
+        def make_sanitize(orig: Method) -> Method:
+            def binary_op_sanitize_overflow_impl(self: Triton, lhs: Triton, rhs: Triton, binary_op: Triton) -> Any:
                 if not self.builder.options.debug:
                     return None
                 return orig(self, lhs, rhs, binary_op)
@@ -901,8 +946,8 @@ def _skip_unused_overflow_checks(scope: PatchScope) -> None:
         scope.patch(_semantic.TritonSemantic, "binary_op_sanitize_overflow_impl", make_sanitize)
     elif hasattr(_semantic, "binary_op_sanitize_overflow_impl"):  # 3.2: module-level functions
 
-        def make_sanitize_fn(orig):
-            def binary_op_sanitize_overflow_impl(lhs, rhs, builder, binary_op):
+        def make_sanitize_fn(orig: Method) -> Method:
+            def binary_op_sanitize_overflow_impl(lhs: Triton, rhs: Triton, builder: Triton, binary_op: Triton) -> Any:
                 if not builder.options.debug:
                     return None
                 return orig(lhs, rhs, builder, binary_op)
@@ -912,17 +957,17 @@ def _skip_unused_overflow_checks(scope: PatchScope) -> None:
         scope.patch(_semantic, "binary_op_sanitize_overflow_impl", make_sanitize_fn)
 
 
-def operand_tag(operand) -> int | None:
+def operand_tag(operand: object) -> int | None:
     """The argument a block pointer / descriptor / pointer operand was derived from."""
     if operand is None:
         return None
     return _tag_of(operand)
 
 
-def kernel_def(fn) -> tuple[str, str, int]:
+def kernel_def(fn: object) -> tuple[str, str, int]:
     """(name, file, def line) of a rewritten kernel function."""
     code = getattr(fn, "__code__", None)
-    name = getattr(fn, "__name__", "kernel")
+    name: str = getattr(fn, "__name__", "kernel")
     if code is None:
         return name, "", 0
     return name, os.path.abspath(code.co_filename), code.co_firstlineno
@@ -936,7 +981,7 @@ except ImportError:  # pragma: no cover - 3.2
 _TensorWrapper = getattr(triton.runtime.jit, "TensorWrapper", None)
 
 
-def iter_tensor_args(name: str, value):
+def iter_tensor_args(name: str, value: object) -> Iterator[tuple[str, Any, Any]]:
     """(display name, object handed to _implicit_cvt, torch tensor) for each tensor inside an argument."""
     if isinstance(value, tuple):
         for i, v in enumerate(value):
@@ -960,7 +1005,7 @@ _depth = 0
 _jit_call_patch: PatchScope | None = None  # the outermost one's (nested calls share it)
 
 
-def _interpreted_for(jit: JITFunction):
+def _interpreted_for(jit: Triton) -> Triton:
     key = id(jit)
     f = _interpreted.get(key)
     if f is None or f.fn is not jit.fn:
@@ -969,7 +1014,7 @@ def _interpreted_for(jit: JITFunction):
     return f
 
 
-def to_interpreted(kernel, bench: Callable | None = None):
+def to_interpreted(kernel: Triton, bench: Callable[..., Any] | None = None) -> Triton:
     """The object to launch instead of `kernel`: the same chain (autotune, heuristics) over an
     InterpretedFunction. The kernel object itself is changed in place only where it wraps others
     (an Autotuner's `fn`), so the user's references keep working."""
@@ -991,13 +1036,14 @@ def to_interpreted(kernel, bench: Callable | None = None):
     return kernel
 
 
-def set_autotune_bench(autotuner, bench: Callable) -> None:
+def set_autotune_bench(autotuner: Triton, bench: Callable[..., Any]) -> None:
     """Make an Autotuner time its configs with `bench(kernel_call, quantiles=None)` (the interpreter)."""
     # 3.4+: `do_bench` is a cached_property over `_do_bench`; 3.2/3.3 store `do_bench` on the instance.
-    if "_do_bench" in vars(autotuner) and vars(autotuner)["_do_bench"] is None:
+    own: dict[str, Any] = autotuner.__dict__  # vars(autotuner), as the dict it is
+    if "_do_bench" in own and own["_do_bench"] is None:
         autotuner._do_bench = bench
-        vars(autotuner).pop("do_bench", None)
-    elif "_do_bench" not in vars(autotuner):
+        own.pop("do_bench", None)
+    elif "_do_bench" not in own:
         try:
             autotuner.do_bench = bench
         except AttributeError:
@@ -1011,8 +1057,8 @@ def jit_calls_interpreted() -> Iterator[None]:
         if _depth == 0:
             _jit_call_patch = PatchScope()
 
-            def make(saved):
-                def __call__(self, *args, **kwargs):
+            def make(saved: Method) -> Method:
+                def __call__(self: Triton, *args: Any, **kwargs: Any) -> Any:
                     # A plain JITFunction can only be called from inside a kernel, and while a traced
                     # launch runs that kernel is interpreted: run the callee under the interpreter too.
                     if _depth > 0:
@@ -1039,7 +1085,7 @@ def installed() -> bool:
 
 
 # ---- The CPU stand-in for CUDA (cuda_standin.py) --------------------------------------------------
-def stand_in_driver(scope: PatchScope, driver) -> None:
+def stand_in_driver(scope: PatchScope, driver: object) -> None:
     """Make `triton.runtime.driver.active` answer with `driver` until `scope` is left. (3.2 keeps `active`
     as an attribute, 3.3+ a property over `_active`: the undo puts back whichever the release has.)"""
     config = triton.runtime.driver
@@ -1047,7 +1093,7 @@ def stand_in_driver(scope: PatchScope, driver) -> None:
     config.set_active(driver)
 
 
-def gpu_target(backend: str, arch: int, warp_size: int):
+def gpu_target(backend: str, arch: int, warp_size: int) -> Triton:
     """What a driver's get_current_target() returns (`.backend`, `.arch`, `.warp_size`)."""
     from triton.backends.compiler import GPUTarget
 
@@ -1064,13 +1110,13 @@ def gpu_target(backend: str, arch: int, warp_size: int):
 class _StoreTap:
     """Stands in for the C module inside the interpreter: stores also go to `log`."""
 
-    def __init__(self, real, log):
+    def __init__(self, real: Triton, log: Callable[[np.ndarray, np.ndarray, np.ndarray], None]) -> None:
         self._real, self._log = real, log
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._real, name)
 
-    def store(self, ptrs, values, mask):
+    def store(self, ptrs: np.ndarray, values: np.ndarray, mask: np.ndarray) -> Any:
         out = self._real.store(ptrs, values, mask)
         self._log(ptrs, values, mask)
         return out
@@ -1094,7 +1140,7 @@ def raw_store(ptrs: np.ndarray, values: np.ndarray) -> None:
 # -- the size check's re-launches (trace_engine/recording/size_probe.py) ---------------------------------------
 
 
-def relaunch(executor, programs: list[tuple[int, int, int]], grid: tuple[int, int, int], args, kwargs) -> None:
+def relaunch(executor: Triton, programs: list[Grid], grid: Grid, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """Run `programs` of a launch of `grid` programs, and no other: a launch of len(programs) programs
     whose builder reports each one's ids and the whole grid (tl.program_id, tl.num_programs). The
     launch goes through GridExecutor.__call__ as patched, so the hooks record it like any other."""
@@ -1102,14 +1148,14 @@ def relaunch(executor, programs: list[tuple[int, int, int]], grid: tuple[int, in
     again.grid = (len(programs), 1, 1)
     with PatchScope() as scope:
 
-        def make_dim(orig):
-            def set_grid_dim(self, nx, ny, nz):
+        def make_dim(orig: Method) -> Method:
+            def set_grid_dim(self: Triton, nx: int, ny: int, nz: int) -> Any:
                 return orig(self, *grid)
 
             return set_grid_dim
 
-        def make_idx(orig):
-            def set_grid_idx(self, x, y, z):
+        def make_idx(orig: Method) -> Method:
+            def set_grid_idx(self: Triton, x: int, y: int, z: int) -> Any:
                 return orig(self, *programs[x])
 
             return set_grid_idx
@@ -1129,10 +1175,12 @@ def int32_overflows(on_overflow: Callable[[str, np.ndarray, np.ndarray, np.ndarr
     with PatchScope() as scope:
         for name, op in _INT_OPS.items():
 
-            def make(orig, name=name, op=op):
-                def wrapper(self, lhs, rhs):
+            def make(orig: Method, name: str = name, op: np.ufunc = op) -> Method:
+                def wrapper(self: Triton, lhs: Triton, rhs: Triton) -> Any:
                     out = orig(self, lhs, rhs)
-                    a, b = getattr(lhs, "data", None), getattr(rhs, "data", None)
+                    # Each operand's TensorHandle data, as triton made it (Any: its untyped internals).
+                    a: Any = getattr(lhs, "data", None)
+                    b: Any = getattr(rhs, "data", None)
                     if isinstance(a, np.ndarray) and a.dtype == np.int32 and getattr(b, "dtype", None) == np.int32:
                         exact = op(a.astype(np.int64), b.astype(np.int64))
                         bad = (exact > 2147483647) | (exact < -2147483648)

@@ -34,8 +34,9 @@ import ast
 import dataclasses
 import functools
 import inspect
-from collections.abc import Callable
-from typing import Any
+import types
+from collections.abc import Callable, Iterable
+from typing import Any, NoReturn
 
 import numpy as np
 import triton.language as tl
@@ -45,6 +46,12 @@ from . import fp8 as _fp8
 from . import libdevice as _libdevice
 from . import tf32 as _tf32
 from .patches import PatchScope
+
+# triton's interpreter internals are untyped (triton ships no annotations mypy reads): a tl.tensor, a
+# TensorHandle, a dtype, an InterpreterBuilder or ReduceOps `self`, a grid, an original method that a
+# patch wraps are all Any here, this module's boundary with them. What we compute on is typed: numpy arrays.
+Triton = Any
+Method = Callable[..., Any]  # a method or function of triton's that a patch wraps, and the wrapper
 
 _semantic_obj = getattr(_interp, "interpreter_semantic", None)
 # The keyword every @builtin takes: `_semantic` (3.4+) or `_builder` (3.2, 3.3).
@@ -91,7 +98,7 @@ def _where(depth: int, at: tuple[int, int, int] | None) -> tuple[str, int, int, 
     return file, line, col + indent, line + lines, end_col + indent
 
 
-def _bool_op(method: str, thunks, at: tuple[int, int, int] | None = None) -> Any:
+def _bool_op(method: str, thunks: tuple[Callable[[], Any], ...], at: tuple[int, int, int] | None = None) -> Any:
     """The code generator's visit_BoolOp: operands evaluated in order; a constexpr (or Python value)
     that decides the result returns at once, one that does not is dropped; tensors are combined
     elementwise, right to left. An operand the compiler refuses (logical_and / logical_or bitcast each
@@ -131,7 +138,7 @@ def _bool_op(method: str, thunks, at: tuple[int, int, int] | None = None) -> Any
     return result
 
 
-def _type_text(value) -> str:
+def _type_text(value: Triton) -> str:
     """`an int32 tensor`, `an int1 tensor`, `a float32 scalar`."""
     dtype = str(getattr(value, "dtype", "?"))
     kind = "tensor" if getattr(getattr(value, "type", None), "is_block", lambda: False)() else "scalar"
@@ -139,15 +146,15 @@ def _type_text(value) -> str:
     return f"{article} {dtype} {kind}"
 
 
-def _and(*thunks, _at=None):
+def _and(*thunks: Callable[[], Any], _at: tuple[int, int, int] | None = None) -> Any:
     return _bool_op("logical_and", thunks, _at)
 
 
-def _or(*thunks, _at=None):
+def _or(*thunks: Callable[[], Any], _at: tuple[int, int, int] | None = None) -> Any:
     return _bool_op("logical_or", thunks, _at)
 
 
-def _not(value):
+def _not(value: Any) -> Any:
     if isinstance(value, tl.tensor):
         return value.__not__(**_BUILTIN_KW)
     return not value
@@ -160,13 +167,13 @@ class _BoolOpsToCalls(ast.NodeTransformer):
     aliases: frozenset[str] = frozenset()
     fn_globals: dict[str, Any] | None = None  # the globals of the function being rewritten
 
-    def visit_Name(self, node: ast.Name):
+    def visit_Name(self, node: ast.Name) -> ast.expr:
         if node.id in self.aliases and isinstance(node.ctx, ast.Load):
             call = ast.Call(func=ast.Name(id=_BUILTIN, ctx=ast.Load()), args=[node], keywords=[])
             return ast.copy_location(call, node)
         return node
 
-    def visit_BoolOp(self, node: ast.BoolOp):
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
         self.generic_visit(node)  # (the node itself, its children transformed)
         name = _AND if isinstance(node.op, ast.And) else _OR
         empty = ast.arguments(
@@ -184,7 +191,7 @@ class _BoolOpsToCalls(ast.NodeTransformer):
         )
         return ast.copy_location(call, node)
 
-    def visit_UnaryOp(self, node: ast.UnaryOp):
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
         self.generic_visit(node)
         if isinstance(node.op, ast.Not):
             return ast.copy_location(
@@ -194,7 +201,7 @@ class _BoolOpsToCalls(ast.NodeTransformer):
 
 
 # ---- builtins under another name -------------------------------------------------------------------
-def _is_builtin(value) -> bool:
+def _is_builtin(value: object) -> bool:
     try:
         return bool(tl.core.is_builtin(value))
     except Exception:  # an object whose __getattr__ raises something else (3.3's tl.tuple: ValueError)
@@ -208,7 +215,7 @@ _LIBDEVICE_MODULES = (
 )
 
 
-def _libdevice_original(value) -> Any:
+def _libdevice_original(value: object) -> Any:
     """For a copy of a libdevice module that the script executed itself (`module_from_spec` +
     `exec_module`, xformers' `libdevice_find`), or a function of the generic module's copy (an empty
     stub): the imported module, or its function of that name, as the code generator maps them by
@@ -253,14 +260,14 @@ def _builtin_resolver() -> Callable[[Any], Any]:
     places = _language_attributes()  # taken before any launch of the run wraps them
     plain: dict[int, Callable[..., Any]] = {}
 
-    def with_builder(fn):
-        def call(*args, **kwargs):
+    def with_builder(fn: Method) -> Method:
+        def call(*args: Any, **kwargs: Any) -> Any:
             kwargs = {k: v for k, v in kwargs.items() if k not in _BUILTIN_KW}
             return fn(*args, **kwargs, **_BUILTIN_KW)
 
         return call
 
-    def _builtin(value):
+    def _builtin(value: Any) -> Any:
         """What a builtin read under the kernel's own name is at run time: the launch's wrapper at its
         module attribute (the interpreter's own, range and static_assert included), else the builtin
         given the builder keyword."""
@@ -283,11 +290,11 @@ def _builtin_resolver() -> Callable[[Any], Any]:
 class _Transformer:
     """Our transform first, then the release's own (assignments, chained comparisons)."""
 
-    def __init__(self, release_transformer):
+    def __init__(self, release_transformer: Triton) -> None:
         self.release = release_transformer
         self.ours = _BoolOpsToCalls()
 
-    def visit(self, tree):
+    def visit(self, tree: ast.AST) -> Any:
         ours = self.ours
         ours.aliases = _builtin_aliases(ours.fn_globals or {}, tree)
         try:
@@ -295,12 +302,12 @@ class _Transformer:
         finally:
             ours.aliases = frozenset()
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self.release, name)
 
 
 # ---- constexpr annotations and grids -------------------------------------------------------------
-def _is_constexpr_annotation(ann) -> bool:
+def _is_constexpr_annotation(ann: object) -> bool:
     if ann is tl.constexpr or (isinstance(ann, type) and issubclass(ann, tl.constexpr)):
         return True
     if isinstance(ann, str):  # "tl.constexpr", "constexpr", "triton.language.constexpr"; with
@@ -309,7 +316,7 @@ def _is_constexpr_annotation(ann) -> bool:
     return False
 
 
-def _constexpr_names(fn, arg_names) -> list[str]:
+def _constexpr_names(fn: Callable[..., Any], arg_names: Iterable[str]) -> list[str]:
     try:
         anns = inspect.get_annotations(fn)
     except Exception:
@@ -317,10 +324,11 @@ def _constexpr_names(fn, arg_names) -> list[str]:
     return [n for n in arg_names if _is_constexpr_annotation(anns.get(n))]
 
 
-def _as_tuple_grid(grid):
+def _as_tuple_grid(grid: Any) -> Any:
+    """A launch's grid with a list (returned by its function, or given) as a tuple."""
     if callable(grid):
 
-        def call(meta, _grid=grid):
+        def call(meta: dict[str, Any], _grid: Callable[[dict[str, Any]], Any] = grid) -> Any:
             g = _grid(meta)
             return tuple(g) if isinstance(g, list) else g
 
@@ -332,7 +340,7 @@ def _as_tuple_grid(grid):
 
 
 # ---- scalar arguments ----------------------------------------------------------------------------
-def _scalar_arg(arg):
+def _scalar_arg(arg: object) -> Triton | None:
     """A Python float or bool as the JIT types it (fp32 / i1), or None for anything else."""
     if isinstance(arg, bool):
         return tl.tensor(_interp.TensorHandle(np.array([arg], dtype=np.bool_), tl.int1), tl.int1)
@@ -342,12 +350,12 @@ def _scalar_arg(arg):
 
 
 # ---- libdevice -----------------------------------------------------------------------------------
-def _libdevice_modules():
+def _libdevice_modules() -> list[types.ModuleType | None]:
     """(generic module, the NVIDIA one, the AMD one); the compiler maps the generic one to the GPU's
     (we run the NVIDIA one, whose dispatch tables the AMD one mostly shares)."""
     import importlib
 
-    mods = []
+    mods: list[types.ModuleType | None] = []
     for name in (
         "triton.language.extra.libdevice",
         "triton.language.extra.cuda.libdevice",
@@ -363,8 +371,8 @@ def _libdevice_modules():
 _calling: list[str] = []  # the libdevice function being dispatched, for error messages
 
 
-def _bound(name: str, fn: Callable) -> Callable:
-    def call(*args, **kwargs):
+def _bound(name: str, fn: Method) -> Method:
+    def call(*args: Any, **kwargs: Any) -> Any:
         kwargs.pop("_semantic", None)
         kwargs.pop("_builder", None)
         _calling.append(name)
@@ -380,13 +388,13 @@ def _bound(name: str, fn: Callable) -> Callable:
     return call
 
 
-def _grid_dependency_noop(*args, **kwargs) -> None:
+def _grid_dependency_noop(*args: object, **kwargs: object) -> None:
     """gdc_wait / gdc_launch_dependents under the tool: met by launches that run in order, to their end."""
     return None
 
 
-def _unimplemented(name: str) -> Callable:
-    def call(*args, **kwargs):
+def _unimplemented(name: str) -> Method:
+    def call(*args: object, **kwargs: object) -> NoReturn:
         raise _libdevice.UnsupportedLibdeviceFunction(
             f"libdevice.{name} is not implemented under Triton Lens: the NVIDIA device library has no "
             f"function of that name for the interpreter to run. Use a tl.* or tl.math function instead."
@@ -396,7 +404,7 @@ def _unimplemented(name: str) -> Callable:
     return call
 
 
-def _public_functions(mod) -> dict[str, Callable]:
+def _public_functions(mod: types.ModuleType) -> dict[str, Method]:
     return {
         n: f
         for n, f in vars(mod).items()
@@ -404,7 +412,7 @@ def _public_functions(mod) -> dict[str, Callable]:
     }
 
 
-def _fp8_format(dtype):
+def _fp8_format(dtype: Triton) -> str | None:
     if dtype == tl.float8e4nv:
         return "e4m3"
     if dtype == tl.float8e5:
@@ -419,7 +427,7 @@ def _to_bf16_bits(data: np.ndarray) -> np.ndarray:
 
 
 # ---- tensor descriptors ----------------------------------------------------------------------------
-def _validate_descriptor(self):
+def _validate_descriptor(self: Triton) -> None:
     """The GPU's rule (TMA): base and every stride but the last 16-byte aligned *in bytes*. 3.4 and 3.5
     check the strides in elements, rejecting e.g. fp32 rows of 72 (288 bytes, aligned)."""
     assert int(self.base.data.reshape(-1)[0]) % 16 == 0, "base must be 16-byte aligned"
@@ -431,7 +439,7 @@ def _validate_descriptor(self):
     assert int(self.strides[-1].data.reshape(-1)[0]) == 1, "last dim must be contiguous"
 
 
-def _checks_strides_in_elements(cls) -> bool:
+def _checks_strides_in_elements(cls: Triton) -> bool:
     try:
         src = inspect.getsource(cls.validate)
     except (OSError, TypeError, AttributeError):
@@ -440,8 +448,8 @@ def _checks_strides_in_elements(cls) -> bool:
 
 
 # ---- numpy 2.4+ ----------------------------------------------------------------------------------
-def _index(self):
-    data = self.handle.data
+def _index(self: Triton) -> int:
+    data: np.ndarray = self.handle.data
     return int(data.reshape(-1)[0]) if data.size == 1 else int(data)
 
 
@@ -480,7 +488,7 @@ def _bf16_tree_sum(bits: np.ndarray, axis: int | None, keep_dims: bool) -> np.nd
     return np.expand_dims(out, axis) if keep_dims else out
 
 
-def _bf16_running(bits: np.ndarray, axis: int, op) -> np.ndarray:
+def _bf16_running(bits: np.ndarray, axis: int, op: np.ufunc) -> np.ndarray:
     """A scan of bfloat16 values along an axis as the GPU computes it: accumulated in float32, each
     output rounded to bfloat16 (bit-equal to the H200's tl.cumsum in 149 of 150 probes)."""
     x = _bf16_as_f32(bits)
@@ -489,7 +497,7 @@ def _bf16_running(bits: np.ndarray, axis: int, op) -> np.ndarray:
     return _to_bf16_bits(acc).reshape(x.shape)
 
 
-def _bf16_values(h) -> np.ndarray:
+def _bf16_values(h: Triton) -> np.ndarray:
     """A tl.dot operand's values as float32: bfloat16 bits widened (exact), any other dtype as it is."""
     if h.dtype.scalar == tl.bfloat16:
         return _bf16_as_f32(h.data)
@@ -533,7 +541,7 @@ def _and_or_not(scope: PatchScope) -> None:
 
 
 def _rewrite_ast(orig: Callable[..., Any], resolve_builtin: Callable[..., Any]) -> Callable[..., Any]:
-    def rewrite_ast(self):
+    def rewrite_ast(self: Triton) -> Any:
         g = getattr(self.fn, "__globals__", None)
         if g is not None:
             g.setdefault(_AND, _and)
@@ -554,8 +562,10 @@ def _rewrite_ast(orig: Callable[..., Any], resolve_builtin: Callable[..., Any]) 
 
 # ---- string annotations, list grids, scalar arguments ---------------------------------------------
 def _string_annotations_and_list_grids(scope: PatchScope) -> None:
-    def make(orig):
-        def __init__(self, fn, arg_names, grid, *args, **kwargs):
+    def make(orig: Method) -> Method:
+        def __init__(
+            self: Triton, fn: Callable[..., Any], arg_names: list[str], grid: Any, *args: Any, **kwargs: Any
+        ) -> None:
             orig(self, fn, arg_names, _as_tuple_grid(grid), *args, **kwargs)
             self.constexprs = _constexpr_names(fn, arg_names)
 
@@ -567,8 +577,8 @@ def _string_annotations_and_list_grids(scope: PatchScope) -> None:
 def _jit_scalar_types(scope: PatchScope) -> None:
     """Scalar arguments as the JIT types them."""
 
-    def make(orig):
-        def _implicit_cvt(arg):
+    def make(orig: Method) -> Method:
+        def _implicit_cvt(arg: Any) -> Any:
             out = _scalar_arg(arg)
             return orig(arg) if out is None else out
 
@@ -582,10 +592,12 @@ def _libdevice_calls(scope: PatchScope) -> None:
     """The device library's functions, through the release's own dispatch."""
     np_dtype = _interp._get_np_dtype
 
-    def make(orig):
-        def create_extern_elementwise(self, libName, libPath, symbol, argList, retType, isPure):
+    def make(orig: Method) -> Method:
+        def create_extern_elementwise(
+            self: Triton, libName: str, libPath: str, symbol: str, argList: list[Triton], retType: Triton, isPure: bool
+        ) -> Triton:
             ret = getattr(retType, "scalar", retType)
-            arrays = [a.data for a in argList]
+            arrays: list[np.ndarray] = [a.data for a in argList]
             shape = np.broadcast_shapes(*[a.shape for a in arrays]) if arrays else (1,)
             out = _libdevice.evaluate(symbol, arrays, np_dtype(ret), _calling[-1] if _calling else "")
             return _interp.TensorHandle(np.broadcast_to(out, shape).copy(), ret)
@@ -637,7 +649,7 @@ def _grid_dependency_control(scope: PatchScope) -> None:
                 scope.set_attr(module, name, _grid_dependency_noop)
 
 
-def _builder_noop(self, *args, **kwargs) -> None:
+def _builder_noop(self: Triton, *args: object, **kwargs: object) -> None:
     return None
 
 
@@ -645,8 +657,8 @@ def _builder_noop(self, *args, **kwargs) -> None:
 def _fp8_rounding(scope: PatchScope) -> None:
     """fp8 conversions round to nearest even and saturate, as cvt.rn.satfinite does."""
 
-    def make(orig):
-        def create_fp_to_fp(self, src, dst_type, *args, **kwargs):
+    def make(orig: Method) -> Method:
+        def create_fp_to_fp(self: Triton, src: Triton, dst_type: Triton, *args: Any, **kwargs: Any) -> Triton:
             fmt = _fp8_format(dst_type.scalar)
             src_ty = src.dtype.scalar
             if fmt is not None and src_ty in (tl.float32, tl.float16, tl.bfloat16, tl.float64):
@@ -667,18 +679,19 @@ def _bf16_arithmetic(scope: PatchScope) -> None:
     release 3.2 - 3.9). The GPU computes each in float32 and rounds to bfloat16 (to nearest even; native
     bf16 add/mul on sm_90 round the exact result, the same value): so do we."""
     builder_cls = _interp.InterpreterBuilder
-    for name, make in (
+    makes: tuple[tuple[str, Callable[[Method], Method]], ...] = (
         ("binary_op", _bf16_binary),
         ("unary_op", _bf16_unary),
         ("ternary_op", _bf16_ternary),
         ("create_fma", _bf16_fma),
-    ):
+    )
+    for name, make in makes:
         if hasattr(builder_cls, name):
             scope.patch(builder_cls, name, make)
 
 
-def _bf16_binary(orig):
-    def binary_op(self, lhs, rhs, op):
+def _bf16_binary(orig: Method) -> Method:
+    def binary_op(self: Triton, lhs: Triton, rhs: Triton, op: Callable[..., Any]) -> Triton:
         if lhs.dtype.scalar != tl.bfloat16 or rhs.dtype.scalar != tl.bfloat16:
             return orig(self, lhs, rhs, op)
         with np.errstate(all="ignore"):
@@ -688,8 +701,8 @@ def _bf16_binary(orig):
     return binary_op
 
 
-def _bf16_unary(orig):
-    def unary_op(self, arg, op):
+def _bf16_unary(orig: Method) -> Method:
+    def unary_op(self: Triton, arg: Triton, op: Callable[..., Any]) -> Triton:
         if arg.dtype.scalar != tl.bfloat16:
             return orig(self, arg, op)
         with np.errstate(all="ignore"):
@@ -698,8 +711,8 @@ def _bf16_unary(orig):
     return unary_op
 
 
-def _bf16_ternary(orig):
-    def ternary_op(self, lhs, rhs, other, op):
+def _bf16_ternary(orig: Method) -> Method:
+    def ternary_op(self: Triton, lhs: Triton, rhs: Triton, other: Triton, op: Callable[..., Any]) -> Triton:
         if op is np.where or other.dtype.scalar != tl.bfloat16:  # select moves bits: exact as it is
             return orig(self, lhs, rhs, other, op)
         with np.errstate(all="ignore"):
@@ -709,8 +722,8 @@ def _bf16_ternary(orig):
     return ternary_op
 
 
-def _bf16_fma(orig):
-    def create_fma(self, x, y, z):
+def _bf16_fma(orig: Method) -> Method:
+    def create_fma(self: Triton, x: Triton, y: Triton, z: Triton) -> Triton:
         if z.dtype.scalar != tl.bfloat16:
             return orig(self, x, y, z)
         xs, ys, zs = (_bf16_as_f32(h.data).astype(np.float64) for h in (x, y, z))
@@ -734,8 +747,8 @@ def _bf16_reductions(scope: PatchScope) -> None:
                 scope.patch(scan_ops, name, functools.partial(_bf16_scan, op=op))
 
 
-def _bf16_sum(orig):
-    def sum(self, input):
+def _bf16_sum(orig: Method) -> Method:
+    def sum(self: Triton, input: Triton) -> Triton:
         if input.dtype.scalar != tl.bfloat16:
             return orig(self, input)
         data = _bf16_tree_sum(input.handle.data, self.axis, self.keep_dims)
@@ -744,8 +757,8 @@ def _bf16_sum(orig):
     return sum
 
 
-def _bf16_min_max(orig):
-    def min_max(self, input, val_reduce_op, idx_reduce_op=None):
+def _bf16_min_max(orig: Method) -> Method:
+    def min_max(self: Triton, input: Triton, val_reduce_op: Triton, idx_reduce_op: Triton = None) -> Triton:
         x = input[0] if isinstance(input, tuple) else input
         if x.dtype.scalar != tl.bfloat16:
             return orig(self, input, val_reduce_op, idx_reduce_op)
@@ -760,8 +773,8 @@ def _bf16_min_max(orig):
     return min_max
 
 
-def _bf16_scan(orig, op):
-    def scan(self, input):
+def _bf16_scan(orig: Method, op: np.ufunc) -> Method:
+    def scan(self: Triton, input: Triton) -> Triton:  # (a list of tensors, as the release's scan returns)
         if input.dtype.scalar != tl.bfloat16:
             return orig(self, input)
         return [self.to_tensor(_bf16_running(input.handle.data, self.axis, op), input.dtype)]
@@ -772,8 +785,8 @@ def _bf16_scan(orig, op):
 def _bf16_casts(scope: PatchScope) -> None:
     """fp32 -> bf16 rounds to nearest even."""
 
-    def make(orig):
-        def cast_impl(self, src, dst_type, *args, **kwargs):
+    def make(orig: Method) -> Method:
+        def cast_impl(self: Triton, src: Triton, dst_type: Triton, *args: Any, **kwargs: Any) -> Triton:
             if dst_type.scalar == tl.bfloat16 and src.dtype.scalar in (tl.float32, tl.float64):
                 return _interp.TensorHandle(_to_bf16_bits(src.data), dst_type.scalar)
             return orig(self, src, dst_type, *args, **kwargs)
@@ -800,8 +813,10 @@ def _dot_precision(scope: PatchScope) -> None:
         scope.set_attr(builder, "options", dataclasses.replace(options, allowed_dot_input_precisions=wanted))
 
 
-def _create_dot(orig):
-    def create_dot(self, a, b, d, input_precision, *args, **kwargs):
+def _create_dot(orig: Method) -> Method:
+    def create_dot(
+        self: Triton, a: Triton, b: Triton, d: Triton, input_precision: Triton, *args: Any, **kwargs: Any
+    ) -> Triton:
         precision = dot_precision_name(input_precision)
         if (
             precision in ("tf32", "tf32x3", "bf16x3", "bf16x6")
@@ -829,8 +844,8 @@ def _boolean_not(scope: PatchScope) -> None:
     if not hasattr(builder_cls, "get_int1_ty"):
         scope.set_attr(builder_cls, "get_int1_ty", _int1_ty)
 
-    def make(orig):
-        def get_all_ones_value(self, type):
+    def make(orig: Method) -> Method:
+        def get_all_ones_value(self: Triton, type: Triton) -> Triton:
             if np_dtype(type) == np.bool_:
                 return _interp.TensorHandle(np.full(1, True), type.scalar)
             return orig(self, type)
@@ -840,7 +855,7 @@ def _boolean_not(scope: PatchScope) -> None:
     scope.patch(builder_cls, "get_all_ones_value", make)
 
 
-def _int1_ty(self):
+def _int1_ty(self: Triton) -> Triton:
     return tl.int1
 
 
@@ -853,8 +868,8 @@ def _descriptor_alignment(scope: PatchScope) -> None:
 def _numpy_index(scope: PatchScope) -> None:
     """numpy 2.4+: int() of a 1-element array."""
 
-    def make(orig):
-        def _patch_lang_tensor(tensor, *args, **kwargs):
+    def make(orig: Method) -> Method:
+        def _patch_lang_tensor(tensor: Triton, *args: Any, **kwargs: Any) -> Any:
             out = orig(tensor, *args, **kwargs)
             patched = args[0] if args else kwargs.get("scope")
             if patched is not None and hasattr(patched, "set_attr"):

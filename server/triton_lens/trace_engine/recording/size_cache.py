@@ -24,7 +24,11 @@ import sys
 import threading
 import types
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ...model import LaunchTrace
+    from .size_probe import LaunchArgs, OobSite, SitePos
 
 # Bumped when what the check computes, or how it is keyed, changes (stale entries then never match).
 FORMAT = 2  # 2: sizes bounded by CUDA's grid limits (size_model.GRID_LIMITS)
@@ -54,7 +58,7 @@ class Unkeyable(Exception):
 
 
 def _library(mod: str | None) -> bool:
-    return bool(mod) and mod.split(".")[0] in _LIBRARIES  # type: ignore[union-attr]
+    return mod is not None and mod.split(".")[0] in _LIBRARIES
 
 
 class _Digest:
@@ -120,6 +124,7 @@ class _Digest:
             self.value(fn, depth + 1, names)
             return
         if isinstance(v, (types.FunctionType, types.MethodType)):
+            # typeshed types MethodType.__func__ as any callable; a bound method of Python code holds a function
             self.function(v.__func__ if isinstance(v, types.MethodType) else v, depth)  # type: ignore[arg-type]
             return
         if (
@@ -198,7 +203,14 @@ class _Digest:
                 self.value(k, 1)
 
 
-def launch_key(la: Any, trace: Any, already: dict, gpu: str, memory_bytes: int, budget: tuple) -> str | None:
+def launch_key(
+    la: LaunchArgs,
+    trace: LaunchTrace,
+    already: dict[SitePos, OobSite],
+    gpu: str,
+    memory_bytes: int,
+    budget: tuple[int, float, str | None],
+) -> str | None:
     """The key of one launch's size check (None: not cacheable). `la`: size_probe.LaunchArgs."""
     from ..interpreter import compat
 
@@ -227,7 +239,7 @@ def launch_key(la: Any, trace: Any, already: dict, gpu: str, memory_bytes: int, 
     return d.h.hexdigest()
 
 
-def _grid(d: _Digest, la: Any) -> None:
+def _grid(d: _Digest, la: LaunchArgs) -> None:
     """How the grid follows a size: a grid function (its code, closure and globals), or the launch
     statement's grid expression (its text and the values of the names it reads)."""
     g = la.executor.grid

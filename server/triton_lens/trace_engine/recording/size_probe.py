@@ -30,8 +30,9 @@ import linecache
 import os
 import time
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 import numpy as np
 
@@ -50,6 +51,44 @@ from .size_model import (
     resize,
     spec_of,
 )
+
+if TYPE_CHECKING:
+    from ...model import LaunchTrace
+    from .size_symbolic import Work
+
+Grid = tuple[int, int, int]
+# An access of a launch by source position: (file, line, col, tensor argument index, kind).
+SitePos = tuple[str, int, int, int, str]
+# A finding or a record of what a check tried, as the `sizes` frame and the cache across runs carry it (JSON).
+JsonDict = dict[str, Any]
+
+
+class OobSite(TypedDict):
+    """What went out of bounds at one access of a launch (`_oob_sites`)."""
+
+    site: JsonDict  # Site.to_json()
+    arg: str  # the tensor argument's name, "?" when the pointer came from none
+    lanes: int
+    programs: list[list[int]]  # [x], [x, y] or [x, y, z], as many axes as the grid has
+    first: int  # the first element offset out of bounds
+    overflow: int  # index into ProbeRun.overflows of the overflow last before it, -1 when none
+
+
+class ProbeRecorder(Protocol):
+    """What the size check needs of the recorder (recorder.Recorder) for its re-launches."""
+
+    probe_overflow_at: dict[int, int]
+
+    def begin_probe(self, tensors: dict[str, TensorSpec], budget: Budget, overflows: list[Overflow]) -> None: ...
+
+    def end_probe(self) -> LaunchTrace | None: ...
+
+
+class GridAt(Protocol):
+    """How a launch's grid follows a size: Resize -> the new grid, None where it cannot be worked out."""
+
+    def __call__(self, r: Resize, la: LaunchArgs, /) -> Grid | None: ...
+
 
 # The size check of one launch stops after this many recorded accesses of its re-launches (what it found
 # stands). Counted in accesses, not seconds, so that the same file gives the same findings on an idle
@@ -106,7 +145,7 @@ class Overflow:
 @dataclass
 class ProbeRun:
     admitted: bool
-    oob: dict[tuple, dict] = field(default_factory=dict)  # site position key -> what went out of bounds
+    oob: dict[SitePos, OobSite] = field(default_factory=dict)  # site position key -> what went out of bounds
     overflows: list[Overflow] = field(default_factory=list)
 
 
@@ -114,33 +153,36 @@ class ProbeRun:
 class LaunchArgs:
     """One launch, as the size check reads it."""
 
-    executor: Any
-    args: tuple
-    kwargs: dict
+    executor: Any  # triton's interpreter GridExecutor (untyped)
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
     names: list[str]  # every parameter, in order
     constexprs: set[str]
     ints: dict[str, int]
     tensors: dict[str, TensorSpec]
     devices: dict[str, Any]  # tensor name -> (dtype, device) of the real argument
-    grid: tuple[int, int, int]
-    grid_at: Any  # Resize -> new grid (3-tuple), or None when the grid is held
-    heuristics: list = field(default_factory=list)  # (meta-parameter, fn of the arguments) of @triton.heuristics
+    grid: Grid
+    grid_at: GridAt | None  # None when the grid is held
+    # (meta-parameter, fn of the arguments) of @triton.heuristics
+    heuristics: list[tuple[str, Callable[[dict[str, Any]], Any]]] = field(default_factory=list)
 
 
-def _grid3(g) -> tuple[int, int, int] | None:
+def _grid3(g: Any) -> Grid | None:
+    """A grid as three ints (1 for a missing axis), or None when `g` is no grid of 1 to 3 positive ints."""
     try:
-        g = tuple(int(x) for x in g)
+        t = tuple(int(x) for x in g)
     except Exception:
         return None
-    if not 1 <= len(g) <= 3 or any(x < 1 for x in g):
+    if not 1 <= len(t) <= 3 or any(x < 1 for x in t):
         return None
-    return g + (1,) * (3 - len(g))  # type: ignore[return-value]
+    t = t + (1,) * (3 - len(t))
+    return (t[0], t[1], t[2])
 
 
 _ast_cache: dict[tuple[str, int], ast.AST | None] = {}
 
 
-def _launch_call(frame) -> ast.Call | None:
+def _launch_call(frame: types.FrameType) -> ast.Call | None:
     """The `kernel[grid](...)` call the frame is executing, from its source."""
     file = frame.f_code.co_filename
     lines = linecache.getlines(file, frame.f_globals)
@@ -155,19 +197,23 @@ def _launch_call(frame) -> ast.Call | None:
     if tree is None:
         return None
     try:
-        pos = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+        code: Any = frame.f_code  # co_positions: Python 3.11+ (mypy checks for the oldest supported)
+        pos: tuple[int | None, ...] = list(code.co_positions())[frame.f_lasti // 2]
     except Exception:
         pos = (frame.f_lineno, frame.f_lineno, None, None)
+    line = pos[0]
+    if line is None:
+        return None
     best = None
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
-            if node.lineno <= pos[0] <= (node.end_lineno or node.lineno):
+            if node.lineno <= line <= (node.end_lineno or node.lineno):
                 if best is None or node.lineno >= best.lineno:
                     best = node
     return best
 
 
-def _substituted(ns: dict, r: Resize, by_id: dict[int, str], meta: dict[str, Any]) -> dict:
+def _substituted(ns: dict[str, Any], r: Resize, by_id: dict[int, str], meta: dict[str, Any]) -> dict[str, Any]:
     """A copy of a namespace with the size's ints changed and the launch's tensors (and any tensor with a
     dimension of that size) replaced by meta tensors of their new shape."""
     import torch
@@ -193,13 +239,13 @@ def _meta_tensors(la: LaunchArgs, r: Resize) -> dict[str, Any]:
     }
 
 
-def grid_function(executor, frame, by_id: dict[int, str]):
+def grid_function(executor: Any, frame: types.FrameType | None, by_id: dict[int, str]) -> GridAt | None:
     """How the launch's grid follows a size: a function Resize -> grid, or None (held)."""
     grid = executor.grid
     if callable(grid):
         fn = inspect.unwrap(grid)  # the user's function under the engine's list-grid wrapper
 
-        def at_callable(r: Resize, la: LaunchArgs):
+        def at_callable(r: Resize, la: LaunchArgs) -> Grid | None:
             meta = _meta_tensors(la, r)
             g = getattr(fn, "__globals__", None)
             code = getattr(fn, "__code__", None)
@@ -227,7 +273,7 @@ def grid_function(executor, frame, by_id: dict[int, str]):
     code_obj = compile(ast.Expression(body=node), frame.f_code.co_filename, "eval", dont_inherit=True)
     f_globals, f_locals = frame.f_globals, dict(frame.f_locals)
 
-    def at_expression(r: Resize, la: LaunchArgs):
+    def at_expression(r: Resize, la: LaunchArgs) -> Grid | None:
         meta = _meta_tensors(la, r)
         return _grid3(eval(code_obj, _substituted(f_globals, r, by_id, meta), _substituted(f_locals, r, by_id, meta)))
 
@@ -237,11 +283,13 @@ def grid_function(executor, frame, by_id: dict[int, str]):
     for n in sorted({x.id for x in ast.walk(node) if isinstance(x, ast.Name)}):
         v = f_locals[n] if n in f_locals else f_globals[n] if n in f_globals else None
         scope[n] = (v, by_id.get(id(v)))
+    # An attribute of the function (GridAt has none: a held grid or a grid function has no expression),
+    # read back with getattr by size_cache.launch_key and SizeCheck._symbolic.
     at_expression.expression = (ast.unparse(node), scope)  # type: ignore[attr-defined]
     return at_expression
 
 
-def _heuristics_again(la: LaunchArgs, r: Resize, args: tuple, kwargs: dict) -> None:
+def _heuristics_again(la: LaunchArgs, r: Resize, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """The launch's @triton.heuristics values worked out again at the new size, as the host would
     (cut-cross-entropy's EVEN_D = D % BLOCK_D == 0 picks the unmasked loads at D = 64, not at 65).
     Tensors reach a heuristic as meta tensors of their new shape; one that raises keeps its value."""
@@ -263,7 +311,9 @@ def _heuristics_again(la: LaunchArgs, r: Resize, args: tuple, kwargs: dict) -> N
             pass
 
 
-def read_launch(executor, args: tuple, kwargs: dict, frame) -> LaunchArgs | None:
+def read_launch(
+    executor: Any, args: tuple[Any, ...], kwargs: dict[str, Any], frame: types.FrameType | None
+) -> LaunchArgs | None:
     """The launch's integer and tensor arguments, or None when it has arguments the check does not
     model (tuples, descriptors, block pointers made on the host)."""
     import torch
@@ -305,18 +355,22 @@ def read_launch(executor, args: tuple, kwargs: dict, frame) -> LaunchArgs | None
     )
 
 
-def _last_programs(grid: tuple[int, int, int], launched: tuple[int, int, int]) -> list[tuple[int, int, int]]:
+def _last_programs(grid: Grid, launched: Grid) -> list[Grid]:
     """The programs a wrap is looked for in: the last along every axis, and the one that is last along the
     axes that grew with the size and first along those that did not. A wrapped offset is negative; in
     the last batch of a tensor it can land inside an earlier batch (wrong data, no fault), in the first
     it leaves the tensor, where address-only memory sees it."""
     last = (grid[0] - 1, grid[1] - 1, grid[2] - 1)
-    first_held = tuple(g - 1 if g != was else 0 for g, was in zip(grid, launched))
-    return [last] if first_held == last else [last, first_held]  # type: ignore[list-item]
+    first_held = (
+        grid[0] - 1 if grid[0] != launched[0] else 0,
+        grid[1] - 1 if grid[1] != launched[1] else 0,
+        grid[2] - 1 if grid[2] != launched[2] else 0,
+    )
+    return [last] if first_held == last else [last, first_held]
 
 
-def _corners(grid: tuple[int, int, int]) -> list[tuple[int, int, int]]:
-    out: list[tuple[int, int, int]] = []
+def _corners(grid: Grid) -> list[Grid]:
+    out: list[Grid] = []
     for x in sorted({0, grid[0] - 1}):
         for y in sorted({0, grid[1] - 1}):
             for z in sorted({0, grid[2] - 1}):
@@ -327,26 +381,31 @@ def _corners(grid: tuple[int, int, int]) -> list[tuple[int, int, int]]:
 class SizeCheck:
     """The size check of one run's launches (the recorder owns one and calls `check` after a launch)."""
 
-    def __init__(self, recorder, memory_bytes: int, gpu_name: str, cache: dict | None = None):
+    def __init__(
+        self, recorder: ProbeRecorder, memory_bytes: int, gpu_name: str, cache: dict[str, JsonDict] | None = None
+    ) -> None:
         self.rec = recorder
         # Results of earlier runs (size_cache.py: key -> {"findings", "checked"}); None: no cache across runs.
         self.cache = cache
-        self._entry: dict | None = None  # the last check's, for the runner: {"key", "value"} or {"key", "hit"}
+        self._entry: JsonDict | None = None  # the last check's, for the runner: {"key", "value"} or {"key", "hit"}
         from .size_symbolic import version
 
         self.symbolic = version()  # z3's version when the extra is importable (size_symbolic.py), else None
         self.memory_bytes = memory_bytes
         self.gpu_name = gpu_name
-        self._done: dict[tuple, tuple[list[dict], list[dict]]] = {}  # per configuration and sizes: (found, checked)
+        self._done: dict[
+            tuple[Any, ...], tuple[list[JsonDict], list[JsonDict]]
+        ] = {}  # per configuration and sizes: (found, checked)
         # What the last check tried, per size it moved (for the hover: "checked at n = 4097 and n = ..."):
         # {"script": "n = 4096", "tail": "n = 4097" or None, "largest": "n = ..." or None, "stopped": bool}
-        self.last_checked: list[dict] = []
+        self.last_checked: list[JsonDict] = []
         self._budget = Budget()
         self._blocks: frozenset[tuple[int, int]] = frozenset()  # size_model.per_program_blocks of the size
         self.spent: list[int] = []  # accesses each check spent (bench/size_check.py reads it)
+        self._z3_work: Work | None = None  # z3's resource count left to the launch being checked
 
     # -- one re-launch ---------------------------------------------------------------------------
-    def probe(self, la: LaunchArgs, r: Resize, grid: tuple[int, int, int], programs, watch_overflow: bool) -> ProbeRun:
+    def probe(self, la: LaunchArgs, r: Resize, grid: Grid, programs: list[Grid], watch_overflow: bool) -> ProbeRun:
         import torch
 
         small = {}
@@ -359,7 +418,7 @@ class SizeCheck:
         _heuristics_again(la, r, args, kwargs)
         run = ProbeRun(admitted=True)
 
-        def on_overflow(op, lhs, rhs, lanes):
+        def on_overflow(op: str, lhs: np.ndarray, rhs: np.ndarray, lanes: np.ndarray) -> None:
             from .recorder import _call_position, _user_frame
 
             f = _user_frame(3)
@@ -392,8 +451,8 @@ class SizeCheck:
         return run
 
     # -- the questions ------------------------------------------------------------------------------
-    def check(self, la: LaunchArgs, trace) -> list[dict]:
-        key = (
+    def check(self, la: LaunchArgs, trace: LaunchTrace) -> list[JsonDict]:
+        key: tuple[Any, ...] = (
             trace.kernel,
             trace.def_file,
             trace.def_line,
@@ -420,8 +479,8 @@ class SizeCheck:
                 self._done[key] = (out, self.last_checked)
                 self._entry = {"key": across, "hit": True}
                 return out
-        found: dict[tuple, dict] = {}
-        checked: list[dict] = []
+        found: dict[tuple[SitePos, str], JsonDict] = {}
+        checked: list[JsonDict] = []
         self._budget = Budget()
         if self.symbolic:
             from .size_symbolic import Work
@@ -437,7 +496,7 @@ class SizeCheck:
             b.cap = b.spent + (b.left - b.spent) // (len(sizes) - i)
             self._blocks = per_program_blocks(v, constants, la.grid)
             at = resize(v, v, la.ints, la.tensors, self._blocks)
-            entry: dict = {"script": describe_size(at, old=True) if at else None, "tail": None, "largest": None}
+            entry: JsonDict = {"script": describe_size(at, old=True) if at else None, "tail": None, "largest": None}
             entry["stopped"], entry["gpu"] = True, self.gpu_name
             checked.append(entry)
             try:
@@ -458,12 +517,12 @@ class SizeCheck:
             self._entry = {"key": across, "value": {"findings": out, "checked": self.last_checked}}
         return out
 
-    def take_entry(self) -> dict | None:
+    def take_entry(self) -> JsonDict | None:
         """The last check's entry for the cache across runs (then forgotten here)."""
         entry, self._entry = self._entry, None
         return entry
 
-    def _grid_at(self, la: LaunchArgs, r: Resize) -> tuple[int, int, int] | None:
+    def _grid_at(self, la: LaunchArgs, r: Resize) -> Grid | None:
         if la.grid_at is None:
             return la.grid
         try:
@@ -489,7 +548,9 @@ class SizeCheck:
 
         return largest_fitting(v, la.ints, la.tensors, self.memory_bytes, top.new, self._blocks, launchable), axis
 
-    def _ragged(self, la: LaunchArgs, v: int, already: dict, found: dict) -> str | None:
+    def _ragged(
+        self, la: LaunchArgs, v: int, already: dict[SitePos, OobSite], found: dict[tuple[SitePos, str], JsonDict]
+    ) -> str | None:
         """The n+1 re-run of the grid's corner programs; returns the size it ran at (None: not run)."""
         r = resize(v, v + 1, la.ints, la.tensors, self._blocks)
         if r is None or r.bytes > self.memory_bytes:
@@ -506,7 +567,14 @@ class SizeCheck:
             found[(pos, "oob-sizes")] = _finding("oob-sizes", o, r, grid, None, self.gpu_name)
         return describe_size(r)
 
-    def _symbolic(self, la: LaunchArgs, trace, v: int, already: dict, found: dict) -> None:
+    def _symbolic(
+        self,
+        la: LaunchArgs,
+        trace: LaunchTrace,
+        v: int,
+        already: dict[SitePos, OobSite],
+        found: dict[tuple[SitePos, str], JsonDict],
+    ) -> None:
         """With z3: for each access the cheap path left in bounds, the smallest size in 1 .. the largest the
         GPU holds where an active lane leaves its tensor, then a re-launch of that program there; only what
         the run shows is a finding (size_symbolic.py)."""
@@ -517,7 +585,7 @@ class SizeCheck:
         fn = sym.kernel_def(trace.def_file, trace.def_line) if z3 is not None else None
         r1 = resize(v, v + 1, la.ints, la.tensors, self._blocks)
         r2 = resize(v, v + 2, la.ints, la.tensors, self._blocks)
-        if fn is None or r1 is None or r2 is None:
+        if z3 is None or fn is None or r1 is None or r2 is None:
             return
         # An integer argument equal at the launch to an extent that moves, but not moved with it (`n =
         # x.numel()` while the size is x's row count): the relation is not known, and far from the script's
@@ -572,6 +640,7 @@ class SizeCheck:
             numel = dims(acc.tensor, None)
             if numel is None or (acc.line, acc.tensor) in taken or not _dense(la.tensors[acc.tensor]):
                 continue
+            assert self._z3_work is not None  # check() sets it when the extra is there
             for w in sym.witnesses(model, acc, numel, lo, hi, {v}, self._z3_work):
                 r = resize(v, w.size, la.ints, la.tensors, self._blocks)
                 g = self._grid_at(la, r) if r is not None and r.bytes <= self.memory_bytes else None
@@ -589,7 +658,14 @@ class SizeCheck:
                     taken.add((acc.line, acc.tensor))
                     break
 
-    def _wrap(self, la: LaunchArgs, v: int, already: dict, found: dict, entry: dict) -> str | None:
+    def _wrap(
+        self,
+        la: LaunchArgs,
+        v: int,
+        already: dict[SitePos, OobSite],
+        found: dict[tuple[SitePos, str], JsonDict],
+        entry: JsonDict,
+    ) -> str | None:
         """The last program at the largest size the GPU holds and CUDA can launch, then the bisection to the
         smallest size that overflows; returns the largest size it ran at (None: not run), and notes in
         `entry` (the hover's record) the grid axis whose limit bounded it, where one did."""
@@ -604,15 +680,15 @@ class SizeCheck:
         if self._grid_at(la, top) in (None, la.grid):
             return None  # the grid does not follow this size
 
-        seen: dict[int, tuple[ProbeRun, Resize, tuple[int, int, int]] | None] = {}
+        seen: dict[int, tuple[ProbeRun, Resize, Grid] | None] = {}
         admitted: set[int] = set()  # sizes whose re-launch ran (the kernel admits them)
 
-        def overflows(n: int) -> tuple[ProbeRun, Resize, tuple[int, int, int]] | None:
+        def overflows(n: int) -> tuple[ProbeRun, Resize, Grid] | None:
             if n not in seen:
                 seen[n] = _overflow_run(n)
             return seen[n]
 
-        def _overflow_run(n: int) -> tuple[ProbeRun, Resize, tuple[int, int, int]] | None:
+        def _overflow_run(n: int) -> tuple[ProbeRun, Resize, Grid] | None:
             r = resize(v, n, la.ints, la.tensors, self._blocks)
             if r is None:
                 return None
@@ -632,7 +708,7 @@ class SizeCheck:
         if got is None:
             return largest if top.new in admitted else None
 
-        def wrapped(run: ProbeRun) -> set[tuple]:
+        def wrapped(run: ProbeRun) -> set[SitePos]:
             """The accesses a wrap sends out of their tensor in this run (active lanes only)."""
             return {pos for pos in run.oob if pos not in already and (pos, "wrap") not in found}
 
@@ -654,11 +730,11 @@ class SizeCheck:
         # that where it does not; where those are more than 1.5 times apart, a step up by 1.5 times from the
         # lower (the first step that fails lies in its first band); then a bisection between the two.
 
-        def fails(n: int, pos: tuple) -> bool:
+        def fails(n: int, pos: SitePos) -> bool:
             at = overflows(n)
             return at is not None and pos in wrapped(at[0])
 
-        def bracket(pos: tuple) -> tuple[int, int]:
+        def bracket(pos: SitePos) -> tuple[int, int]:
             tried = sorted(n for n in seen if seen[n] is not None or n in admitted)
             hi = min(n for n in tried if fails(n, pos))
             lo = max([n for n in tried if n < hi and not fails(n, pos)], default=first - 1)
@@ -687,16 +763,16 @@ class SizeCheck:
         return largest
 
 
-def _oob_sites(trace, overflow_at: dict[int, int] | None = None) -> dict[tuple, dict]:
+def _oob_sites(trace: LaunchTrace, overflow_at: dict[int, int] | None = None) -> dict[SitePos, OobSite]:
     """Accesses of a launch trace with active out-of-bounds lanes, by source position (with the index of
     the overflow that came last before each, in a re-launch that watched them)."""
-    out: dict[tuple, dict] = {}
+    out: dict[SitePos, OobSite] = {}
     for i, s in enumerate(trace.sites):
         rows = np.flatnonzero(trace.ex_site == i)
         bad = rows[trace.ex_oob[rows] > 0]
         if bad.size == 0:
             continue
-        pos = (s.file, s.line, s.col, s.arg, s.kind)
+        pos: SitePos = (s.file, s.line, s.col, s.arg, s.kind)
         st, en = trace.oob.merged_runs(bad)
         o = out.setdefault(
             pos,
@@ -720,7 +796,7 @@ def _gib(n: int) -> str:
     return f"{n / 2**30:.1f} GiB"
 
 
-def _finding(kind: str, o: dict, r: Resize, grid, ov: Overflow | None, gpu: str, how: str = "") -> dict:
+def _finding(kind: str, o: OobSite, r: Resize, grid: Grid, ov: Overflow | None, gpu: str, how: str = "") -> JsonDict:
     arg = o["arg"]
     spec = r.tensors.get(arg)
     shape = (

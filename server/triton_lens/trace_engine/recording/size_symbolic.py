@@ -27,6 +27,7 @@ import importlib.metadata
 import importlib.util
 import linecache
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +42,13 @@ LAUNCH_RLIMIT = 5_000_000
 ATTEMPTS = 3  # witnesses tried per access (one the re-launch refutes is excluded, the query asked again)
 
 
-def z3_module():
+# z3 is imported by name at run time (an optional extra) and read as Any: its terms, its module, its
+# solver are untyped here, the one boundary of this module.
+Z3 = Any
+Term = Any  # a z3 term (Int or Bool), or a (tensor name, offset term) pair for a pointer
+
+
+def z3_module() -> Z3 | None:
     """z3, or None when it is not importable or switched off (TRITON_LENS_SYMBOLIC=0)."""
     if os.environ.get("TRITON_LENS_SYMBOLIC", "1") == "0":
         return None
@@ -71,8 +78,8 @@ class Access:
     line: int
     kind: str  # "load" | "store"
     tensor: str
-    offset: Any  # z3 Int term
-    mask: Any  # z3 Bool term
+    offset: Term  # z3 Int term
+    mask: Term  # z3 Bool term
 
 
 @dataclass
@@ -96,7 +103,7 @@ def _tl_call(node: ast.AST) -> str | None:
 class Model:
     """The kernel's accesses as terms over the size n, the program ids and the lane."""
 
-    def __init__(self, z3, params: dict[str, Any], grid_terms: list[Any] | None):
+    def __init__(self, z3: Z3, params: dict[str, Term], grid_terms: list[Term] | None) -> None:
         self.z3 = z3
         self.n = z3.Int("n")
         self.pid = [z3.Int(f"pid{i}") for i in range(3)]
@@ -276,7 +283,18 @@ def linear(values: list[tuple[int, int]]) -> tuple[int, int] | None:
     return (a, b) if all(v == a * n + b for n, v in values) else None
 
 
-def grid_terms(z3, n, expression: tuple[str, dict] | None, held: tuple[int, int, int] | None, v: int, dims):
+# A tensor's dimension (axis) or element count (axis None) as a * n + b: (a, b), None when not linear in n.
+Dims = Callable[[str | None, int | None], tuple[int, int] | None]
+
+
+def grid_terms(
+    z3: Z3,
+    n: Term,
+    expression: tuple[str, dict[str, tuple[Any, str | None]]] | None,
+    held: tuple[int, int, int] | None,
+    v: int,
+    dims: Dims,
+) -> list[Term] | None:
     """The grid as terms of n: held numbers, or the launch statement's expression with its names read as
     the check reads them (an int equal to the size is n; `x.numel()`, `x.shape[i]` through `dims`)."""
     if held is not None:
@@ -291,7 +309,7 @@ def grid_terms(z3, n, expression: tuple[str, dict] | None, held: tuple[int, int,
     if not isinstance(node, (ast.Tuple, ast.List)):
         return None
 
-    def t(x: ast.AST):
+    def t(x: ast.AST) -> Term:
         if isinstance(x, ast.Constant) and type(x.value) is int:
             return z3.IntVal(x.value)
         if isinstance(x, ast.Name) and x.id in scope:
@@ -336,11 +354,13 @@ def grid_terms(z3, n, expression: tuple[str, dict] | None, held: tuple[int, int,
 class Work:
     """z3's resource count left to one launch's check."""
 
-    def __init__(self, left: int = LAUNCH_RLIMIT):
+    def __init__(self, left: int = LAUNCH_RLIMIT) -> None:
         self.left = left
 
 
-def witnesses(model: Model, access: Access, numel: tuple[int, int], lo: int, hi: int, exclude: set[int], work: Work):
+def witnesses(
+    model: Model, access: Access, numel: tuple[int, int], lo: int, hi: int, exclude: set[int], work: Work
+) -> Iterator[Witness]:
     """Sizes in [lo, hi] (smallest first) where an active lane of `access` leaves its tensor, one per call
     of next(): the caller confirms each by a run and asks for the next when the run refutes it. Stops
     when z3 answers unsat or unknown (its resource count spent: the per-query or the launch's)."""
@@ -367,6 +387,7 @@ def witnesses(model: Model, access: Access, numel: tuple[int, int], lo: int, hi:
         if answer != z3.sat:
             return
         m = opt.model()
-        w = Witness(int(m.eval(n).as_long()), tuple(int(m.eval(p, True).as_long()) for p in model.pid))  # type: ignore[arg-type]
+        x, y, z = (int(m.eval(p, True).as_long()) for p in model.pid)
+        w = Witness(int(m.eval(n).as_long()), (x, y, z))
         excluded.add(w.size)
         yield w
