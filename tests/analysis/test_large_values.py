@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 from protocol_schema import check
+from recorded import recorded
 
 from triton_lens.analysis.viewer_service import ViewerService
 from triton_lens.model import value_sample_steps
-from triton_lens.trace_engine.process.runner import RunRequest, run
 
 ROWS, COLS = 1151, 8192
 
@@ -21,8 +21,8 @@ SCRIPT = Path(__file__).parents[1] / "webview" / "fixtures" / "large_values.py" 
 
 @pytest.fixture(scope="module")
 def result():
-    r = run(RunRequest(path=str(SCRIPT), timeout_s=300.0))
-    assert r.status == "ok" and r.launches, (r.status, r.error)
+    r = recorded(SCRIPT)
+    assert r.launches
     return r
 
 

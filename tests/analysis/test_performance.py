@@ -5,13 +5,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from recorded import recorded
 
 from triton_lens.analysis import analyze
 from triton_lens.analysis.gpus import GPUS, gpu, precision
 from triton_lens.analysis.performance import SECTOR, sector_stats
 from triton_lens.model import LaunchTrace, Site, TensorInfo
 from triton_lens.model.elements import ElementSetsBuilder
-from triton_lens.trace_engine.process.runner import RunRequest, run
 
 CASES = Path(__file__).with_name("perf_cases.py")
 
@@ -25,9 +25,7 @@ def _line(marker: str) -> int:
 
 @pytest.fixture(scope="module")
 def analysis():
-    result = run(RunRequest(path=str(CASES)))
-    assert result.status == "ok", result.error
-    return analyze(result)
+    return analyze(recorded(CASES))
 
 
 def _metrics(analysis, marker, kind="load"):

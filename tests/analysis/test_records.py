@@ -4,9 +4,9 @@ from the same group, and a finding at an access reaches that record (Analysis.re
 from pathlib import Path
 
 import pytest
+from recorded import recorded
 
 from triton_lens.analysis import analyze
-from triton_lens.trace_engine.process.runner import RunRequest, run
 
 CASES = Path(__file__).with_name("records_cases.py")
 
@@ -18,9 +18,7 @@ def _line(marker: str) -> int:
 
 @pytest.fixture(scope="module")
 def analysis():
-    result = run(RunRequest(path=str(CASES)))
-    assert result.status == "ok", result.error
-    return analyze(result)
+    return analyze(recorded(CASES))
 
 
 def test_each_access_has_one_record_whose_parts_are_of_that_access(analysis):

@@ -9,12 +9,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from recorded import recorded
 
 from triton_lens.analysis import analyze
 from triton_lens.lsp.hints import line_hint
 from triton_lens.lsp.hover import line_markdown
 from triton_lens.report.text import write_table
-from triton_lens.trace_engine.process.runner import RunRequest, run
 
 CASES = Path(__file__).with_name("touched_cases.py")
 
@@ -26,9 +26,7 @@ def _line(marker: str) -> int:
 
 @pytest.fixture(scope="module")
 def analysis():
-    result = run(RunRequest(path=str(CASES)))
-    assert result.status == "ok", result.error
-    return analyze(result)
+    return analyze(recorded(CASES))
 
 
 @pytest.mark.parametrize(

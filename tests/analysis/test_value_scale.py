@@ -10,9 +10,9 @@ import textwrap
 
 import numpy as np
 import pytest
+from recorded import recorded
 
 from triton_lens.analysis.viewer_service import ViewerService
-from triton_lens.trace_engine.process.runner import RunRequest, run
 
 SCRIPT = textwrap.dedent(
     """
@@ -43,8 +43,8 @@ SCRIPT = textwrap.dedent(
 def service(tmp_path_factory):
     path = tmp_path_factory.mktemp("scale") / "scale.py"
     path.write_text(SCRIPT)
-    r = run(RunRequest(path=str(path), timeout_s=120.0))
-    assert r.status == "ok" and len(r.launches) == 2, (r.status, r.error)
+    r = recorded(path)
+    assert len(r.launches) == 2
     return ViewerService.from_result(r)
 
 

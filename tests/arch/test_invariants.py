@@ -332,3 +332,32 @@ def test_the_words_checker_sees_a_setting_and_an_option(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
     found = front_end_words()
     assert [f.split(": ")[0] for f in found] == ["analysis/bad.py:2", "analysis/bad.py:3"], found
+
+
+ANALYSIS_TESTS = Path(__file__).resolve().parents[1] / "analysis"
+
+
+def worker_runs(folder: Path) -> list[str]:
+    """Where a test of the analysis starts a worker process (the runner: RunRequest / run)."""
+    out = []
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("triton_lens.trace_engine"):
+                for a in node.names:
+                    if a.name in ("RunRequest", "run") or "process" in (node.module or ""):
+                        out.append(f"{path.name}:{node.lineno}: imports {node.module}.{a.name}")
+    return out
+
+
+def test_the_analysis_tests_run_on_recorded_results_without_a_worker():
+    # tests/analysis/recorded.py records a script in the test's own process; the worker is tests/engine's
+    assert not worker_runs(ANALYSIS_TESTS), worker_runs(ANALYSIS_TESTS)
+
+
+def test_the_worker_check_sees_a_run(tmp_path):
+    (tmp_path / "test_x.py").write_text("from triton_lens.trace_engine.process.runner import RunRequest, run\n")
+    (tmp_path / "test_y.py").write_text("from triton_lens.trace_engine import Recorder\n")
+    assert worker_runs(tmp_path) == [
+        "test_x.py:1: imports triton_lens.trace_engine.process.runner.RunRequest",
+        "test_x.py:1: imports triton_lens.trace_engine.process.runner.run",
+    ]
