@@ -35,7 +35,7 @@ from ..model.remedies import EDITOR
 from . import fixes, notebooks, outline, plan_request, source_lines, viewer_requests
 from .documents import Doc
 from .edits import DocText
-from .fixcheck import Checks, FixChecker
+from .fixcheck import MAX_CHECKS, Checks, FixChecker
 from .lenses import cost_log
 from .linemap import LineMap
 from .progress import RunProgress
@@ -423,6 +423,11 @@ class TritonLensServer(LanguageServer):
             f"{name} v{checks.version}: quick fixes re-checked ({len(checks.run_s)} run"
             f"{'s' if len(checks.run_s) != 1 else ''} of the edited file, {ms} s): {len(checks.offered)} offered"
             + (f", {len(checks.why_not)} not" if checks.why_not else "")
+            + (
+                f" (the first {MAX_CHECKS} of {checks.total} edits: at most {MAX_CHECKS} are re-checked a run)"
+                if checks.total > MAX_CHECKS
+                else ""
+            )
         )
         for why in checks.why_not:
             self.log(f"{name} v{checks.version}: quick fix not offered: {why}", lsp.MessageType.Log)
