@@ -144,3 +144,16 @@ async def test_at_most_max_checks_edits_are_re_checked_a_run_and_the_rest_not_of
     assert len(engine.texts) == MAX_CHECKS and len(c.offered) == MAX_CHECKS and c.total == MAX_CHECKS + 2
     assert [w.split(": ")[-1] for w in c.why_not] == [f"not re-checked (at most {MAX_CHECKS} a run)"] * 2
     assert fc.offered(doc, _fix(doc, MAX_CHECKS)) is None
+
+
+async def test_a_second_run_of_the_same_text_starts_its_re_checks_afresh():
+    fc, doc, engine, checked, busy = _make()
+    engine.release.clear()
+    fc.after_run(doc, _view(1, doc.text), Settings())
+    await _until(lambda: engine.texts)
+    fc.after_run(doc, _view(1, doc.text), Settings())  # e.g. a forced run after a settings change
+    engine.release.set()
+    await _until(lambda: checked)
+    await asyncio.sleep(0.1)
+    (c,) = checked  # the first run's stopped re-check counted for nothing
+    assert len(engine.texts) == 2 and c.why_not == [] and fc.offered(doc, _fix(doc)) is not None

@@ -49,6 +49,7 @@ class Candidate:
     settings: Settings
     fixes: list[tuple[Finding, Fix]] = field(default_factory=list)
     preempted: bool = False
+    checks: Checks | None = None  # the re-checks it is one of (a later run of the same version makes new ones)
 
 
 @dataclass
@@ -121,6 +122,8 @@ class FixChecker:
         for c in cands[MAX_CHECKS:]:
             checks.why_not += [f"{fix.title}: not re-checked (at most {MAX_CHECKS} a run)" for _, fix in c.fixes]
         self.checks[doc.uri] = checks
+        for c in cands[:MAX_CHECKS]:
+            c.checks = checks
         self.queue.extend(cands[:MAX_CHECKS])
         self.kick()
 
@@ -168,13 +171,12 @@ class FixChecker:
     # -- internals --------------------------------------------------------------------------------
 
     def _valid(self, c: Candidate) -> bool:
-        checks = self.checks.get(c.doc.uri)
         return (
             self.is_open(c.doc)
             and c.doc.version == c.version
             and c.doc.text == c.text
-            and checks is not None
-            and checks.version == c.version
+            and c.checks is not None
+            and self.checks.get(c.doc.uri) is c.checks
         )
 
     def _done(self, c: Candidate, h: RunHandle, fut: Future[RunView | None]) -> None:
@@ -194,7 +196,8 @@ class FixChecker:
             self.queue.appendleft(c)
             self.kick()
             return
-        checks = self.checks[c.doc.uri]
+        checks = c.checks
+        assert checks is not None  # (_valid)
         checks.run_s.append(time.perf_counter() - h.started)
         for f, fix in c.fixes:
             why = _why_not(f, fix, view)
