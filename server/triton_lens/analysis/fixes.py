@@ -9,15 +9,22 @@
 Pure functions over a Finding and the source lines; columns are UTF-8 byte offsets like the Finding's.
 Nothing is offered where the edit could not be written with certainty (another pointer form, a mask
 already there, a size that is a tensor's shape).
+
+A fix is offered only once a run of the edited text showed it right (lsp/fixcheck.py runs it): `applied`
+is that text, `still_reported` the re-run's finding that is the same one again, `checked_title` what the
+light bulb then says.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..model import Finding
+from ..model.lines import split_lines
 
 
 @dataclass(frozen=True)
@@ -28,6 +35,56 @@ class Fix:
     end_line: int
     end_col: int
     new_text: str
+
+    @property
+    def key(self) -> str:
+        """The edit as one string: what a re-check's verdict is filed under (the diagnostic carries it)."""
+        return f"{self.line}:{self.col}-{self.end_line}:{self.end_col}={self.new_text}"
+
+
+def applied(text: str, fix: Fix) -> str | None:
+    """`text` with the fix's edit made; None when its range is not in the text."""
+    rows = [r.encode() for r in split_lines(text, keepends=True)]
+    if not (1 <= fix.line <= fix.end_line <= len(rows)):
+        return None
+
+    def offset(line: int, col: int) -> int | None:
+        row = rows[line - 1]
+        body = len(row.rstrip(b"\r\n"))
+        return sum(len(r) for r in rows[: line - 1]) + col if 0 <= col <= body else None
+
+    start, end = offset(fix.line, fix.col), offset(fix.end_line, fix.end_col)
+    if start is None or end is None or end < start:
+        return None
+    raw = b"".join(rows)
+    return (raw[:start] + fix.new_text.encode() + raw[end:]).decode(errors="replace")
+
+
+def still_reported(f: Finding, fix: Fix, findings: Iterable[Finding]) -> Finding | None:
+    """The finding of a run of the fixed text that is `f` again: the same kind at the same access (its
+    tensor, and its line as the edit moved it). For a `wrap`, whichever operation overflows: the widened
+    one no longer can, so a wrap left at the access is another operation's, and the access still breaks
+    (`row * stride * 2` widened as `(row * stride).to(tl.int64) * 2` still wraps in `row * stride`)."""
+    shift = fix.new_text.count("\n") - (fix.end_line - fix.line)
+    line = f.line + shift if f.line > fix.end_line else f.line
+    for g in findings:
+        if (
+            g.kind == f.kind
+            and g.arg == f.arg
+            and g.access == f.access
+            and g.line == line
+            and os.path.abspath(g.file) == os.path.abspath(f.file)
+        ):
+            return g
+    return None
+
+
+def checked_title(f: Finding, fix: Fix) -> str:
+    """The fix's title once a run of the edited kernel no longer reports `f`: what the re-check showed."""
+    size = f.witness.get("size")
+    at = f" at {size}" if size else ""
+    shown = f"no wrap{at}" if f.kind == "wrap" else f"in bounds{at}"
+    return f"{fix.title} (re-checked: {shown} with this edit)"
 
 
 _SIZE = re.compile(r"^([A-Za-z_]\w*) = -?\d+$")

@@ -107,7 +107,8 @@ def finding_diagnostic(
     fix = fix_for(f, lines.text_lines) if os.path.abspath(f.file) == os.path.abspath(result.file) else None
     if fix is not None:  # served as a quick fix by the code action request (lsp/fixes.py)
         edit = _range(lines, fix.line, fix.col, fix.end_line, fix.end_col)
-        data["fix"] = {"title": fix.title, "range": _position_json(edit), "newText": fix.new_text}
+        # `key`: what its re-check's verdict is filed under (lsp/fixcheck.py); offered once that run shows it right
+        data["fix"] = {"title": fix.title, "range": _position_json(edit), "newText": fix.new_text, "key": fix.key}
     return lsp.Diagnostic(
         range=rng,
         message=message,

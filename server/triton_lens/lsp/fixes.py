@@ -1,15 +1,15 @@
 """Quick fixes (textDocument/codeAction):
 
 - the edit a size-check diagnostic carries in its data (analysis/fixes.py writes it, diagnostics.py places
-  it in the document's coordinates), as a code action on that diagnostic: stateless, the request's own
-  diagnostics hold everything;
+  it in the document's coordinates), as a code action on that diagnostic, once a run of the text with the
+  edit made showed it right (fixcheck.py; `checked` gives its re-checked title, None before or after);
 - on a kernel that no run launched (`no-launch`), the workspace's tests and scripts that import the file
   (source/harnesses.py), each offered as the run comment that makes the file run through it. Found
   when the user asks for the actions (the light bulb), not on every run."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from lsprotocol import types as lsp
@@ -53,6 +53,7 @@ def run_comment_offers(
 def quick_fixes(
     uri: str,
     params: lsp.CodeActionParams,
+    checked: Callable[[dict[str, Any]], str | None],
     path: str | None = None,
     lines: list[str] | None = None,
     roots: Iterable[str] = (),
@@ -70,13 +71,16 @@ def quick_fixes(
         fix = d.data.get("fix") if d.source == SOURCE and isinstance(d.data, dict) else None
         if not isinstance(fix, dict):
             continue
+        title = checked(fix)
+        if title is None:
+            continue  # not re-checked yet, or the re-check refuted it: the client asks again when it is
         try:
             edit = lsp.TextEdit(range=_range(fix["range"]), new_text=str(fix["newText"]))
         except (KeyError, TypeError):
             continue  # a diagnostic from another version of the server
         out.append(
             lsp.CodeAction(
-                title=str(fix["title"]),
+                title=title,
                 kind=lsp.CodeActionKind.QuickFix,
                 diagnostics=[d],
                 is_preferred=True,

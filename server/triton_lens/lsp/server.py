@@ -3,6 +3,7 @@ current while the user types, and maps it to LSP. Feature registration only; the
 
 - runplan.py   the server's Settings handed to source/plan.py (which run a file gets, and whether it runs)
 - runs.py      debounce / cancel / versions; the one call into the trace engine and the analysis
+- fixcheck.py  quick fixes re-checked by a run of the edited text before they are offered (fixes.py)
 - progress.py  $/progress of runs longer than half a second
 - view.py      a finished run -> diagnostics, per-line hint and hover text (computed once)
 - documents.py that view mapped onto the current text (shifted / marked stale / withheld)
@@ -34,6 +35,7 @@ from ..model.remedies import EDITOR
 from . import fixes, notebooks, outline, plan_request, source_lines, viewer_requests
 from .documents import Doc
 from .edits import DocText
+from .fixcheck import MAX_CHECKS, Checks, FixChecker
 from .lenses import cost_log
 from .linemap import LineMap
 from .progress import RunProgress
@@ -72,6 +74,13 @@ class TritonLensServer(LanguageServer):
         self.waiting: set[str] = set()  # uris whose first run waits for the configuration
         self.scheduler = RunScheduler(
             self._run_started, self._run_finished, lambda d: self.docs.get(d.uri) is d, on_partial=self._run_partial
+        )
+        self.fix_checker = FixChecker(
+            self.scheduler.pool.submit,
+            self.scheduler._loop,
+            lambda d: self.docs.get(d.uri) is d,
+            lambda: any(d.run is not None for d in self.docs.values()),
+            self._fixes_checked,
         )
         self.run_progress = RunProgress(self)  # (not `progress`: pygls' LanguageServer has one)
         self.viewer_cache: ViewerCache | None = None  # one for all documents, made at the first viewer request
@@ -202,6 +211,7 @@ class TritonLensServer(LanguageServer):
 
     def _new_text(self, doc: Doc, version: int, text: str) -> None:
         doc.update(version, text, make_plan(doc.path, text, self.settings, self.roots()))
+        self.fix_checker.forget(doc)  # its fixes were re-checked on the old text
         if doc.run is not None and doc.run.version != doc.version:
             doc.run.cancel.set()  # a new edit cancels the run in flight
         if not doc.plan.runnable and doc.plan.syntax is None:
@@ -219,6 +229,7 @@ class TritonLensServer(LanguageServer):
         self.buffers.pop(uri, None)
         if doc is not None:
             self.scheduler.cancel(doc)
+            self.fix_checker.forget(doc)
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     # -- notebooks (notebooks.py): one Doc per notebook, whose text is the script of its code cells --
@@ -262,6 +273,7 @@ class TritonLensServer(LanguageServer):
         doc = self.docs.pop(uri, None)
         if doc is not None:
             self.scheduler.cancel(doc)
+            self.fix_checker.forget(doc)
         if nb is not None:
             for c in nb.script.cells:
                 self.cell_owner.pop(str(c), None)
@@ -365,11 +377,13 @@ class TritonLensServer(LanguageServer):
 
     def stop_runs(self) -> None:
         """Cancels every run (their workers are killed) so that the process can end at once."""
+        self.fix_checker.stop()
         for doc in self.docs.values():
             self.scheduler.cancel(doc)
         self.scheduler.shutdown()
 
     def _run_started(self, doc: Doc, h: RunHandle) -> None:
+        self.fix_checker.preempt()  # the document's own run comes first
         self.protocol.notify(RUN_STARTED, {"uri": doc.uri, "version": h.version})
         self._refresh(hints=False, lenses=True)
         if self._cap("window", "work_done_progress"):
@@ -394,6 +408,34 @@ class TritonLensServer(LanguageServer):
         )
 
     def _run_finished(self, doc: Doc, h: RunHandle, view: RunView | None, adopted: bool) -> None:
+        try:
+            self._run_ended(doc, h, view, adopted)
+        finally:  # its results are published: the re-checks of fixes may run (this one's first, if it has any)
+            if adopted and view is not None and self.trusted:
+                self.fix_checker.after_run(doc, view, self.settings)
+            self.fix_checker.kick()
+
+    def _fixes_checked(self, doc: Doc, checks: Checks) -> None:
+        """Every fix of the document's run was re-checked: the light bulb shows those shown right."""
+        name = os.path.basename(doc.path)
+        ms = "/".join(f"{s:.1f}" for s in checks.run_s)
+        self.log(
+            f"{name} v{checks.version}: quick fixes re-checked ({len(checks.run_s)} run"
+            f"{'s' if len(checks.run_s) != 1 else ''} of the edited file, {ms} s): {len(checks.offered)} offered"
+            + (f", {len(checks.why_not)} not" if checks.why_not else "")
+            + (
+                f" (the first {MAX_CHECKS} of {checks.total} edits: at most {MAX_CHECKS} are re-checked a run)"
+                if checks.total > MAX_CHECKS
+                else ""
+            )
+        )
+        for why in checks.why_not:
+            self.log(f"{name} v{checks.version}: quick fix not offered: {why}", lsp.MessageType.Log)
+        if checks.offered and self.docs.get(doc.uri) is doc:
+            # The same diagnostics again: VS Code then asks for the code actions anew (LSP has no refresh of them).
+            self.publish(doc, always=True)
+
+    def _run_ended(self, doc: Doc, h: RunHandle, view: RunView | None, adopted: bool) -> None:
         self.run_progress.finished(h, view)
         if view is None:  # cancelled
             if doc.run is None and doc.timer is None and self.docs.get(doc.uri) is doc:
@@ -556,8 +598,14 @@ def create_server() -> TritonLensServer:
         uri = params.text_document.uri
         doc = ls.docs.get(uri)
         if doc is None:
-            return fixes.quick_fixes(uri, params)
-        return fixes.quick_fixes(uri, params, doc.path, doc.text.split("\n"), ls.roots())
+            hit = ls.notebook_of_cell(uri)
+            if hit is None:
+                return []
+            nb_doc = hit[1]
+            return fixes.quick_fixes(uri, params, lambda fix: ls.fix_checker.offered(nb_doc, fix))
+        return fixes.quick_fixes(
+            uri, params, lambda fix: ls.fix_checker.offered(doc, fix), doc.path, doc.text.split("\n"), ls.roots()
+        )
 
     @server.feature(lsp.SHUTDOWN)
     def shutdown(ls: TritonLensServer, params: None) -> None:
