@@ -1,6 +1,7 @@
 """What the z3 extra (trace_engine/recording/size_symbolic.py) costs and finds: each file's size check timed per
 launch inside a recorder (SizeCheck.check), with z3 off (TRITON_LENS_SYMBOLIC=0: the cheap path alone) and
-on, side by side, with the size findings of each and how many of them z3 found. Median of --repeat runs.
+on, side by side, with the size findings of each, how many of them z3 found, and how many accesses z3 proved in
+bounds over a range of sizes (the hover's "in bounds for every n ≤ …"). Median of --repeat runs.
 
     python bench/size_symbolic.py [--repeat 3] [--out bench/results/size_symbolic.txt] [FILES...]
 """
@@ -23,12 +24,13 @@ _TIMED = r"""
 import json, runpy, sys, time
 from triton_lens.trace_engine.recording import size_probe
 from triton_lens.trace_engine.recording.recorder import Recorder
-times, found, real = [], [], size_probe.SizeCheck.check
+times, found, proved, real = [], [], [], size_probe.SizeCheck.check
 def timed(self, la, trace):
     t0 = time.perf_counter()
     try:
         out = real(self, la, trace)
         found.extend(f.get("found_by", "cheap") for f in out)
+        proved.extend(p["limit"] for e in self.last_checked for p in e.get("proved") or [])
         return out
     finally:
         times.append(time.perf_counter() - t0)
@@ -38,7 +40,7 @@ with Recorder(size_check_gpu="H100", value_limit=0):
         runpy.run_path(sys.argv[1], run_name="__main__")
     except BaseException:
         pass
-print("RESULT " + json.dumps({"times": times, "found": found}))
+print("RESULT " + json.dumps({"times": times, "found": found, "proved": proved}))
 """
 
 
@@ -48,7 +50,7 @@ def _timed(path: Path, z3: bool) -> dict:
         [sys.executable, "-c", _TIMED, str(path)], capture_output=True, text=True, timeout=600, env=env, cwd=path.parent
     )
     lines = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
-    return json.loads(lines[-1][7:]) if lines else {"times": [], "found": []}
+    return json.loads(lines[-1][7:]) if lines else {"times": [], "found": [], "proved": []}
 
 
 def main() -> int:
@@ -75,14 +77,15 @@ def main() -> int:
         z3_found = sum(1 for x in on[0]["found"] if x == "z3")
         rows.append(
             f"{f.name:28} {n:4} {t_off * 1e3:9.1f} {t_on * 1e3:9.1f} {len(off[0]['found']):6} {len(on[0]['found']):6}"
-            f" {z3_found:6}"
+            f" {z3_found:6} {len(on[0]['proved']):6}"
         )
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     head = (
         f"# the z3 extra's cost, {time.strftime('%Y-%m-%d %H:%M')}, {platform.node()}, {os.cpu_count()} cores, load "
         f"{load:.1f} at the end, python {sys.version.split()[0]}, median of {a.repeat}\n"
-        f"# ms: the size check of all the file's launches, in-process; found: size findings (z3: of them, z3's)\n"
-        f"{'file':28} {'lnch':>4} {'off ms':>9} {'z3 ms':>9} {'found':>6} {'w/ z3':>6} {'z3':>6}"
+        f"# ms: the size check of all the file's launches, in-process; found: size findings (z3: of them, z3's);\n"
+        f"# proved: accesses z3 proved in bounds over a range of sizes (one per launch and access)\n"
+        f"{'file':28} {'lnch':>4} {'off ms':>9} {'z3 ms':>9} {'found':>6} {'w/ z3':>6} {'z3':>6} {'proved':>6}"
     )
     tail = ""
     if per_off:

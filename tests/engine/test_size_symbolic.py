@@ -179,3 +179,99 @@ demo[(1, 1, 1)](torch.ones(8), z)
 )
 def test_with_z3_a_kernel_without_a_size_is_not_shrunk_below_its_constant_bounds(tmp_path):
     assert _sizes(tmp_path, NO_SIZE_ARGUMENT) == []
+
+
+# A masked copy launched through a grid function (the tutorials' lambda) and through the launch statement,
+# and a kernel whose programs step by 1000 over blocks of 1024: its `pid * 1000 + lane` leaves int32 once the
+# last program passes 2**31 - 1, so its proof must stop there, where the run-based wrap check finds the wrap.
+PROVED = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add(x_ptr, y_ptr, z_ptr, N, B: tl.constexpr):
+    offs = tl.program_id(0) * B + tl.arange(0, B)
+    mask = offs < N
+    tl.store(z_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def overlap(x_ptr, z_ptr, N, B: tl.constexpr):
+    offs = tl.program_id(0) * 1000 + tl.arange(0, B)
+    tl.store(z_ptr + offs, tl.load(x_ptr + offs, mask=offs < N), mask=offs < N)
+
+
+@triton.jit
+def narrowed(x_ptr, z_ptr, N, B: tl.constexpr):
+    offs = (tl.program_id(0) * B + tl.arange(0, B)).to(tl.int16)
+    tl.store(z_ptr + offs, tl.load(x_ptr + offs, mask=offs < N), mask=offs < N)
+
+
+N = 4096
+x, y, z = torch.randn(N), torch.randn(N), torch.empty(N)
+add[lambda meta: (triton.cdiv(N, meta["B"]),)](x, y, z, N, B=1024)
+add[(triton.cdiv(N, 512),)](x, y, z, N, 512)
+overlap[(triton.cdiv(N, 1000),)](x, z, N, B=1024)
+narrowed[(triton.cdiv(N, 1024),)](x, z, N, B=1024)
+"""
+
+
+@pytest.mark.skipif(
+    not HAS_Z3,
+    reason="z3 is off: z3-solver not installed (the optional extra triton-lens[symbolic]) or TRITON_LENS_SYMBOLIC=0",
+)
+def test_with_z3_an_access_in_bounds_at_every_size_is_proved_up_to_where_int32_holds(tmp_path):
+    from triton_lens.lsp.hover import access_markdown
+
+    p = tmp_path / "k.py"
+    p.write_text(PROVED)
+    r = run(RunRequest(path=str(p), timeout_s=120))
+    assert r.status == "ok", r.error
+    proofs = {(L.index, q["tensor"]): q for L in r.launches for c in L.size_checked for q in c.get("proved", [])}
+    # add, through the grid function and the launch statement: every access, every N the int32 argument holds
+    for launch, grid in ((0, "(triton.cdiv(N, meta['B']),)"), (1, "(triton.cdiv(N, 512),)")):
+        for t in ("x_ptr", "y_ptr", "z_ptr"):
+            q = proofs[(launch, t)]
+            assert (q["size"], q["from"], q["upto"], q["limit"]) == ("N", 1, 2**31 - 1, "int32"), q
+            assert f"the grid `{grid}`" in q["assuming"] and f"`{t}` holds N elements" in q["assuming"]
+    # overlap: the proof stops just below the size at which the run-based check confirms the wrap
+    wraps = {f.arg: f for f in analyze(r).findings if f.kind == "wrap"}
+    for t in ("x_ptr", "z_ptr"):
+        q = proofs[(2, t)]
+        assert q["limit"] == "wrap" and q["inexact_from"] == q["upto"] + 1 == wraps[t].witness["size_value"], q
+    # a cast to int16: the compiled kernel wraps at 16 bits, which the proof does not model: no claim
+    assert not [k for k in proofs if k[0] == 3]
+    # the hover says it, once for the launches proved over the same sizes
+    a = analyze(r)
+    rec = next(x for x in a.records if x.key[2] == "x_ptr" and x.facts is not None and x.facts.kernel == "add")
+    text = access_markdown(rec)
+    assert text.count("- **in bounds for every N ≤ 2,147,483,647**: z3 proves that no active lane leaves `x_ptr`") == 1
+    assert "the largest N an int32 argument holds" in text
+
+
+@pytest.mark.skipif(
+    not HAS_Z3,
+    reason="z3 is off: z3-solver not installed (the optional extra triton-lens[symbolic]) or TRITON_LENS_SYMBOLIC=0",
+)
+def test_the_proof_reads_division_as_the_gpu_truncates_it():
+    """`(lane - 8) // 2` is -4 .. 3 under z3's Euclidean division of unbounded integers but the compiled
+    kernel truncates toward zero (-3 .. 3): where a dividend can be negative the two readings differ, and no
+    proof is claimed for the sizes where it can."""
+    z3 = pytest.importorskip("z3")
+
+    from triton_lens.trace_engine.recording.size_symbolic import Access, Model, Work, proof
+
+    m = Model(z3, {}, [z3.IntVal(1)] * 3)
+    m.block = 16
+    shifted = Access(1, "load", "x", (m.lane - 8) / 2 + 4, z3.BoolVal(True))  # 0 .. 7 Euclidean, 1 .. 7 truncated
+    assert proof(m, shifted, (0, 8), 1, 100, Work()) is None
+    plain = Access(1, "load", "x", m.lane / 2, z3.BoolVal(True))  # 0 .. 7 either way
+    p = proof(m, plain, (0, 8), 1, 100, Work())
+    assert p is not None and (p.upto, p.inexact_from) == (100, None)
+    # an offset that leaves int32 as n grows: proved only below the first size where it does
+    grows = Access(1, "load", "x", m.n * 4 + m.lane - 4 * m.n, z3.BoolVal(True))
+    p = proof(m, grows, (0, 16), 1, 2**31, Work())
+    # 4n + 15 (the last lane) fits int32 up to n = 536870908 (4n + 15 = 2**31 - 1)
+    assert p is not None and (p.upto, p.inexact_from) == (536870908, 536870909)

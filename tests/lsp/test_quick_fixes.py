@@ -221,3 +221,41 @@ async def test_an_edit_while_the_fixes_are_re_checked_offers_none_of_the_old_tex
     assert sorted(e.range.start.line for e in edits) == [19, 21]  # v2's lines (v1's were 18 and 20)
     text = _apply("# edited\n" + path.read_text(), edits)
     assert "tl.load(x_ptr + row.to(tl.int64) * stride + cols, mask=mask" in text.split("\n")[19]
+
+
+PROVED = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, x * 2, mask=offs < n)
+
+
+n = 4096
+x = torch.randn(n)
+out = torch.empty(n)
+scale[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, out, n, BLOCK=1024)
+"""
+
+
+async def test_the_hover_of_an_access_z3_proves_says_for_which_sizes_and_what_it_assumed(session: Session, workspace):
+    from triton_lens.trace_engine.recording.size_symbolic import z3_module
+
+    if z3_module() is None:
+        pytest.skip("z3 is off: z3-solver not installed (the extra triton-lens[symbolic]) or TRITON_LENS_SYMBOLIC=0")
+    path = workspace / "proved.py"
+    path.write_text(PROVED)
+    uri = session.open(path)
+    assert (await session.finished_run(uri, 1, timeout=180))["status"] == "ok"
+    hover = await session.hover(uri, 8, 10)  # the load
+    assert hover is not None and isinstance(hover.contents, lsp.MarkupContent)
+    text = hover.contents.value
+    assert (
+        "- **in bounds for every n ≤ 2,147,483,647**: z3 proves that no active lane leaves `x_ptr` at any of these "
+        "sizes, in any program (the largest n an int32 argument holds; assuming `x_ptr` holds n elements; the grid "
+        "`(triton.cdiv(n, meta['BLOCK']),)`; n is the size 4096 of x_ptr and out_ptr)"
+    ) in text, text

@@ -138,7 +138,7 @@ def sizes_checked(g: Group) -> list[dict[str, Any]]:
         if not part.rows.size:
             continue
         for c in part.launch.size_checked:
-            k = (c.get("tail"), c.get("largest"))
+            k = (c.get("tail"), c.get("largest"), repr(c.get("proved")))
             if k not in seen:
                 seen.add(k)
                 out.append(c)

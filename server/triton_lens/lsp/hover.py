@@ -105,7 +105,7 @@ def access_markdown(r: AccessRecord) -> str:
         )
     else:
         lines.append("- out of bounds: none")
-    lines += sizes_checked_lines(f.sizes_checked)
+    lines += sizes_checked_lines(f.sizes_checked, f.line, f.arg)
     lines.append(f"- bytes {'moved' if s.kind != 'atomic' else 'updated'}: {format_bytes(s.bytes)} ({s.bytes} B)")
     if perf is not None:
         lines += performance_lines(perf)
@@ -116,11 +116,40 @@ def access_markdown(r: AccessRecord) -> str:
     return "\n\n".join(out)
 
 
-def sizes_checked_lines(checked: list[dict[str, Any]]) -> list[str]:  # the size check's JSON records
+# Why a proof stops where it does (size_probe.SizeCheck._symbolic's "limit").
+_PROOF_LIMITS = {
+    "int32": "the largest {size} an int32 argument holds",
+    "memory": "the largest {size} whose tensors fit the {gpu}",
+    "grid": "the largest {size} whose grid CUDA can launch",
+    "wrap": "from {size} = {inexact_from:,} an operation of its offset or mask overflows int32",
+}
+
+
+def proof_line(p: dict[str, Any], gpu: str) -> str:
+    """The size check's proof for one access (z3: every program, every lane, every size in a range)."""
+    size = p["size"]
+    sizes = f"every {size} ≤ {p['upto']:,}" if p["from"] <= 1 else f"every {size} from {p['from']:,} to {p['upto']:,}"
+    limit = _PROOF_LIMITS.get(p["limit"], "").format(size=size, gpu=gpu, inexact_from=p.get("inexact_from") or 0)
+    return (
+        f"- **in bounds for {sizes}**: z3 proves that no active lane leaves `{p['tensor']}` at any of these sizes, in "
+        f"any program ({limit}; assuming {'; '.join(p['assuming'])})"
+    )
+
+
+def sizes_checked_lines(
+    checked: list[dict[str, Any]], line: int | None = None, arg: str | None = None
+) -> list[str]:  # the size check's JSON records
     """What the size check ran at where it found nothing at this access (docs/findings.md, "Beyond the
-    script's sizes"): re-runs of some programs at other sizes, not a proof for every size."""
-    out = []
+    script's sizes"): re-runs of some programs at other sizes, and where z3 proved it, every size in a
+    range (the access at `line` through `arg`)."""
+    out: list[str] = []
+    proved: set[tuple[Any, ...]] = set()  # one line for launches proved over the same sizes
     for c in checked:
+        for p in c.get("proved") or []:
+            k = (p["size"], p["from"], p["upto"], p["limit"])
+            if p["line"] == line and p["tensor"] == arg and k not in proved:
+                proved.add(k)
+                out.append(proof_line(p, c.get("gpu") or "the GPU"))
         runs = []
         if c.get("tail"):
             runs.append(f"`{c['tail']}` (the grid's corner programs)")
@@ -137,7 +166,9 @@ def sizes_checked_lines(checked: list[dict[str, Any]]) -> list[str]:  # the size
                 )
         if runs:
             stopped = "; the check stopped at its budget before the other sizes" if c.get("stopped") else ""
-            out.append(f"- other sizes than `{c.get('script')}`: in bounds at {' and '.join(runs)}{stopped}")
+            text = f"- other sizes than `{c.get('script')}`: in bounds at {' and '.join(runs)}{stopped}"
+            if text not in out:
+                out.append(text)
     return out
 
 

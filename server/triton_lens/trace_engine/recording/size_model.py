@@ -24,6 +24,9 @@ INT32_MAX = 2**31 - 1
 # ("invalid argument"; triton's own check says "grid too large") and the kernel never runs, so a size whose
 # grid exceeds them is not a size the kernel admits: the size check bounds its sizes by them as by memory.
 GRID_LIMITS = (INT32_MAX, 65_535, 65_535)
+# The value a grid function's parameter stands for in its expression's scope: the launch's arguments by
+# name (size_symbolic.grid_terms reads `meta["BLOCK"]` from them).
+GRID_META = "<the launch's arguments by name>"
 
 
 def grid_fits(grid: tuple[int, ...]) -> bool:

@@ -28,6 +28,7 @@ import ast
 import inspect
 import linecache
 import os
+import textwrap
 import time
 import types
 from collections.abc import Callable
@@ -39,6 +40,7 @@ import numpy as np
 from ..interpreter import compat
 from .size_model import (
     GRID_LIMITS,
+    GRID_META,
     INT32_MAX,
     Resize,
     TensorSpec,
@@ -260,6 +262,9 @@ def grid_function(executor: Any, frame: types.FrameType | None, by_id: dict[int,
             named.update(meta)
             return _grid3(f2(named))
 
+        # Its returned expression, where its source says it (a lambda or a one-return function), for z3
+        # (SizeCheck._symbolic): read, never run (at_callable above runs it).
+        at_callable.expression = _callable_expression(fn, by_id)  # type: ignore[attr-defined]
         return at_callable
     if frame is None:
         return None
@@ -287,6 +292,52 @@ def grid_function(executor: Any, frame: types.FrameType | None, by_id: dict[int,
     # read back with getattr by size_cache.launch_key and SizeCheck._symbolic.
     at_expression.expression = (ast.unparse(node), scope)  # type: ignore[attr-defined]
     return at_expression
+
+
+def _callable_expression(fn: Any, by_id: dict[int, str]) -> tuple[str, dict[str, tuple[Any, str | None]]] | None:
+    """A grid function's returned expression as text, with the values of the names it reads: the source of
+    a lambda's body (its code's positions), or of a function whose body is one `return`. None otherwise."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_argcount != 1 or code.co_kwonlyargcount or code.co_flags & 0x0C:
+        return None
+    param = code.co_varnames[0]
+    node: ast.expr | None = None
+    if fn.__name__ == "<lambda>":
+        # every instruction's source span but empty ones (the function's start and return point at column 0)
+        spans = [p for p in code.co_positions() if None not in p and (p[0], p[2]) != (p[1], p[3])]
+        lines = linecache.getlines(code.co_filename)
+        if not spans or not lines:
+            return None
+        (l0, c0), (l1, c1) = min((p[0], p[2]) for p in spans), max((p[1], p[3]) for p in spans)
+        text = "".join(lines[l0 - 1 : l1])
+        # the body's text: from its first column on its first line to its last column on its last line
+        end = len("".join(lines[l0 - 1 : l1 - 1])) + c1
+        try:
+            node = ast.parse(text[c0:end].strip(), mode="eval").body
+        except SyntaxError:
+            return None
+    else:
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        except (OSError, TypeError, SyntaxError):
+            return None
+        f = tree.body[0] if tree.body else None
+        body = f.body if isinstance(f, ast.FunctionDef) else []
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # a docstring
+        if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+            node = body[0].value
+    if node is None:
+        return None
+    free = dict(zip(code.co_freevars, (c.cell_contents for c in (fn.__closure__ or ()))))
+    scope: dict[str, tuple[Any, str | None]] = {}
+    for n in sorted({x.id for x in ast.walk(node) if isinstance(x, ast.Name)}):
+        if n == param:
+            scope[n] = (GRID_META, None)
+            continue
+        v = free[n] if n in free else fn.__globals__.get(n)
+        scope[n] = (v, by_id.get(id(v)))
+    return ast.unparse(node), scope
 
 
 def _heuristics_again(la: LaunchArgs, r: Resize, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -502,7 +553,7 @@ class SizeCheck:
             try:
                 entry["tail"] = self._ragged(la, v, already, found)
                 if self.symbolic:  # the z3 extra: the sizes n + 1 did not ask (size_symbolic.py)
-                    self._symbolic(la, trace, v, already, found)
+                    entry["proved"] = self._symbolic(la, trace, v, already, found)
                 entry["largest"] = self._wrap(la, v, already, found, entry)
                 entry["stopped"] = False
             except ProbeTimeout as stop:
@@ -510,7 +561,9 @@ class SizeCheck:
                     break
         self.spent.append(self._budget.spent)
         out = list(found.values())
-        self.last_checked = [e for e in checked if e["tail"] or e["largest"]]
+        for e in checked:
+            e["proved"] = _standing(e.get("proved") or [], out)
+        self.last_checked = [e for e in checked if e["tail"] or e["largest"] or e["proved"]]
         self._done[key] = (out, self.last_checked)
         # Kept across runs unless the wall-clock guard stopped it (what it found then depends on the machine).
         if across is not None and not self._budget.timed_out:
@@ -574,10 +627,11 @@ class SizeCheck:
         v: int,
         already: dict[SitePos, OobSite],
         found: dict[tuple[SitePos, str], JsonDict],
-    ) -> None:
+    ) -> list[JsonDict]:
         """With z3: for each access the cheap path left in bounds, the smallest size in 1 .. the largest the
         GPU holds where an active lane leaves its tensor, then a re-launch of that program there; only what
-        the run shows is a finding (size_symbolic.py)."""
+        the run shows is a finding (size_symbolic.py). Where there is none, a proof that every active lane
+        stays in bounds up to a size (the hover's "in bounds for every n ≤ …"): returned, as JSON."""
         from . import size_symbolic as sym
         from .size_model import _dense
 
@@ -586,14 +640,14 @@ class SizeCheck:
         r1 = resize(v, v + 1, la.ints, la.tensors, self._blocks)
         r2 = resize(v, v + 2, la.ints, la.tensors, self._blocks)
         if z3 is None or fn is None or r1 is None or r2 is None:
-            return
+            return []
         # An integer argument equal at the launch to an extent that moves, but not moved with it (`n =
         # x.numel()` while the size is x's row count): the relation is not known, and far from the script's
         # size (where the solver looks) the re-launch would pair a new tensor with the old count. No query.
         moving = {x for name, t in la.tensors.items() if t != r1.tensors[name] for x in (t.numel, *t.shape) if x > 1}
         if any(val in moving and r1.ints[a] == val for a, val in la.ints.items()):
-            return
-        top, _ = self._largest(la, v)
+            return []
+        top, grid_axis = self._largest(la, v)
         hi = top.new if top is not None else v + 1
         # Below the script's size only when no other size of the launch is an integer argument held at its
         # value: shrinking x while `n` stays (an `out` of 2n moved as a size of its own) pairs a small tensor
@@ -629,11 +683,12 @@ class SizeCheck:
                 was, now = la.ints[name], r1.ints[name]
                 params[name] = z3.IntVal(was) if was == now else n if (was, now) == (v, v + 1) else None
         expression = getattr(la.grid_at, "expression", None) if la.grid_at is not None else None
-        grid = sym.grid_terms(z3, n, expression, la.grid if la.grid_at is None else None, v, dims)
+        grid = sym.grid_terms(z3, n, expression, la.grid if la.grid_at is None else None, v, dims, constexprs)
         if grid is None:
-            return
+            return []
         model = sym.Model(z3, params, grid)
         model.walk(fn.body)
+        proofs: list[JsonDict] = []
         taken = {(pos[1], o["arg"]) for pos, o in already.items()}
         taken |= {(k[0][1], x["arg"]) for k, x in found.items() if k[1] == "oob-sizes"}
         for acc in model.accesses:
@@ -641,6 +696,7 @@ class SizeCheck:
             if numel is None or (acc.line, acc.tensor) in taken or not _dense(la.tensors[acc.tensor]):
                 continue
             assert self._z3_work is not None  # check() sets it when the extra is there
+            confirmed = False
             for w in sym.witnesses(model, acc, numel, lo, hi, {v}, self._z3_work):
                 r = resize(v, w.size, la.ints, la.tensors, self._blocks)
                 g = self._grid_at(la, r) if r is not None and r.bytes <= self.memory_bytes else None
@@ -656,7 +712,45 @@ class SizeCheck:
                     found.setdefault((pos, "oob-sizes"), _finding("oob-sizes", o, r, g, None, self.gpu_name, "z3"))
                 if hits:
                     taken.add((acc.line, acc.tensor))
+                    confirmed = True
                     break
+            # A proof only where the grid follows the size as the launch wrote it (a held grid would prove
+            # the kernel right for a grid no host launches) and up to the largest size the GPU holds.
+            if confirmed or expression is None or top is None:
+                continue
+            pr = sym.proof(model, acc, numel, min(lo, v), hi, self._z3_work)
+            if pr is not None:
+                # what stopped the proof where it stops: an operation that leaves int32 past it, CUDA's grid
+                # limits, int32 sizes (an integer argument past 2**31 - 1 is int64: another kernel), memory
+                why = (
+                    "wrap"
+                    if pr.inexact_from is not None
+                    else "grid"
+                    if grid_axis is not None
+                    else "int32"
+                    if pr.upto == INT32_MAX
+                    else "memory"
+                )
+                name = _size_name(r1, v)
+                assuming = [f"`{acc.tensor}` holds {_linear_text(numel, name)} elements", f"the grid `{expression[0]}`"]
+                assuming += r1.assumed + [f"`tl.assume({t})`" for t in model.assumed_text]
+                held = [f"{a} = {x}" for a, x in la.ints.items() if r1.ints[a] == x]
+                if held:
+                    assuming.append(", ".join(held[:4]) + (" …" if len(held) > 4 else "") + " as launched")
+                proofs.append(
+                    {
+                        "line": acc.line,
+                        "tensor": acc.tensor,
+                        "kind": acc.kind,
+                        "size": name,
+                        "from": min(lo, v),
+                        "upto": pr.upto,
+                        "limit": why,
+                        "inexact_from": pr.inexact_from,
+                        "assuming": assuming,
+                    }
+                )
+        return proofs
 
     def _wrap(
         self,
@@ -871,3 +965,32 @@ def _widen_hint(text: str) -> str:
         a, b = text.split(" * ", 1)
         return f"{a.strip()}.to(tl.int64) * {b.strip()}"
     return "x.to(tl.int64)"
+
+
+def _size_name(r: Resize, v: int) -> str:
+    """The size as the user reads it: `n` (an integer argument) or `x.shape[0]`."""
+    name, _, value = describe_size(r).partition(" = ")
+    if value.startswith("(") and name.endswith(".shape"):
+        dims = [int(d) for d in value.strip("(,)").split(",") if d.strip()]
+        if v + 1 in dims:
+            return f"{name}[{dims.index(v + 1)}]"
+    return name
+
+
+def _linear_text(numel: tuple[int, int], name: str) -> str:
+    """a·n + b as text: `n`, `2·n`, `n + 1`, `4·n - 3`."""
+    a, b = numel
+    head = name if a == 1 else f"{a}·{name}"
+    return head if b == 0 else f"{head} + {b}" if b > 0 else f"{head} - {-b}"
+
+
+def _standing(proofs: list[JsonDict], findings: list[JsonDict]) -> list[JsonDict]:
+    """The proofs no finding of the check contradicts: none at an access that has a finding, but a `wrap`
+    from a size past the proof's (the proof stops below the first operation that leaves int32)."""
+
+    def against(p: JsonDict, f: JsonDict) -> bool:
+        if f["site"]["line"] != p["line"] or f["arg"] != p["tensor"]:
+            return False
+        return not (f["kind"] == "wrap" and f["size_value"] > p["upto"])
+
+    return [p for p in proofs if not any(against(p, f) for f in findings)]

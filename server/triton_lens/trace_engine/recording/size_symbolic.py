@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .size_model import GRID_LIMITS
+from .size_model import GRID_LIMITS, GRID_META
 
 # z3's work is bounded by its resource count (rlimit), not by seconds, so that the same file gives the same
 # findings on any machine and under any load (as the check's access budget does): per query, and per
@@ -89,6 +89,7 @@ class Witness:
 
 
 _TL = {"tl", "triton.language", "language"}
+_WIDE = {f"{m}.{t}" for m in _TL for t in ("int32", "int64")}
 
 
 def _tl_call(node: ast.AST) -> str | None:
@@ -111,6 +112,8 @@ class Model:
         self.block: int | None = None  # the one length of every tl.arange (1-D kernels only)
         self.env: dict[str, Any] = dict(params)
         self.assumptions: list[Any] = []
+        self.assumed_text: list[str] = []
+        self.narrowed = False  # a cast to a type narrower than int32 or unsigned (no proof: see proof())  # each `tl.assume` as written, for what a proof assumed
         self.accesses: list[Access] = []
         self.grid_terms = grid_terms
 
@@ -175,7 +178,11 @@ class Model:
     def call(self, node: ast.Call) -> Any:
         z3 = self.z3
         if isinstance(node.func, ast.Attribute) and node.func.attr == "to" and not node.keywords:
-            return self.term(node.func.value)  # a cast: the question is about bounds, not widths
+            # A cast: a witness's question is about bounds, not widths. A proof takes every operation as
+            # int32 and so holds after a widening cast; a narrowing one (int16, unsigned) it cannot read.
+            if not (node.args and ast.unparse(node.args[0]) in _WIDE):
+                self.narrowed = True
+            return self.term(node.func.value)
         name = _tl_call(node)
         args = node.args
         if name == "program_id":
@@ -220,6 +227,8 @@ class Model:
                 c = self._maybe(st.value.args[0]) if isinstance(st.value, ast.Call) and st.value.args else None
                 if c is not None and self.z3.is_bool(c):
                     self.assumptions.append(c)
+                    assert isinstance(st.value, ast.Call)
+                    self.assumed_text.append(ast.unparse(st.value.args[0]))
             elif isinstance(st, (ast.Expr, ast.Pass)):
                 continue
             else:
@@ -294,9 +303,17 @@ def grid_terms(
     held: tuple[int, int, int] | None,
     v: int,
     dims: Dims,
+    meta: dict[str, Any] | None = None,
 ) -> list[Term] | None:
-    """The grid as terms of n: held numbers, or the launch statement's expression with its names read as
-    the check reads them (an int equal to the size is n; `x.numel()`, `x.shape[i]` through `dims`)."""
+    """The grid as terms of n: held numbers, or the launch statement's (or grid function's) expression with
+    its names read as the check reads them (an int equal to the size is n; `x.numel()`, `x.shape[i]` through
+    `dims`; a grid function's `meta["BLOCK"]` from `meta`, the launch's arguments by name)."""
+
+    def value(val: Any) -> Term:
+        if type(val) is int:
+            return n if val == v else z3.IntVal(val)
+        raise _Unknown(repr(val))
+
     if held is not None:
         return [z3.IntVal(g) for g in held]
     if expression is None:
@@ -315,7 +332,16 @@ def grid_terms(
         if isinstance(x, ast.Name) and x.id in scope:
             val, _ = scope[x.id]
             if type(val) is int:
-                return n if val == v else z3.IntVal(val)
+                return value(val)
+        if (  # a grid function's meta["BLOCK"]
+            isinstance(x, ast.Subscript)
+            and isinstance(x.value, ast.Name)
+            and scope.get(x.value.id, (None, None))[0] == GRID_META
+            and isinstance(x.slice, ast.Constant)
+            and meta is not None
+            and x.slice.value in meta
+        ):
+            return value(meta[x.slice.value])
         if isinstance(x, ast.BinOp):
             a, b = t(x.left), t(x.right)
             if isinstance(x.op, ast.Add):
@@ -358,6 +384,23 @@ class Work:
         self.left = left
 
 
+def _domain(model: Model, lo: int, hi: int) -> list[Term]:
+    """Sizes in [lo, hi], the programs of the grid at each (CUDA's limits on it), the lanes of the block, the
+    kernel's `tl.assume`s."""
+    n = model.n
+    base = [n >= lo, n <= hi, model.lane >= 0, model.lane < (model.block or 1), *model.assumptions]
+    assert model.grid_terms is not None
+    # Only sizes whose grid CUDA can launch: past its limits the launch fails and the kernel never runs.
+    for p, g, most in zip(model.pid, model.grid_terms, GRID_LIMITS):
+        base += [p >= 0, p < g, g <= most]
+    return base
+
+
+def _spend(work: Work, solver: Any) -> None:
+    st = solver.statistics()
+    work.left -= int(st.get_key_value("rlimit count")) if "rlimit count" in st.keys() else QUERY_RLIMIT
+
+
 def witnesses(
     model: Model, access: Access, numel: tuple[int, int], lo: int, hi: int, exclude: set[int], work: Work
 ) -> Iterator[Witness]:
@@ -367,11 +410,7 @@ def witnesses(
     z3 = model.z3
     n = model.n
     a, b = numel
-    base = [n >= lo, n <= hi, model.lane >= 0, model.lane < (model.block or 1), *model.assumptions]
-    assert model.grid_terms is not None
-    # Only sizes whose grid CUDA can launch: past its limits the launch fails and the kernel never runs.
-    for p, g, most in zip(model.pid, model.grid_terms, GRID_LIMITS):
-        base += [p >= 0, p < g, g <= most]
+    base = _domain(model, lo, hi)
     out_of = z3.Or(access.offset < 0, access.offset >= a * n + b)
     excluded = set(exclude)
     for _ in range(ATTEMPTS):
@@ -382,8 +421,7 @@ def witnesses(
         opt.add(*base, access.mask, out_of, *[n != x for x in excluded])
         opt.minimize(n)
         answer = opt.check()
-        st = opt.statistics()
-        work.left -= int(st.get_key_value("rlimit count")) if "rlimit count" in st.keys() else QUERY_RLIMIT
+        _spend(work, opt)
         if answer != z3.sat:
             return
         m = opt.model()
@@ -391,3 +429,78 @@ def witnesses(
         w = Witness(int(m.eval(n).as_long()), (x, y, z))
         excluded.add(w.size)
         yield w
+
+
+INT32_MIN = -(2**31)
+INT32_MAX = 2**31 - 1
+
+
+@dataclass
+class Proof:
+    """Every active lane of an access stays in its tensor at every size in [lo, upto]."""
+
+    upto: int
+    # The smallest size at which an operation of the access's offset or mask leaves int32 (or a division's
+    # dividend goes negative): the proof stops below it. None: nothing did up to the size asked.
+    inexact_from: int | None
+
+
+def _operations(z3: Z3, roots: list[Term]) -> list[Term]:
+    """Every integer operation under `roots`, each once: the values the compiled kernel computes for the
+    access (its offset and its mask, every lane of the block, active or not: a mask is computed from them)."""
+    ops = {z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_MUL, z3.Z3_OP_IDIV, z3.Z3_OP_MOD, z3.Z3_OP_UMINUS}
+    seen: set[int] = set()
+    out: list[Term] = []
+    todo = list(roots)
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen or not z3.is_app(t):
+            continue
+        seen.add(t.get_id())
+        if t.decl().kind() in ops and z3.is_int(t):
+            out.append(t)
+        todo.extend(t.children())
+    return out
+
+
+def proof(model: Model, access: Access, numel: tuple[int, int], lo: int, hi: int, work: Work) -> Proof | None:
+    """A proof that no active lane of `access` leaves its tensor at any size in [lo, upto], upto as close to
+    hi as it holds; None when there is none (a lane that can leave, or z3 out of its resource count).
+
+    The model reads integers as unbounded and `//`, `%` as Euclidean, where the compiled kernel computes in
+    int32 (or wider) and truncates toward zero. The two agree where no operation of the offset and the mask
+    leaves int32 and no dividend is negative: so the proof asks that first, over every lane (the smallest
+    size where it fails bounds the proof below it), then that no active lane is outside the tensor there.
+    Widths are all taken as int32, the narrowest the kernel may compute in: an int64 operation held to
+    int32 only makes the proof stop sooner, never claim more."""
+    z3 = model.z3
+    n = model.n
+    a, b = numel
+    if model.narrowed:
+        return None
+    ops = _operations(z3, [access.offset, access.mask])
+    inexact = [z3.Or(t < INT32_MIN, t > INT32_MAX) for t in ops]
+    inexact += [t.arg(0) < 0 for t in ops if t.decl().kind() in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD)]
+    inexact_from = None
+    if inexact:
+        if work.left <= 0:
+            return None
+        opt = z3.Optimize()
+        opt.set("rlimit", min(QUERY_RLIMIT, work.left))
+        opt.add(*_domain(model, lo, hi), z3.Or(*inexact))
+        opt.minimize(n)
+        answer = opt.check()
+        _spend(work, opt)
+        if answer == z3.sat:
+            inexact_from = int(opt.model().eval(n).as_long())
+            hi = inexact_from - 1
+        elif answer != z3.unsat:
+            return None
+    if hi < lo or work.left <= 0:
+        return None
+    s = z3.Solver()
+    s.set("rlimit", min(QUERY_RLIMIT, work.left))
+    s.add(*_domain(model, lo, hi), access.mask, z3.Or(access.offset < 0, access.offset >= a * n + b))
+    answer = s.check()
+    _spend(work, s)
+    return Proof(hi, inexact_from) if answer == z3.unsat else None
