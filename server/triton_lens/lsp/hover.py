@@ -121,6 +121,7 @@ _PROOF_LIMITS = {
     "int32": "the largest {size} an int32 argument holds",
     "memory": "the largest {size} whose tensors fit the {gpu}",
     "grid": "the largest {size} whose grid CUDA can launch",
+    "stated": "the largest {size} the kernel's `# triton-lens: sizes` admits",
     "wrap": "from {size} = {inexact_from:,} an operation of its offset or mask overflows int32",
 }
 

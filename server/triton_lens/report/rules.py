@@ -47,6 +47,16 @@ RULES = {
             "(row.to(tl.int64) * stride), or pass the stride as an int64.",
         ),
         Rule(
+            "sizes-comment",
+            "UnusableSizeCondition",
+            "A `# triton-lens: sizes` condition the size check cannot use",
+            "A `# triton-lens: sizes` comment above a kernel (or in its body) states conditions on the sizes it "
+            "admits, as Python comparisons over its integer arguments and constexprs by name (e.g. "
+            "`# triton-lens: sizes n <= 2**24, M % 16 == 0`). This one could not be read, or names something that "
+            "is no integer argument of the kernel, so the size check ignores it and may try sizes the kernel's "
+            "callers never make. Fix the condition's spelling or the argument's name.",
+        ),
+        Rule(
             "overrun",
             "RowOverrun",
             "A row-wise access runs past its row into the next one",

@@ -210,13 +210,17 @@ def launch_key(
     gpu: str,
     memory_bytes: int,
     budget: tuple[int, float, str | None],
+    stated: tuple[str, ...] = (),
 ) -> str | None:
-    """The key of one launch's size check (None: not cacheable). `la`: size_probe.LaunchArgs."""
+    """The key of one launch's size check (None: not cacheable). `la`: size_probe.LaunchArgs; `stated`: the
+    kernel's `# triton-lens: sizes` conditions (and what of them could not be read), which may sit above the
+    kernel, outside its code."""
     from ..interpreter import compat
 
     d = _Digest()
     try:
         d.add("format", FORMAT, "triton", compat.TRITON_VERSION, "gpu", gpu, memory_bytes, "budget", budget)
+        d.add("stated", stated)
         d.add("kernel", trace.kernel, trace.def_file, trace.def_line, tuple(trace.grid))
         d.value(la.executor.fn)  # its code, its @jit helpers and the globals it names, with their positions
         d.add("params", tuple(la.names), tuple(sorted(la.constexprs)))

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 import numpy as np
 
+from ...source.size_conditions import SizeConditions, conditions_for
 from ..interpreter import compat
 from .size_model import (
     GRID_LIMITS,
@@ -100,6 +101,9 @@ class GridAt(Protocol):
 # re-launches compute for long between accesses (then what it found depends on the machine).
 ACCESS_BUDGET = 2_000
 SAFETY_S = 30.0
+# How far from a size the check looks for one the kernel's `# triton-lens: sizes` conditions admit (the next
+# multiple of 16 above n + 1, the largest below what memory holds): conditions are evaluated, not run.
+SNAP = 4096
 
 
 class ProbeTimeout(BaseException):
@@ -454,6 +458,8 @@ class SizeCheck:
         self._blocks: frozenset[tuple[int, int]] = frozenset()  # size_model.per_program_blocks of the size
         self.spent: list[int] = []  # accesses each check spent (bench/size_check.py reads it)
         self._z3_work: Work | None = None  # z3's resource count left to the launch being checked
+        self._conds = SizeConditions()  # the launch being checked's `# triton-lens: sizes` (source/size_conditions.py)
+        self._fixed: dict[str, int] = {}  # its integer constexprs, which the conditions may name
 
     # -- one re-launch ---------------------------------------------------------------------------
     def probe(self, la: LaunchArgs, r: Resize, grid: Grid, programs: list[Grid], watch_overflow: bool) -> ProbeRun:
@@ -466,6 +472,8 @@ class SizeCheck:
             small[n] if n in small else r.ints.get(n, a) if n in r.ints else a for n, a in zip(la.names, la.args)
         )
         kwargs = {k: small[k] if k in small else r.ints.get(k, v) for k, v in la.kwargs.items()}
+        if not self._admits(r):
+            return ProbeRun(admitted=False)  # the kernel's `# triton-lens: sizes` refuses it, as a tl.assume would
         _heuristics_again(la, r, args, kwargs)
         run = ProbeRun(admitted=True)
 
@@ -501,9 +509,53 @@ class SizeCheck:
             run.oob = _oob_sites(trace, self.rec.probe_overflow_at)
         return run
 
+    # -- the author's conditions on sizes (source/size_conditions.py) ---------------------------------
+    def _admits(self, r: Resize) -> bool:
+        return self._conds.holds({**self._fixed, **r.ints})
+
+    def _admits_value(self, v: int, n: int, la: LaunchArgs) -> bool:
+        """The conditions at size n, read from the integer arguments alone (no Resize built: cheap)."""
+        if not self._conds.conditions:
+            return True
+        return self._conds.holds({**self._fixed, **{a: n if x == v else x for a, x in la.ints.items()}})
+
+    def _admitted_from(self, v: int, n: int, la: LaunchArgs, step: int) -> int | None:
+        """The first size from n on (step +1: up, -1: down) that the conditions admit, within SNAP sizes."""
+        for k in range(SNAP):
+            if self._admits_value(v, n + step * k, la):
+                return n + step * k
+        return None
+
+    def _read_conditions(self, la: LaunchArgs, trace: LaunchTrace) -> list[JsonDict]:
+        """The kernel's `# triton-lens: sizes` conditions, and a finding for each that cannot be used."""
+        self._conds = conditions_for(linecache.getlines(trace.def_file), trace.def_line)
+        named = dict(zip(la.names, la.args))
+        named.update(la.kwargs)
+        self._fixed = {n: x for n, x in named.items() if n in la.constexprs and type(x) is int}
+        known = set(la.ints) | set(self._fixed)
+        problems = list(self._conds.errors)
+        for c, names in self._conds.unknown_names(known):
+            what = [f"`{n}` (a tensor)" if n in la.tensors else f"`{n}`" for n in names]
+            ints = ", ".join(sorted(known)) or "none"
+            problems.append(
+                (
+                    c.line,
+                    f"the size condition `{c.text}` names {' and '.join(what)}, which is no integer argument of "
+                    f"`{trace.kernel}` (its integer arguments and constexprs: {ints}); the size check ignores it",
+                )
+            )
+        self._conds.conditions = [c for c in self._conds.conditions if c.names <= known]
+        return [
+            {"kind": "sizes-comment", "file": trace.def_file, "line": line, "kernel": trace.kernel, "message": m}
+            for line, m in problems
+        ]
+
     # -- the questions ------------------------------------------------------------------------------
     def check(self, la: LaunchArgs, trace: LaunchTrace) -> list[JsonDict]:
+        comment_findings = self._read_conditions(la, trace)
+        stated = tuple(c.text for c in self._conds.conditions) + tuple(f["message"] for f in comment_findings)
         key: tuple[Any, ...] = (
+            stated,
             trace.kernel,
             trace.def_file,
             trace.def_line,
@@ -523,7 +575,7 @@ class SizeCheck:
             from .size_cache import launch_key
 
             budget = (ACCESS_BUDGET, SAFETY_S, self.symbolic)
-            across = launch_key(la, trace, already, self.gpu_name, self.memory_bytes, budget)
+            across = launch_key(la, trace, already, self.gpu_name, self.memory_bytes, budget, stated)
             hit = self.cache.get(across) if across is not None else None
             if hit is not None:
                 out, self.last_checked = list(hit["findings"]), list(hit["checked"])
@@ -560,7 +612,7 @@ class SizeCheck:
                 if b.exhausted or stop.args:
                     break
         self.spent.append(self._budget.spent)
-        out = list(found.values())
+        out = comment_findings + list(found.values())
         for e in checked:
             e["proved"] = _standing(e.get("proved") or [], out)
         self.last_checked = [e for e in checked if e["tail"] or e["largest"] or e["proved"]]
@@ -587,25 +639,38 @@ class SizeCheck:
         """The largest size the GPU holds whose grid CUDA can launch, and the grid axis that bounded it
         below what memory holds (None: memory, or int32, bounded it). A grid the function cannot work out
         at a size is left to the caller (no re-launch runs there)."""
-        top = largest_fitting(v, la.ints, la.tensors, self.memory_bytes, INT32_MAX, self._blocks)
+        near = None  # with `# triton-lens: sizes` conditions: a size they admit at most SNAP below
+        if self._conds.conditions:
+            near = lambda r: self._admitted_from(v, r.new, la, -1) is not None  # noqa: E731
+        top = largest_fitting(v, la.ints, la.tensors, self.memory_bytes, INT32_MAX, self._blocks, near)
         if top is None or la.grid_at is None:
-            return top, None  # a held grid is the launched one, which ran
+            return self._snapped(la, v, top), None  # a held grid is the launched one, which ran
         g = self._grid_at(la, top)
         axis = grid_excess(g) if g is not None else None
         if axis is None:
-            return top, None
+            return self._snapped(la, v, top), None
 
         def launchable(r: Resize) -> bool:
             g = self._grid_at(la, r)
-            return g is None or grid_fits(g)
+            return (g is None or grid_fits(g)) and (near is None or near(r))
 
-        return largest_fitting(v, la.ints, la.tensors, self.memory_bytes, top.new, self._blocks, launchable), axis
+        top = largest_fitting(v, la.ints, la.tensors, self.memory_bytes, top.new, self._blocks, launchable)
+        return self._snapped(la, v, top), axis
+
+    def _snapped(self, la: LaunchArgs, v: int, r: Resize | None) -> Resize | None:
+        """r, or the largest size below it that the kernel's conditions admit (None: none within SNAP)."""
+        if r is None or self._admits(r):
+            return r
+        m = self._admitted_from(v, r.new, la, -1)
+        return resize(v, m, la.ints, la.tensors, self._blocks) if m is not None else None
 
     def _ragged(
         self, la: LaunchArgs, v: int, already: dict[SitePos, OobSite], found: dict[tuple[SitePos, str], JsonDict]
     ) -> str | None:
-        """The n+1 re-run of the grid's corner programs; returns the size it ran at (None: not run)."""
-        r = resize(v, v + 1, la.ints, la.tensors, self._blocks)
+        """The n+1 re-run of the grid's corner programs (the next size above n that the kernel's `# triton-lens:
+        sizes` conditions admit, where it has some); returns the size it ran at (None: not run)."""
+        up = self._admitted_from(v, v + 1, la, +1)
+        r = resize(v, up, la.ints, la.tensors, self._blocks) if up is not None else None
         if r is None or r.bytes > self.memory_bytes:
             return None
         grid = self._grid_at(la, r)
@@ -687,6 +752,8 @@ class SizeCheck:
         if grid is None:
             return []
         model = sym.Model(z3, params, grid)
+        for c in self._conds.conditions:  # the author's conditions, as the kernel's tl.assume's are
+            model.state(c.node, f"`# triton-lens: sizes {c.text}`")
         model.walk(fn.body)
         proofs: list[JsonDict] = []
         taken = {(pos[1], o["arg"]) for pos, o in already.items()}
@@ -720,20 +787,24 @@ class SizeCheck:
                 continue
             pr = sym.proof(model, acc, numel, min(lo, v), hi, self._z3_work)
             if pr is not None:
-                # what stopped the proof where it stops: an operation that leaves int32 past it, CUDA's grid
-                # limits, int32 sizes (an integer argument past 2**31 - 1 is int64: another kernel), memory
+                # what stopped the proof where it stops: an operation that leaves int32 past it, the author's
+                # conditions (no size they admit just above), CUDA's grid limits, int32 sizes (an integer
+                # argument past 2**31 - 1 is int64: another kernel), memory
+                above = self._admitted_from(v, pr.upto + 1, la, +1)
                 why = (
                     "wrap"
                     if pr.inexact_from is not None
+                    else "stated"
+                    if above is None
                     else "grid"
                     if grid_axis is not None
                     else "int32"
-                    if pr.upto == INT32_MAX
+                    if above > INT32_MAX
                     else "memory"
                 )
                 name = _size_name(r1, v)
                 assuming = [f"`{acc.tensor}` holds {_linear_text(numel, name)} elements", f"the grid `{expression[0]}`"]
-                assuming += r1.assumed + [f"`tl.assume({t})`" for t in model.assumed_text]
+                assuming += r1.assumed + model.assumed_text
                 held = [f"{a} = {x}" for a, x in la.ints.items() if r1.ints[a] == x]
                 if held:
                     assuming.append(", ".join(held[:4]) + (" …" if len(held) > 4 else "") + " as launched")
@@ -783,7 +854,10 @@ class SizeCheck:
             return seen[n]
 
         def _overflow_run(n: int) -> tuple[ProbeRun, Resize, Grid] | None:
-            r = resize(v, n, la.ints, la.tensors, self._blocks)
+            m = self._admitted_from(v, n, la, -1)  # the kernel's conditions: the nearest size below they admit
+            if m is None or m <= v:
+                return None
+            r = resize(v, m, la.ints, la.tensors, self._blocks)
             if r is None:
                 return None
             grid = self._grid_at(la, r)
@@ -989,7 +1063,7 @@ def _standing(proofs: list[JsonDict], findings: list[JsonDict]) -> list[JsonDict
     from a size past the proof's (the proof stops below the first operation that leaves int32)."""
 
     def against(p: JsonDict, f: JsonDict) -> bool:
-        if f["site"]["line"] != p["line"] or f["arg"] != p["tensor"]:
+        if "site" not in f or f["site"]["line"] != p["line"] or f["arg"] != p["tensor"]:
             return False
         return not (f["kind"] == "wrap" and f["size_value"] > p["upto"])
 

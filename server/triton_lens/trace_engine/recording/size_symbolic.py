@@ -112,8 +112,8 @@ class Model:
         self.block: int | None = None  # the one length of every tl.arange (1-D kernels only)
         self.env: dict[str, Any] = dict(params)
         self.assumptions: list[Any] = []
-        self.assumed_text: list[str] = []
-        self.narrowed = False  # a cast to a type narrower than int32 or unsigned (no proof: see proof())  # each `tl.assume` as written, for what a proof assumed
+        self.assumed_text: list[str] = []  # each `tl.assume(...)` as written, for what a proof assumed
+        self.narrowed = False  # a cast to a type narrower than int32 or unsigned (no proof: see proof())
         self.accesses: list[Access] = []
         self.grid_terms = grid_terms
 
@@ -150,6 +150,8 @@ class Model:
                 if not (z3.is_int_value(b) and b.as_long() > 0):
                     raise _Unknown("division by a non-constant")
                 return a / b if isinstance(node.op, ast.FloorDiv) else a % b
+            if isinstance(node.op, ast.Pow) and z3.is_int_value(a) and z3.is_int_value(b) and 0 <= b.as_long() <= 64:
+                return z3.IntVal(a.as_long() ** b.as_long())
             raise _Unknown("operator")
         if isinstance(node, ast.UnaryOp):
             x = self.term(node.operand)
@@ -158,14 +160,29 @@ class Model:
             if isinstance(node.op, (ast.Invert, ast.Not)) and z3.is_bool(x):
                 return z3.Not(x)
             raise _Unknown("unary")
-        if isinstance(node, ast.Compare) and len(node.ops) == 1:
-            a, b = self._int(self.term(node.left)), self._int(self.term(node.comparators[0]))
-            op = node.ops[0]
-            table = {ast.Lt: a < b, ast.LtE: a <= b, ast.Gt: a > b, ast.GtE: a >= b, ast.Eq: a == b, ast.NotEq: a != b}
-            for k, v in table.items():
-                if isinstance(op, k):
-                    return v
-            raise _Unknown("compare")
+        if isinstance(node, ast.Compare):  # chained too: a <= b < c is a <= b and b < c
+            parts = []
+            left = self._int(self.term(node.left))
+            for op, right_node in zip(node.ops, node.comparators):
+                a, b = left, self._int(self.term(right_node))
+                table = {
+                    ast.Lt: a < b,
+                    ast.LtE: a <= b,
+                    ast.Gt: a > b,
+                    ast.GtE: a >= b,
+                    ast.Eq: a == b,
+                    ast.NotEq: a != b,
+                }
+                if type(op) not in table:
+                    raise _Unknown("compare")
+                parts.append(table[type(op)])
+                left = b
+            return parts[0] if len(parts) == 1 else z3.And(*parts)
+        if isinstance(node, ast.BoolOp):
+            vals = [self.term(v) for v in node.values]
+            if not all(z3.is_bool(v) for v in vals):
+                raise _Unknown("bool op")
+            return z3.And(*vals) if isinstance(node.op, ast.And) else z3.Or(*vals)
         if isinstance(node, ast.Call):
             return self.call(node)
         raise _Unknown(type(node).__name__)
@@ -228,11 +245,19 @@ class Model:
                 if c is not None and self.z3.is_bool(c):
                     self.assumptions.append(c)
                     assert isinstance(st.value, ast.Call)
-                    self.assumed_text.append(ast.unparse(st.value.args[0]))
+                    self.assumed_text.append(f"`tl.assume({ast.unparse(st.value.args[0])})`")
             elif isinstance(st, (ast.Expr, ast.Pass)):
                 continue
             else:
                 return  # a loop, a branch, a return: what follows is not modelled
+
+    def state(self, node: ast.AST, text: str) -> None:
+        """A condition the sizes meet (the kernel author's `# triton-lens: sizes`), over the parameters' names:
+        assumed like a `tl.assume`; one the model cannot read (a name it does not know) is left out."""
+        c = self._maybe(node)
+        if c is not None and self.z3.is_bool(c):
+            self.assumptions.append(c)
+            self.assumed_text.append(text)
 
     def _maybe(self, node: ast.AST) -> Any:
         try:
