@@ -164,3 +164,41 @@ def test_an_upper_bound_keeps_the_wrap_check_below_it(tmp_path):
 def test_a_wrap_is_reported_at_the_smallest_size_the_conditions_admit(tmp_path, comment):
     _, a = _run(tmp_path, WRAPS.format(comment=comment))
     assert {(f.kind, f.witness["size"]) for f in a.findings} == {("wrap", "n_rows = 524289")}
+
+
+CLAIMED = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def claimed(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    n = tl.multiple_of(n, 1024)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2)
+
+
+@triton.jit
+def unclaimed(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2)
+
+
+n = 4096
+x = torch.randn(n)
+out = torch.empty(n)
+claimed[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
+unclaimed[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
+"""
+
+
+def test_a_size_that_breaks_a_scalars_multiple_of_is_not_admitted(tmp_path):
+    """The compiled kernel takes `tl.multiple_of(n, 1024)` as true: n = 4097 is no size it admits (a
+    re-launch there raises, as under a broken tl.assume), while the same kernel without the claim has a tail."""
+    r, a = _run(tmp_path, CLAIMED)
+    assert sorted({(f.kind, f.line) for f in a.findings}) == [("oob-sizes", 17)], [f.message for f in a.findings]
+    if z3_module() is not None:  # z3 assumes the claim too: the unmasked accesses are proved under it
+        (entry,) = next(L for L in r.launches if L.kernel == "claimed").size_checked
+        assert {p["tensor"] for p in entry["proved"]} == {"x_ptr", "out_ptr"}
+        assert all("`tl.multiple_of(n, 1024)`" in p["assuming"] for p in entry["proved"])

@@ -1168,6 +1168,36 @@ def relaunch(executor: Triton, programs: list[Grid], grid: Grid, args: tuple[Any
 _INT_OPS = {"create_add": np.add, "create_sub": np.subtract, "create_mul": np.multiply, "create_shl": np.left_shift}
 
 
+class BrokenClaim(Exception):
+    """A `tl.multiple_of` whose claim is false for the value it is given (`claims_checked`)."""
+
+
+@contextlib.contextmanager
+def claims_checked() -> Iterator[None]:
+    """While inside: a `tl.multiple_of(x, d)` on a single value (an integer argument, a scalar the kernel
+    computed) that d does not divide raises BrokenClaim, as a broken `tl.assume` raises. The compiled
+    kernel takes the claim as true (aligned, vectorized accesses), so a size that breaks it is no size the
+    kernel admits. On a block the claim is about the first element of each contiguous group
+    (`tl.max_contiguous`), which the interpreter does not track: not checked. Every release's interpreter
+    lowers `tl.multiple_of` to TensorHandle.set_attr("tt.divisibility", values) (3.2 spells it
+    "tt.divisiblity")."""
+    with PatchScope() as scope:
+
+        def make(orig: Method) -> Method:
+            def set_attr(self: Triton, key: str, value: Any) -> Any:
+                data: Any = getattr(self, "data", None)
+                if key in ("tt.divisibility", "tt.divisiblity") and isinstance(data, np.ndarray) and data.size == 1:
+                    d = value[0] if isinstance(value, (list, tuple)) and value else value
+                    if data.dtype.kind in "iu" and isinstance(d, int) and d > 0 and int(data.reshape(-1)[0]) % d:
+                        raise BrokenClaim(f"tl.multiple_of({int(data.reshape(-1)[0])}, {d})")
+                return orig(self, key, value)
+
+            return set_attr
+
+        scope.patch(_interp.TensorHandle, "set_attr", make)
+        yield
+
+
 @contextlib.contextmanager
 def int32_overflows(on_overflow: Callable[[str, np.ndarray, np.ndarray, np.ndarray], None]) -> Iterator[None]:
     """While inside: on_overflow(op name, lhs, rhs, lanes) for each signed 32-bit add, sub, mul or shift

@@ -16,8 +16,9 @@ Loads then return zeros: offsets computed from loaded values (gathers) are not c
 The grid follows a size only where the launch says how: a grid function (called again with the new
 arguments, its closure and globals read at the new size), or a grid written in the launch statement
 (its expression evaluated again with the new sizes). A grid passed as numbers is held. A re-launch that
-raises (a `tl.assume`, `tl.static_assert` or `tl.device_assert` the size breaks) is a size the kernel
-does not admit: no finding. Nor is one whose grid CUDA cannot launch (y or z past 65535, x past
+raises (a `tl.assume`, `tl.static_assert`, `tl.device_assert` or a scalar's `tl.multiple_of` the size breaks)
+is a size the kernel does not admit: no finding; nor is one the kernel's `# triton-lens: sizes` conditions
+refuse (source/size_conditions.py). Nor is one whose grid CUDA cannot launch (y or z past 65535, x past
 2**31 - 1): no size past those limits is run, from any of the paths. Nothing here changes the script's
 state: new tensors, the script's own values untouched, every patch removed after each re-launch.
 """
@@ -493,7 +494,8 @@ class SizeCheck:
 
         self.rec.begin_probe({n: r.tensors[n] for n in small}, self._budget, run.overflows)
         try:
-            with np.errstate(all="ignore"):
+            # a tl.multiple_of the size breaks raises, as a broken tl.assume does: not a size the kernel admits
+            with np.errstate(all="ignore"), compat.claims_checked():
                 if watch_overflow:
                     with compat.int32_overflows(on_overflow):
                         compat.relaunch(la.executor, programs, grid, args, kwargs)

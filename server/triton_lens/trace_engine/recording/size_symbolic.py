@@ -211,6 +211,15 @@ class Model:
                 raise _Unknown("two block lengths")
             self.block = hi - lo
             return lo + self.lane
+        if name == "multiple_of" and len(args) == 2:
+            # On one value (no lane in it) the claim is the compiled kernel's to rely on: assumed, as the size
+            # check's re-launches refuse a size that breaks it (compat.claims_checked). On a block it is about
+            # contiguous groups: the value alone.
+            x, d = self._int(self.term(args[0])), self._const(args[1])
+            if d > 0 and not _mentions(z3, x, self.lane):
+                self.assumptions.append(x % d == 0)
+                self.assumed_text.append(f"`{ast.unparse(node)}`")
+            return x
         if name in ("minimum", "maximum") and len(args) == 2:
             a, b = self._int(self.term(args[0])), self._int(self.term(args[1]))
             return z3.If(a < b, a, b) if name == "minimum" else z3.If(a > b, a, b)
@@ -279,6 +288,21 @@ class Model:
         if mask is None or not self.z3.is_bool(mask):
             return
         self.accesses.append(Access(call.lineno, kind, ptr[0], ptr[1], mask))
+
+
+def _mentions(z3: Z3, term: Term, leaf: Term) -> bool:
+    """Whether `leaf` (a constant such as the lane) occurs in `term`."""
+    todo, seen = [term], set()
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if t.eq(leaf):
+            return True
+        if z3.is_app(t):
+            todo.extend(t.children())
+    return False
 
 
 def _calls(st: ast.stmt) -> list[ast.Call]:
