@@ -1173,14 +1173,16 @@ class BrokenClaim(Exception):
 
 
 @contextlib.contextmanager
-def claims_checked() -> Iterator[None]:
-    """While inside: a `tl.multiple_of(x, d)` on a single value (an integer argument, a scalar the kernel
-    computed) that d does not divide raises BrokenClaim, as a broken `tl.assume` raises. The compiled
-    kernel takes the claim as true (aligned, vectorized accesses), so a size that breaks it is no size the
-    kernel admits. On a block the claim is about the first element of each contiguous group
-    (`tl.max_contiguous`), which the interpreter does not track: not checked. Every release's interpreter
-    lowers `tl.multiple_of` to TensorHandle.set_attr("tt.divisibility", values) (3.2 spells it
-    "tt.divisiblity")."""
+def claims_checked(arguments: set[int]) -> Iterator[None]:
+    """While inside: a `tl.multiple_of(n, d)` on a single value equal to one of the launch's integer
+    `arguments` (the kernel's claim about what its host passes) that d does not divide raises BrokenClaim, as
+    a broken `tl.assume` raises: the compiled kernel takes the claim as true (aligned, vectorized accesses),
+    so a size that breaks it is no size the kernel admits. A claim on a value the kernel computed is not
+    checked: where that value is wrong (an int32 product that wrapped, `tl.multiple_of(row * stride, 16)`)
+    the bug is the wrap, which the size check must still see. On a block the claim is about the first element
+    of each contiguous group (`tl.max_contiguous`), which the interpreter does not track: not checked either.
+    Every release's interpreter lowers `tl.multiple_of` to TensorHandle.set_attr("tt.divisibility", values)
+    (3.2 spells it "tt.divisiblity")."""
     with PatchScope() as scope:
 
         def make(orig: Method) -> Method:
@@ -1188,8 +1190,9 @@ def claims_checked() -> Iterator[None]:
                 data: Any = getattr(self, "data", None)
                 if key in ("tt.divisibility", "tt.divisiblity") and isinstance(data, np.ndarray) and data.size == 1:
                     d = value[0] if isinstance(value, (list, tuple)) and value else value
-                    if data.dtype.kind in "iu" and isinstance(d, int) and d > 0 and int(data.reshape(-1)[0]) % d:
-                        raise BrokenClaim(f"tl.multiple_of({int(data.reshape(-1)[0])}, {d})")
+                    x = int(data.reshape(-1)[0]) if data.dtype.kind in "iu" else None
+                    if x in arguments and isinstance(d, int) and d > 0 and x % d:
+                        raise BrokenClaim(f"tl.multiple_of({x}, {d})")
                 return orig(self, key, value)
 
             return set_attr

@@ -495,7 +495,7 @@ class SizeCheck:
         self.rec.begin_probe({n: r.tensors[n] for n in small}, self._budget, run.overflows)
         try:
             # a tl.multiple_of the size breaks raises, as a broken tl.assume does: not a size the kernel admits
-            with np.errstate(all="ignore"), compat.claims_checked():
+            with np.errstate(all="ignore"), compat.claims_checked(set(r.ints.values())):
                 if watch_overflow:
                     with compat.int32_overflows(on_overflow):
                         compat.relaunch(la.executor, programs, grid, args, kwargs)

@@ -111,6 +111,7 @@ class Model:
         self.lane = z3.Int("lane")
         self.block: int | None = None  # the one length of every tl.arange (1-D kernels only)
         self.env: dict[str, Any] = dict(params)
+        self.params = {k: v for k, v in params.items() if v is not None}  # the parameters as passed
         self.assumptions: list[Any] = []
         self.assumed_text: list[str] = []  # each `tl.assume(...)` as written, for what a proof assumed
         self.narrowed = False  # a cast to a type narrower than int32 or unsigned (no proof: see proof())
@@ -212,11 +213,13 @@ class Model:
             self.block = hi - lo
             return lo + self.lane
         if name == "multiple_of" and len(args) == 2:
-            # On one value (no lane in it) the claim is the compiled kernel's to rely on: assumed, as the size
-            # check's re-launches refuse a size that breaks it (compat.claims_checked). On a block it is about
-            # contiguous groups: the value alone.
+            # On an integer argument as passed, the claim is about what the host passes: assumed, as the size
+            # check's re-launches refuse a size that breaks it (compat.claims_checked). On a computed value
+            # (it may have wrapped: that is the bug to find) or a block (contiguous groups): the value alone.
             x, d = self._int(self.term(args[0])), self._const(args[1])
-            if d > 0 and not _mentions(z3, x, self.lane):
+            arg = args[0].id if isinstance(args[0], ast.Name) else None
+            passed = self.params.get(arg) if arg is not None else None
+            if d > 0 and passed is not None and not isinstance(passed, tuple) and x.eq(passed):
                 self.assumptions.append(x % d == 0)
                 self.assumed_text.append(f"`{ast.unparse(node)}`")
             return x
@@ -288,21 +291,6 @@ class Model:
         if mask is None or not self.z3.is_bool(mask):
             return
         self.accesses.append(Access(call.lineno, kind, ptr[0], ptr[1], mask))
-
-
-def _mentions(z3: Z3, term: Term, leaf: Term) -> bool:
-    """Whether `leaf` (a constant such as the lane) occurs in `term`."""
-    todo, seen = [term], set()
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if t.eq(leaf):
-            return True
-        if z3.is_app(t):
-            todo.extend(t.children())
-    return False
 
 
 def _calls(st: ast.stmt) -> list[ast.Call]:
