@@ -181,12 +181,26 @@ def _kernel_node(tree: ast.Module, def_line: int) -> ast.FunctionDef | None:
     return None
 
 
+_read: dict[tuple[int, int], SizeConditions] = {}  # (hash of the file's text, def_line) -> its conditions
+
+
 def conditions_for(lines: list[str], def_line: int) -> SizeConditions:
     """The conditions of the kernel whose first line (its first decorator, or `def`) is `def_line` (1-based)
-    in a file of these lines: its body's comments and the comment lines directly above it."""
+    in a file of these lines: its body's comments and the comment lines directly above it. Read once per
+    text and kernel (the size check asks after every launch); the caller must not change what it gets."""
+    text = "".join(lines)
+    key = (hash(text), def_line)
+    if key not in _read:
+        if len(_read) > 256:
+            _read.clear()
+        _read[key] = _conditions_for(lines, text, def_line)
+    return _read[key]
+
+
+def _conditions_for(lines: list[str], text: str, def_line: int) -> SizeConditions:
     out = SizeConditions()
     try:
-        tree = ast.parse("".join(lines))
+        tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return out
     fn = _kernel_node(tree, def_line)
@@ -196,7 +210,7 @@ def conditions_for(lines: list[str], def_line: int) -> SizeConditions:
     above = first - 1
     while above >= 1 and lines[above - 1].strip().startswith("#"):
         above -= 1
-    for i, comment in _comments(lines):
+    for i, comment in _comments(text):
         m = _COMMENT.match(comment)
         if m and above < i <= (fn.end_lineno or fn.lineno):
             conds, errors = parse(m.group(1), i)
@@ -205,11 +219,11 @@ def conditions_for(lines: list[str], def_line: int) -> SizeConditions:
     return out
 
 
-def _comments(lines: list[str]) -> list[tuple[int, str]]:
+def _comments(text: str) -> list[tuple[int, str]]:
     """(line, text) of every comment token of the file (a `#` inside a string is none)."""
     out = []
     try:
-        for tok in tokenize.generate_tokens(io.StringIO("".join(lines)).readline):
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type == tokenize.COMMENT:
                 out.append((tok.start[0], tok.string))
     except (tokenize.TokenError, SyntaxError):

@@ -530,13 +530,13 @@ class SizeCheck:
 
     def _read_conditions(self, la: LaunchArgs, trace: LaunchTrace) -> list[JsonDict]:
         """The kernel's `# triton-lens: sizes` conditions, and a finding for each that cannot be used."""
-        self._conds = conditions_for(linecache.getlines(trace.def_file), trace.def_line)
+        read = conditions_for(linecache.getlines(trace.def_file), trace.def_line)  # shared: not changed here
         named = dict(zip(la.names, la.args))
         named.update(la.kwargs)
         self._fixed = {n: x for n, x in named.items() if n in la.constexprs and type(x) is int}
         known = set(la.ints) | set(self._fixed)
-        problems = list(self._conds.errors)
-        for c, names in self._conds.unknown_names(known):
+        problems = list(read.errors)
+        for c, names in read.unknown_names(known):
             what = [f"`{n}` (a tensor)" if n in la.tensors else f"`{n}`" for n in names]
             ints = ", ".join(sorted(known)) or "none"
             problems.append(
@@ -546,7 +546,7 @@ class SizeCheck:
                     f"`{trace.kernel}` (its integer arguments and constexprs: {ints}); the size check ignores it",
                 )
             )
-        self._conds.conditions = [c for c in self._conds.conditions if c.names <= known]
+        self._conds = SizeConditions([c for c in read.conditions if c.names <= known])
         return [
             {"kind": "sizes-comment", "file": trace.def_file, "line": line, "kernel": trace.kernel, "message": m}
             for line, m in problems
@@ -857,7 +857,7 @@ class SizeCheck:
 
         def _overflow_run(n: int) -> tuple[ProbeRun, Resize, Grid] | None:
             m = self._admitted_from(v, n, la, -1)  # the kernel's conditions: the nearest size below they admit
-            if m is None or m <= v:
+            if m is None:
                 return None
             r = resize(v, m, la.ints, la.tensors, self._blocks)
             if r is None:
