@@ -21,8 +21,10 @@ Not collected by pytest (CI has no GPU).
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
+import tempfile
 import time
 
 CASE = r"""
@@ -81,9 +83,13 @@ def main() -> int:
     ap.add_argument("--out")
     a = ap.parse_args()
     lines = []
+    # triton.jit reads a kernel's source from its file (`python -c` has none)
+    case = os.path.join(tempfile.mkdtemp(prefix="proof-bounds-"), "case.py")
+    with open(case, "w") as fh:
+        fh.write(CASE)
     for kernel, n, expect, why in CASES:
         t0 = time.time()
-        p = subprocess.run([sys.executable, "-c", CASE, kernel, str(n)], capture_output=True, text=True, timeout=600)
+        p = subprocess.run([sys.executable, case, kernel, str(n)], capture_output=True, text=True, timeout=600)
         got = (p.stdout.strip().splitlines() or [f"ERROR {p.stderr.strip()[-200:]}"])[-1]
         verdict = got.split()[0]
         holds = verdict == "CLEAN" if expect == "CLEAN" else verdict in ("WRONG", "FAULT")
