@@ -202,3 +202,18 @@ def test_scalar_accesses_get_no_coalescing_diagnostic(analysis):
     )
     notes = sector_findings(Performance([scalar, walk], [], []))
     assert [(f.line, f.arg) for f in notes] == [(8, "x_ptr")]
+
+
+def test_sectors_of_a_mask_are_the_distinct_sectors_of_its_elements():
+    # _sectors_of reads a contiguous tensor's flags a sector at a time (as one integer where it can): it must
+    # count what the element offsets give, for every element size and for masks that end inside a sector.
+    from triton_lens.analysis.performance import _sectors_of
+
+    rng = np.random.default_rng(5)
+    for itemsize in (1, 2, 4, 8, 16, 32):
+        for n in (1, 7, 8, 9, 33, 1000, 4097):
+            for p in (0.0, 0.02, 0.5, 1.0):
+                t = TensorInfo(0, "x", (n,), (1,), "x", itemsize)
+                m = rng.random(n) < p
+                want = np.unique(np.flatnonzero(m) * itemsize // SECTOR).size
+                assert _sectors_of(t, m) == want, (itemsize, n, p)

@@ -101,7 +101,7 @@ def test_settings_merge_defaults_and_bad_values():
         8192,
         sys.executable,
         True,
-        400,
+        100,
     )
     s2 = s.merged(
         {
@@ -309,6 +309,40 @@ def test_touched_mask_agrees_with_sorting_the_indices():
         assert text_map_mask(shape, m) == text_map(shape, ref)
 
 
+def test_the_mask_map_counts_as_the_index_map_on_wide_and_narrow_cells():
+    # text_map_mask counts a wide cell's elements directly and adds a band's rows first where cells are a few
+    # columns wide: both must draw what the index-based map draws, edges of bands and cells included.
+    from triton_lens.analysis.index_text import text_map_mask
+
+    rng = np.random.default_rng(7)
+    for shape, p in [((1151, 8192), 0.3), ((70_001,), 0.5), ((3001, 64), 0.2), ((37, 5, 129), 0.9), ((4096, 3), 0.01)]:
+        m = rng.random(int(np.prod(shape))) < p
+        m[: shape[-1]] = True  # a full first row and an empty last one: full and empty cells at the edges
+        m[-shape[-1] :] = False
+        assert text_map_mask(shape, m) == text_map(shape, np.flatnonzero(m)), shape
+
+
+def test_ranges_from_a_mask_read_as_ranges_from_sorting(monkeypatch):
+    # format_ranges marks small tensors' indices in a mask instead of sorting them: the same text either way.
+    from triton_lens.analysis import index_text
+
+    rng = np.random.default_rng(3)
+    cases = []
+    for _ in range(400):
+        shape = tuple(int(x) for x in rng.integers(1, 40, size=int(rng.integers(1, 4))))
+        n = int(np.prod(shape))
+        start, step = int(rng.integers(0, n)), int(rng.integers(1, 5))
+        for flat in (
+            rng.integers(0, n, size=int(rng.integers(1, n + 1))),
+            np.arange(start, n, step),
+            np.array([start]),
+        ):
+            cases.append((shape, flat, index_text.format_ranges("x", shape, flat)))
+    monkeypatch.setattr(index_text, "MASK_LIMIT", 0)  # every set by sorting its indices
+    for shape, flat, got in cases:
+        assert got == index_text.format_ranges("x", shape, flat), (shape, flat)
+
+
 def test_columns_follow_the_negotiated_position_encoding():
     from triton_lens.lsp import text
 
@@ -351,3 +385,19 @@ def test_a_partial_view_is_never_titled_as_a_complete_run():
     # the run an edit stopped (until the next one's results come): still said to be partial, not "run 0.0 s"
     stopped = summary_title(k, {}, None, running=False, stale=True, partial=info)  # type: ignore[arg-type]
     assert stopped == "partial results: 43 of 1823 programs of launch 1 · the run was stopped by an edit"
+
+
+def test_the_extensions_declared_defaults_are_the_servers():
+    # package.json declares each setting's default for VS Code's settings page; the server has its own
+    # (lsp/settings.py) for a client that sends none. Merged into the server's, the declared ones change nothing.
+    import json
+    from pathlib import Path
+
+    props = json.loads((Path(__file__).resolve().parents[2] / "package.json").read_text())["contributes"][
+        "configuration"
+    ]["properties"]
+    declared = {k.split(".", 1)[1]: v["default"] for k, v in props.items() if "default" in v}
+    assert "debounceMs" in declared and "timeLimit" in declared
+    for key, value in declared.items():
+        assert Settings().merged({key: value}) == Settings(), key
+    assert Settings().merged({"debounceMs": 400}) != Settings()  # (a declared default that differs is caught)
