@@ -51,3 +51,25 @@ def test_a_finding_at_no_access_has_no_record(analysis):
     f = analysis.findings[0]
     assert analysis.record_for(replace(f, arg="", access="")) is None
     assert analysis.record_for(replace(f, line=f.line + 1000)) is None
+
+
+def test_a_view_shows_diagnostics_and_hints_before_any_hover_fact_is_computed():
+    # lsp/view.py: a partial view is handed to the editor first and its hovers follow (add_hovers); its inlay
+    # hints' tooltips are read from the record's totals and reach, so the facts (maps, first programs: the
+    # costly part) are computed only for the hovers, and those equal the ones a view built at once has.
+    from triton_lens.lsp.runplan import plan
+    from triton_lens.lsp.settings import Settings
+    from triton_lens.lsp.view import PartialInfo, add_hovers, build_view
+
+    text = CASES.read_text()
+    result = recorded(CASES)
+    p = plan(str(CASES), text, Settings(), [str(CASES.parent)])
+    info = PartialInfo("k", 0, 1, 2)
+    quick = build_view(1, text, result, analyze(result), p, partial=info, hovers=False)
+    assert quick.hints and quick.hovers == {}
+    assert not any("facts" in vars(r) for r in quick.analysis.records)  # (functools.cached_property's slot)
+    whole = build_view(1, text, result, analyze(result), p, partial=info)
+    add_hovers(quick)
+    assert quick.hints == whole.hints
+    md = lambda v: {ln: [s.markdown for s in spots] for ln, spots in v.hovers.items()}  # noqa: E731
+    assert md(quick) == md(whole) and all(m.startswith("*partial") for ms in md(quick).values() for m in ms)

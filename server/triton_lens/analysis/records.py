@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ..model import AccessStats, Finding
+from ..model import AccessStats, Finding, TensorInfo
 from .groups import Group, Key
 from .hover import FIRST_PROGRAMS, AccessFacts, access_facts_of, sizes_checked
 from .performance import LineMetrics
@@ -36,7 +36,7 @@ class AccessRecord:
     def facts(self) -> AccessFacts | None:
         """What a hover adds to the totals; None for an access that never ran (its group has no executions)."""
         g = self.group
-        if g is None or not any(p.rows.size for p in g.parts):
+        if g is None or not self.ran:
             return None
         f = access_facts_of(g, self.totals, self.reach, FIRST_PROGRAMS)
         if not self.flagged:
@@ -44,13 +44,32 @@ class AccessRecord:
         return f
 
     @property
+    def ran(self) -> bool:
+        """The access executed (a hover has facts to show), read without computing them."""
+        return self.group is not None and any(p.rows.size for p in self.group.parts)
+
+    @property
+    def kernel_def(self) -> tuple[str, str, int] | None:
+        """(kernel, its file, its first line) of the first launch that has this access; None without one."""
+        if self.group is None or not self.group.parts:
+            return None
+        L = self.group.parts[0].launch
+        return L.kernel, L.def_file, L.def_line
+
+    @property
+    def tensor(self) -> TensorInfo | None:
+        """The tensor as the first launch that ran the access saw it (the facts' own), without the facts."""
+        return self.reach.tensor if self.reach is not None and self.ran else None
+
+    @property
     def unique_of(self) -> int | None:
         """The element count `totals.unique` is out of: the tensor's, when every launch saw the first one's
-        shape (touched.py's union is then of one index space); None when shapes differ or nothing ran."""
-        f = self.facts
-        if f is None or f.tensor is None or f.shapes_differ:
+        shape (touched.py's union is then of one index space); None when shapes differ or nothing ran. Read
+        from the reach (no facts computed: the inlay hint's tooltip asks for it on every line)."""
+        t = self.tensor
+        if t is None or self.reach is None or self.reach.shapes_differ:
             return None
-        return f.tensor.numel
+        return t.numel
 
 
 def access_records(

@@ -74,18 +74,18 @@ def finding_diagnostic(
             )
         )
     if f.kind in ("oob", "oob-sizes", "wrap", "overrun", "dead", "unwritten", "uninit", "race") and f.arg:
-        fact = record.facts if record is not None else None
-        if fact is not None and fact.def_file:
+        # (the record's kernel and tensor, not its hover facts: a view's diagnostics come before its hovers)
+        kdef = record.kernel_def if record is not None and record.ran else None
+        if record is not None and kdef is not None and kdef[1]:
+            kernel, def_file, def_line = kdef
             src = (
-                lines.text_lines
-                if os.path.abspath(fact.def_file) == os.path.abspath(result.file)
-                else read_lines(fact.def_file)
+                lines.text_lines if os.path.abspath(def_file) == os.path.abspath(result.file) else read_lines(def_file)
             )
-            loc = param_location(src or [], fact.def_line, f.arg)
+            loc = param_location(src or [], def_line, f.arg)
             if loc is not None:
                 pl, pc, pe = loc
                 dl = lines if src is lines.text_lines else Lines.of(src or [])
-                t = fact.tensor
+                t = record.tensor
                 what = (
                     f"{t.dtype}, shape ({', '.join(str(s) for s in t.shape)}{',' if len(t.shape) == 1 else ''}), "
                     f"strides ({', '.join(str(s) for s in t.strides)}{',' if len(t.strides) == 1 else ''})"
@@ -94,8 +94,8 @@ def finding_diagnostic(
                 )
                 related.append(
                     lsp.DiagnosticRelatedInformation(
-                        lsp.Location(uri_of(fact.def_file), _range(dl, pl, pc, pl, pe)),
-                        f"{f.arg}: parameter of {fact.kernel}" + (f" — the tensor passed was {what}" if what else ""),
+                        lsp.Location(uri_of(def_file), _range(dl, pl, pc, pl, pe)),
+                        f"{f.arg}: parameter of {kernel}" + (f" — the tensor passed was {what}" if what else ""),
                     )
                 )
     if f.kind in ("exception", "timeout", "crashed") and f.detail:

@@ -121,9 +121,10 @@ def access_label(s: AccessStats, limit: int = MAX_HINT) -> str:
 
 
 def access_tooltip(r: AccessRecord) -> str:
-    """Markdown: the full numbers behind the label, the record's (the hover's and the table's)."""
-    s, fact = r.totals, r.facts
-    t = fact.tensor if fact is not None else None
+    """Markdown: the full numbers behind the label, the record's (the hover's and the table's). From its
+    totals and reach only: the hover's facts (maps, first programs) are not computed for a hint."""
+    s, t = r.totals, r.tensor
+    reach = r.reach if t is not None else None
     head = f"**{s.op}** of `{s.arg}`"
     if t is not None:
         head += f" — {t.dtype}, shape {tuple(t.shape)}"
@@ -133,7 +134,7 @@ def access_tooltip(r: AccessRecord) -> str:
         f" of {of}"
         if of is not None
         else " (launches with another shape counted by their own)"
-        if fact is not None and fact.shapes_differ
+        if reach is not None and reach.shapes_differ
         else ""
     )
     rows = [
@@ -146,7 +147,7 @@ def access_tooltip(r: AccessRecord) -> str:
         ("out of bounds lanes", f"{s.oob}"),
         ("bytes", f"{s.bytes} ({format_bytes(s.bytes)})"),
     ]
-    if fact is not None and s.extent:
+    if reach is not None and s.extent:
         rows.insert(0, ("elements", f"`{s.extent}`"))
     table = "| | |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in rows)
     return f"{head}\n\n{table}"

@@ -20,7 +20,7 @@ from ..model.remedies import EDITOR
 from ..trace_engine import SizeCache
 from .runplan import Plan
 from .settings import Settings
-from .view import PartialInfo, RunView, build_view
+from .view import PartialInfo, RunView, add_hovers, build_view
 
 if TYPE_CHECKING:
     from ..trace_engine import Partial, Progress
@@ -85,9 +85,10 @@ def execute(h: RunHandle) -> RunView | None:
         if h.cancel.is_set() or h.on_partial is None:
             return
         info = PartialInfo(p.kernel, p.launch, p.programs_done, p.programs_total)
-        view = build_view(h.version, h.text, p.result, analyze(p.result, EDITOR), h.plan, partial=info)
+        view = build_view(h.version, h.text, p.result, analyze(p.result, EDITOR), h.plan, partial=info, hovers=False)
         view.ms = (time.perf_counter() - h.started) * 1000.0
-        h.on_partial(view)
+        h.on_partial(view)  # its diagnostics and hints shown first; its hovers follow (as soon as they are made)
+        add_hovers(view)
 
     result = run(req, cancel=h.cancel, on_progress=on_progress, on_partial=on_partial)
     if result.status == ERROR and result.error is not None and result.error.type == "Cancelled":

@@ -80,15 +80,31 @@ def _read_lines(path: str) -> list[str] | None:
 
 
 def build_view(
-    version: int, text: str, result: RunResult, analysis: Analysis, plan: Plan, partial: PartialInfo | None = None
+    version: int,
+    text: str,
+    result: RunResult,
+    analysis: Analysis,
+    plan: Plan,
+    partial: PartialInfo | None = None,
+    hovers: bool = True,
 ) -> RunView:
+    """The view of a run. hovers=False leaves its hovers to `add_hovers`: a partial view is shown first and
+    its hovers (the costliest part: maps and first programs of each access) follow it."""
     if partial is not None:  # only what the sample's programs prove (races, unwritten ... need them all)
         analysis = replace(analysis, findings=sample_findings(analysis.findings))
     view = _build(version, text, result, analysis, plan)
     if partial is not None:
         view.partial = partial
         _mark_partial(view, partial)
+    if hovers:
+        add_hovers(view)
     return view
+
+
+def add_hovers(view: RunView) -> None:
+    """Computes the view's hovers and sets them at once (one attribute bound: the event loop, which may be
+    showing the view already, sees no hovers or all of them)."""
+    view.hovers = _hovers(view)
 
 
 def _mark_partial(view: RunView, partial: PartialInfo) -> None:
@@ -96,29 +112,38 @@ def _mark_partial(view: RunView, partial: PartialInfo) -> None:
     for d in view.diagnostics:
         d.message = f"{d.message} ({note})"
     view.hints = {l0: (label, f"*{note}*\n\n{tip}") for l0, (label, tip) in view.hints.items()}
-    for spots in view.hovers.values():
-        for spot in spots:
-            if not spot.markdown.startswith("*partial"):
-                spot.markdown = f"*{note}*\n\n{spot.markdown}"
 
 
 def _build(version: int, text: str, result: RunResult, analysis: Analysis, plan: Plan) -> RunView:
     lines = Lines.from_text(text)
     view = RunView(version=version, text=text, result=result, analysis=analysis, plan=plan)
     view.diagnostics = run_diagnostics(result, analysis.findings, lines, analysis.record_for, _read_lines, plan)
-    target = os.path.abspath(result.file)
+    for l0, records in _records_by_line(view).items():
+        view.hints[l0] = line_hint(records)
+    return view
+
+
+def _records_by_line(view: RunView) -> dict[int, list[AccessRecord]]:
+    target = os.path.abspath(view.result.file)
     by_line: dict[int, list[AccessRecord]] = {}
-    for r in analysis.records:
+    for r in view.analysis.records:
         if os.path.abspath(r.totals.file) == target:
             by_line.setdefault(r.totals.line - 1, []).append(r)
+    return by_line
+
+
+def _hovers(view: RunView) -> dict[int, list[HoverSpot]]:
+    lines = Lines.from_text(view.text)
+    analysis = view.analysis
+    target = os.path.abspath(view.result.file)
     launches = analysis.performance.launches
-    for l0, records in by_line.items():
-        view.hints[l0] = line_hint(records)
+    hovers: dict[int, list[HoverSpot]] = {}
+    for l0, records in _records_by_line(view).items():
         # One spot per call range on the line; accesses of one call (a helper used twice) share it. An access
         # that never ran has no hover.
         spots: dict[tuple[int, int, int], list[AccessRecord]] = {}
         for r in records:
-            if r.facts is not None:
+            if r.ran:
                 spots.setdefault((r.totals.col, r.totals.end_line, r.totals.end_col), []).append(r)
         for (col, end_line, end_col), group in spots.items():
             if col >= 0 and end_col >= 0:
@@ -130,10 +155,16 @@ def _build(version: int, text: str, result: RunResult, analysis: Analysis, plan:
                 e0 = l0
                 spot = HoverSpot(l0, -1, l0, -1, line_markdown(group, launches))
             for ln in range(l0, e0 + 1):  # a call over several lines answers on each of them
-                view.hovers.setdefault(ln, []).append(spot)
+                hovers.setdefault(ln, []).append(spot)
     for d in analysis.performance.dots:  # tl.dot lines: FLOPs and the launch's roofline
         if os.path.abspath(d.file) != target:
             continue
         l0 = d.line - 1
-        view.hovers.setdefault(l0, []).append(HoverSpot(l0, -1, l0, -1, dot_markdown(d, analysis.performance.launches)))
-    return view
+        hovers.setdefault(l0, []).append(HoverSpot(l0, -1, l0, -1, dot_markdown(d, analysis.performance.launches)))
+    if view.partial is not None:
+        note = view.partial.note
+        for spots_at in hovers.values():
+            for spot in spots_at:
+                if not spot.markdown.startswith("*partial"):
+                    spot.markdown = f"*{note}*\n\n{spot.markdown}"
+    return hovers
