@@ -203,3 +203,36 @@ def test_a_cancelled_wait_for_the_zygote_returns_at_once():
     t0 = time.monotonic()
     z = zygote_client.ready_zygote(key, sys.executable, env, start=True, wait_s=60.0, cancel=cancel)
     assert z is None and time.monotonic() - t0 < 5  # not the 60 s: the run goes on cold and sees its cancel
+
+
+def test_the_zygote_grows_its_descriptor_table_before_forking(tmp_path):
+    # Each run moves its stream to a high descriptor (stream.move_high). A worker has a second thread (its
+    # parent watch), and growing a threaded process's table waits out an RCU grace period (8-22 ms a run).
+    # The zygote grows it once, single-threaded, and keeps one close-on-exec descriptor up there so that a
+    # fork copies the grown table.
+    ok = tmp_path / "ok.py"
+    ok.write_text("print('ok')\n")
+    z = _ready_zygote(RunRequest(path=str(ok), keep_warm=True))
+    with open(f"/proc/{z.proc.pid}/status") as f:
+        status = dict(line.split(":", 1) for line in f if ":" in line)
+    size = int(status["FDSize"])
+    assert size >= 4064 or size >= _soft_nofile() - 32, size
+    # ... and it is still one thread after its warm-up launch (a fork copies only the calling thread)
+    assert int(status["Threads"]) == 1
+    # What a script's own child process gets: none of the tool's descriptors (each is close-on-exec).
+    child = tmp_path / "child.py"
+    child.write_text(
+        "import os, subprocess, sys\n"
+        "out = subprocess.run([sys.executable, '-c', 'import os; print(sorted(int(x) for x in os.listdir(\"/proc/self/fd\")))'],"
+        " capture_output=True, text=True).stdout\n"
+        "print('FDS', out.strip())\n"
+    )
+    r = run(RunRequest(path=str(child), keep_warm=True))
+    fds = eval(next(line for line in r.stdout.splitlines() if line.startswith("FDS")).split(" ", 1)[1])
+    assert max(fds) < 64, fds  # stdin, stdout, stderr and the listing's own
+
+
+def _soft_nofile() -> int:
+    import resource
+
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]

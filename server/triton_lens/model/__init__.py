@@ -471,6 +471,9 @@ class RunResult:
     # {"uses": [[launch, tensor index], ...], "host_read_after": how many uses came before the host first
     # read an element nothing had written, or None}. None when the run did not report them.
     scratch_buffers: list[dict[str, Any]] | None = None
+    # Modules of this tool, triton, numpy and z3 that the run's worker imported after it started (each one
+    # every run pays for; the worker imports them before its forks: process/worker.py). Empty as a rule.
+    late_imports: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -685,6 +685,7 @@ def _read_stream(
                 result.scratch_buffers = list(meta["scratch"])
             elif kind == "done":
                 state["done"] = True
+                result.late_imports = list(meta.get("late_imports") or [])
 
 
 def _keep_size_entry(state: _RunState, entry: dict[str, Any] | None) -> None:

@@ -520,6 +520,9 @@ def main(argv: list[str]) -> int:
     fd = int(argv[0])
     limits_fd = int(argv[1]) if len(argv) > 1 else None  # the runner's asks at a limit (_TimeLimitAsks)
     spawn_dir = prepare()
+    from ..recording import stream
+
+    stream.grow_descriptor_table()  # before the parent watch's thread
     _exit_with_parent()
     return serve(fd, limits_fd, spawn_dir)
 
@@ -556,6 +559,59 @@ def prepare() -> str:
     return spawn_dir
 
 
+def import_what_runs_import() -> None:
+    """The zygote's, after prepare(): the modules a run would otherwise import after the fork, imported once
+    before it. Each import there is paid by every run (an edit's first hints wait for it), and where no
+    bytecode is written (PYTHONDONTWRITEBYTECODE, a read-only install) every run compiles them from source:
+    0.1-0.3 s for the size check's on a 2-core machine. (A cold worker imports them as its run needs them:
+    one run, one cost either way.) A run reports what it still imported late (`late_imports` in its done
+    frame; tests/engine/test_worker_imports.py keeps it empty for typical runs)."""
+    import numpy.ma  # noqa: F401  (np.unique imports it at its first call)
+    import numpy.random  # noqa: F401  (each run seeds it)
+
+    from ...model import lines  # noqa: F401  (an unsaved buffer's lines)
+    from ..recording import parallel, progressive  # noqa: F401  (a split launch; a long launch's sample)
+    from ..standin import cuda_reentry, cuda_tensors, nvidia_smi  # noqa: F401  (a CUDA script on the CPU)
+
+    _first_launch()
+
+
+def _first_launch() -> None:
+    """One recorded launch of a small kernel, its size check included, and the hooks removed after it as after
+    any run: it imports what the hooks' install, a first launch and the size check import, which differs by
+    release (3.9's argument specialization imports gluon, about 50 modules; 3.2's dot precisions its NVIDIA
+    compiler; z3 where the size check's proofs are on). Nothing of it stays but the imports and triton's
+    cache of this kernel: the recorder's call paths, learnt from a kernel in this package, are dropped."""
+    try:
+        import torch
+        import triton
+        import triton.language as tl
+
+        from ..recording.recorder import Recorder, forget_call_paths
+
+        @triton.jit  # type: ignore[untyped-decorator]
+        def first_launch(x_ptr, n, BLOCK: tl.constexpr):  # type: ignore[no-untyped-def]
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+        x = torch.zeros(20)
+        try:
+            with Recorder(size_check_gpu="H100"):
+                first_launch[(2,)](x, 20, BLOCK=16)
+        finally:
+            forget_call_paths()  # (this kernel is the package's code: no user frame of a run's)
+    except Exception:  # noqa: BLE001 - no torch, or a release this launch does not suit: runs import them
+        pass
+
+
+# The packages whose modules a run should find imported already (the others are the script's own business).
+_OURS = ("triton_lens", "triton", "numpy", "z3")
+
+
+def _late_imports(before: set[str]) -> list[str]:
+    return sorted(m for m in set(sys.modules) - before if m.split(".", 1)[0] in _OURS)
+
+
 def serve(fd: int, limits_fd: int | None, spawn_dir: str) -> int:
     """Read the job on stdin and run it, streaming frames to fd (after prepare())."""
     from ..interpreter import compat
@@ -567,6 +623,7 @@ def serve(fd: int, limits_fd: int | None, spawn_dir: str) -> int:
     line = sys.stdin.readline()
     if not line:
         return 0  # the runner discarded this spare worker
+    imported = set(sys.modules)
     job = json.loads(line)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)  # the script reads an empty stdin, as under the runner's DEVNULL
@@ -672,7 +729,7 @@ def serve(fd: int, limits_fd: int | None, spawn_dir: str) -> int:
         out.write_frame("memory", {"scratch": memory.scratch_report()})
     sys.stdout.flush()
     sys.stderr.flush()
-    out.write_frame("done", {"status": status})
+    out.write_frame("done", {"status": status, "late_imports": _late_imports(imported)})
     out.close()
     return 0
 

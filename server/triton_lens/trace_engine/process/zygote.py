@@ -35,6 +35,7 @@ import socket
 import sys
 from typing import Any
 
+from ..recording import stream
 from . import supervisor, worker
 
 _FDS_PER_RUN = 5
@@ -99,6 +100,8 @@ def main(argv: list[str]) -> None:
     if os.getppid() != runner:
         return
     spawn_dir = worker.prepare()
+    worker.import_what_runs_import()  # what each run would import after the fork (its first hints wait for it)
+    stream.grow_descriptor_table()  # (one thread here: no grace period for it in each run)
     # Every object so far out of the cycle collector's reach: a forked run's collections would otherwise
     # walk (and write to, copying on write) the zygote's whole heap of torch and triton, 0.1 s a run.
     gc.collect()

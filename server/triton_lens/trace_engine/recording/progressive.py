@@ -16,8 +16,10 @@ recorded up to the parent, which hands it on (`Recorder.on_partial`) while its o
   prints (its stdout and stderr are /dev/null: the parent prints every program's output) and never
   touches the parent's memory.
 - The child writes its frame into an unlinked temporary file the two share and exits; the parent's own
-  loop looks for its exit at each program boundary and then calls `on_partial(trace, done, total)` from
-  its main thread. (A relay thread was tried: the interpreter's main thread holds the GIL so much that
+  loop looks for its exit at each program boundary, and at its loads and stores every POLL_SECONDS (a
+  program of a matmul takes 20-30 ms: waiting for its end was half of that, on average, added to the
+  first hints), and then calls `on_partial(trace, done, total)` from its main thread (between two
+  frames, as every frame is written). (A relay thread was tried: the interpreter's main thread holds the GIL so much that
   the thread read the frame seconds late, often after the launch.) At the launch's end the parent takes
   a partial that is ready, ends the child if it still runs, so a partial always comes before its launch,
   or not at all (a sample slower than the launch, or one that raised).
@@ -50,8 +52,13 @@ PROBE_SECONDS = 0.01
 SAMPLE_FRACTION = 0.02
 SAMPLE_MIN = 16
 SAMPLE_MAX = 48
-# ... and at most this many seconds of the launch's programs (as the probe times them), at most a tenth.
+# How often the parent, inside a program, looks whether the sample child has exited (a waitpid).
+POLL_SECONDS = 0.002
+# ... and at most this many seconds of the launch's programs (as the probe times them), and at most this share
+# of them: the sample runs beside the launch (on a 2-core machine, on the core the launch leaves), and its
+# result is worth having only well before the launch's (bench/lsp_latency.py: first / complete <= 0.2).
 SAMPLE_SECONDS = 0.6
+SAMPLE_SHARE = 0.05
 
 
 def _env_number(name: str, default: float) -> float:
@@ -63,10 +70,10 @@ def _env_number(name: str, default: float) -> float:
 
 def sample_size(n: int, per_program: float, fraction: float, lo: int, hi: int, seconds: float) -> int:
     """How many programs the evenly spread part of a launch's sample has: `fraction` of them, at least
-    `lo` and at most `hi`, and never more than a tenth of the launch or `seconds` of work (the partial
-    result must come long before the complete one); at least 2 (the first and the last)."""
+    `lo` and at most `hi`, and never more than SAMPLE_SHARE of the launch or `seconds` of work (the
+    partial result must come long before the complete one); at least 2 (the first and the last)."""
     want = max(lo, min(hi, math.ceil(n * fraction)))
-    cap = n // 10
+    cap = int(n * SAMPLE_SHARE)
     if per_program > 0:
         cap = min(cap, int(seconds / per_program))
     return max(2, min(want, cap, n))
@@ -123,6 +130,7 @@ class Sampler:
         self.file: BinaryIO | None = None  # the unlinked file the child's frame is written into
         self.rest: list[int] = []  # (child) the sample programs still to run, in order
         self.start = 0  # (child) the loop position at which it took over
+        self.polled = 0.0  # (parent) when it last looked for the child's exit
 
     # -- both -------------------------------------------------------------------------------------
     def before_program(self, x: int, y: int, z: int) -> tuple[int, int, int] | None:
@@ -180,6 +188,13 @@ class Sampler:
         gc.unfreeze()
         self.pid, self.phase = pid, FORKED
         return None
+
+    def poll(self) -> None:
+        """(parent, at a load or store) `_take_if_done`, at most every POLL_SECONDS."""
+        now = time.perf_counter()
+        if now - self.polled >= POLL_SECONDS:
+            self.polled = now
+            self._take_if_done()
 
     def _take_if_done(self) -> None:
         """(parent) When the child has exited: its frame, if it wrote one, handed to on_partial."""

@@ -334,6 +334,12 @@ def _user_frame(depth: int) -> FrameType | None:
 _depth_cache: dict[CodeType, tuple[tuple[int, CodeType], ...]] = {}
 
 
+def forget_call_paths() -> None:
+    """Drops the paths learnt so far (the worker's warm-up launch, whose kernel is this package's own code,
+    so that its user frame is no kernel's: its paths must not serve a user's launch)."""
+    _depth_cache.clear()
+
+
 def _call_position(f: FrameType | None) -> tuple[str, int, int, int, int]:
     """(file, line, col, end line, end col) of the call a frame is executing: the exact range of a
     tl.load(...) or tl.dot(...) inside a longer line; -1 columns where the code has no positions."""
@@ -838,6 +844,9 @@ class Recorder(compat.Hooks):
         L = self._launch
         if L is None:
             return None
+        s = self._sampler
+        if s is not None and s.phase is _progressive.FORKED:
+            s.poll()  # (a sample done mid-program is handed on now, not at the program's end)
         tag = getattr(ptrs, "_tl_arg", None)
         if self._ctx:
             ctx = self._ctx[-1]

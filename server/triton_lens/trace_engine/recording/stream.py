@@ -62,6 +62,22 @@ def move_high(fd: int) -> int:
     return high
 
 
+_TABLE_HOLDER: list[int] = []
+
+
+def grow_descriptor_table() -> None:
+    """Grows this process's descriptor table to hold move_high's numbers now, while it has one thread. With a
+    second thread (a worker's parent watch) the kernel waits out an RCU grace period to grow it: 8-22 ms of
+    every run's start, at its first move_high. One descriptor (/dev/null, close-on-exec) stays open up
+    there: a fork copies a table only as large as its open descriptors need, so forked workers inherit it."""
+    if _TABLE_HOLDER:
+        return
+    try:
+        _TABLE_HOLDER.append(move_high(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)))
+    except OSError:
+        pass
+
+
 class Sink:
     """The worker's end of the stream, guarded against the script: before each frame it checks that
     its descriptor is still the pipe it was at the start (os.fstat's st_dev and st_ino). A script that
