@@ -33,7 +33,7 @@ export const DEFAULTS: TritonLensSettings = {
   progressive: true,
   runCommands: {},
   inlayHints: true,
-  debounceMs: 400,
+  debounceMs: 100,
   device: 'auto',
   standInGpu: 'H100',
 };

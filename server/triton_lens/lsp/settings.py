@@ -21,7 +21,7 @@ class Settings:
     python: str = sys.executable
     run_commands: dict[str, str | list[Any]] = field(default_factory=dict)  # glob -> command line (str) or argv (list)
     inlay_hints: bool = True
-    debounce_ms: int = 400
+    debounce_ms: int = 100  # a next keystroke cancels a run at once: a short wait costs only CPU while typing
     device: str = "auto"  # "auto": CPU tensors stand in for CUDA ones without a GPU; "cpu": always
     stand_in_gpu: str = "H100"  # the GPU the stand-in reports (trace_engine/standin/gpu_profiles.py)
     workers: int = 0  # processes a launch's programs are split over; 0: the machine's cores (at most 16) less one
