@@ -61,7 +61,10 @@ class Client:
 
         @c.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         async def _diag(params: lsp.PublishDiagnosticsParams):
-            await note("diagnostics", {"uri": params.uri, "version": params.version, "n": len(params.diagnostics)})
+            await note(
+                "diagnostics",
+                {"uri": params.uri, "version": params.version, "n": len(params.diagnostics), "d": params.diagnostics},
+            )
 
         @c.feature("tritonLens/runFinished")
         async def _finished(params):
@@ -213,6 +216,7 @@ async def measure_file(cl: Client, path: Path, edits: int, timeout: float) -> di
                 diag_t = t
         await cl.hints(uri)
         t_hint = time.perf_counter()
+        out["complete_findings"] = _lsp_findings(cl, since, uri, version, t_fin)
         first_t = None
         for t, k, p in cl.events[since:]:
             if k == "diagnostics" and p["uri"] == uri and p["version"] == version:
@@ -224,6 +228,7 @@ async def measure_file(cl: Client, path: Path, edits: int, timeout: float) -> di
         out["change_diag_ms"].append(((diag_t or t_fin) - t0) * 1000)
         out["change_hint_ms"].append((t_hint - t0) * 1000)
         out["run_ms"].append(fin["ms"])
+    out["text"] = "\n".join(lines)
     # hover and inlay hints once the run is done
     hints = await cl.hints(uri) or []
     spots = []
@@ -242,6 +247,50 @@ async def measure_file(cl: Client, path: Path, edits: int, timeout: float) -> di
             assert hv is not None, (path.name, line, char)
     cl.c.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
     return out
+
+
+def _lsp_findings(cl: Client, since: int, uri: str, version: int, t_fin: float) -> list[tuple]:
+    """The findings of a version's complete run, as its last diagnostics before runFinished give them."""
+    last = None
+    for t, k, p in cl.events[since:]:
+        if k == "diagnostics" and p["uri"] == uri and p["version"] == version and t <= t_fin:
+            last = p["d"]
+    out = []
+    for d in last or []:
+        data = d.data if isinstance(d.data, dict) else {}
+        if "kind" in data:  # a finding's (not the run's own notes)
+            out.append((d.range.start.line + 1, data["kind"], data.get("arg"), data.get("lanes"), d.message))
+    return sorted(out, key=repr)
+
+
+def check_findings(path: Path, text: str) -> list[tuple] | str:
+    """`triton-lens check --json` of the same text, beside the file (its imports and folder as the server's run
+    has them): its findings as _lsp_findings gives the server's; a string when the check failed."""
+    import subprocess
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-check-", suffix=".py", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        p = subprocess.run(
+            [sys.executable, "-m", "triton_lens", "check", "--json", "--timeout", "600", tmp],
+            capture_output=True,
+            text=True,
+            cwd=path.parent,
+        )
+        try:
+            report = json.loads(p.stdout.splitlines()[0])
+        except (IndexError, ValueError):
+            return f"check failed (rc {p.returncode}): {p.stderr.strip()[-300:]}"
+    finally:
+        os.unlink(tmp)
+    out = [
+        (f["line"], f["kind"], f.get("arg"), f.get("lanes"), f["message"])
+        for f in report.get("findings", [])
+        if os.path.abspath(f.get("file") or tmp) == os.path.abspath(tmp)
+    ]
+    return sorted(out, key=repr)
 
 
 def machine() -> str:
@@ -290,19 +339,26 @@ async def main_async(args) -> int:
                 {
                     k: (round(v, 1) if isinstance(v, float) else v)
                     for k, v in corpus_rows[-1].items()
-                    if k not in ("hover_ms", "hint_ms")
+                    if k not in ("hover_ms", "hint_ms", "text", "complete_findings")
                 }
             ),
             flush=True,
         )
     for f in tutorials:
         tut_rows.append(await measure_file(cl, f, args.tutorial_edits, 900))
+        got = check_findings(f, tut_rows[-1]["text"])
+        lsp_side = tut_rows[-1]["complete_findings"]
+        tut_rows[-1]["same_as_check"] = (
+            got
+            if isinstance(got, str)
+            else f"{'yes' if got == lsp_side else 'NO'} ({len(got)} findings in check --json, {len(lsp_side)} in the editor)"
+        )
         print(
             json.dumps(
                 {
                     k: (round(v, 1) if isinstance(v, float) else v)
                     for k, v in tut_rows[-1].items()
-                    if k not in ("hover_ms", "hint_ms")
+                    if k not in ("hover_ms", "hint_ms", "text", "complete_findings")
                 }
             ),
             flush=True,
@@ -327,6 +383,8 @@ async def main_async(args) -> int:
         " launch's sample when the run has them, with the hints refresh; else the complete ones)",
         f"progressive results: {'off' if args.plain else 'on'}",
         "run: the server's own time for the run (worker process start, script, analysis, view)",
+        "complete = check: the last edit's complete findings (line, kind, tensor, lanes, message) are those of a"
+        " `triton-lens check --json` of the same text",
         "",
     ]
     if corpus_rows:
@@ -350,6 +408,7 @@ async def main_async(args) -> int:
                 f"  change->hints        {summary([r], 'change_hint_ms')}",
                 f"  change->first        {summary([r], 'change_first_ms')}  partial: {', '.join(r['partial']) or '-'}",
                 f"  first / complete     {_ratio(r)}",
+                f"  complete = check     {r['same_as_check']}",
                 f"  run (server side)    {summary([r], 'run_ms')}",
                 f"  hover                {summary([r], 'hover_ms')}",
                 f"  inlay hints          {summary([r], 'hint_ms')}",
