@@ -28,7 +28,7 @@ from ...model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, OK, TIMEOUT, CudaStan
 from ...model.remedies import MEMORY_LIMIT, PYTHON, TIME_LIMIT
 from ...source.kernels import find_kernels
 from ..recording import stream
-from . import zygote_client
+from . import spares, zygote_client
 from .process_tree import descendants, footprint_bytes, resolve_workers
 
 if TYPE_CHECKING:
@@ -174,6 +174,7 @@ class _Worker:
     def __init__(self, python: str, env: dict[str, str]):
         exe = _absolute_exe(python)
         self.home: str | None = tempfile.mkdtemp(prefix="triton-lens-worker-")  # 0700
+        self.zygote: zygote_client.Zygote | None = None  # (a cold worker's: none)
         env = _safe_env(env)
         r, w = os.pipe()
         # The runner's asks at a limit, answered by a thread of the worker (worker._TimeLimitAsks).
@@ -217,6 +218,7 @@ class _Worker:
         self = cls.__new__(cls)
         self.home = None  # the zygote's directory is its own
         self.python = python
+        self.zygote = zygote
         ours: list[int] = []
         theirs: list[int] = []
         try:
@@ -339,6 +341,9 @@ def _take_worker(python: str, env: dict[str, str], keep_warm: bool, cancel: thre
         except OSError:
             zygote = None
     if zygote is not None:
+        spare = _spares.take(zygote)
+        if spare is not None:
+            return spare
         try:
             return _Worker.forked(zygote, python)
         except zygote_client.ZygoteGone:
@@ -346,8 +351,34 @@ def _take_worker(python: str, env: dict[str, str], keep_warm: bool, cancel: thre
     return _Worker(python, env)
 
 
+# The next run's worker of each zygote, forked when a run ends (spares.py).
+_spares: spares.Spares[_Worker] = spares.Spares()
+
+
+def _fork_next(worker: _Worker) -> None:
+    """After a run whose worker the zygote forked: the next run's, forked now, off that run's way."""
+    zygote = worker.zygote
+    if zygote is None:
+        return
+
+    def fork() -> _Worker:
+        spare = _Worker.forked(zygote, worker.python)
+        try:
+            assert spare.proc.stdin is not None
+            spare.proc.stdin.write(spares.REHEARSE.encode())  # (the warm-up again while it waits)
+            spare.proc.stdin.flush()
+        except OSError:
+            spare.discard()
+            raise
+        return spare
+
+    _spares.refill(zygote, fork)
+
+
 def discard_spares() -> None:
-    """End the zygotes kept for later runs (the language server calls this at shutdown; also at exit)."""
+    """End the zygotes kept for later runs and the workers forked ahead from them (the language server
+    calls this at shutdown; also at exit)."""
+    _spares.discard_all()
     zygote_client.close_all()
 
 
@@ -492,6 +523,7 @@ def run(
         worker.end()
         worker.limits.close()
         worker.remove_home()
+    _fork_next(worker)
     reader.join(timeout=5.0)
     result.stdout, result.stderr = out_tail.text(), err_tail.text()
     note = _take_stream_note(tmp)

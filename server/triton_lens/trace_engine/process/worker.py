@@ -572,6 +572,7 @@ def import_what_runs_import() -> None:
     from ...model import lines  # noqa: F401  (an unsaved buffer's lines)
     from ..recording import parallel, progressive  # noqa: F401  (a split launch; a long launch's sample)
     from ..standin import cuda_reentry, cuda_tensors, nvidia_smi  # noqa: F401  (a CUDA script on the CPU)
+    from . import spares  # noqa: F401  (serve's, before its job)
 
     _first_launch()
 
@@ -618,9 +619,12 @@ def serve(fd: int, limits_fd: int | None, spawn_dir: str) -> int:
     from ..recording import stream
     from ..recording.recorder import Recorder
     from ..standin import cuda_standin
-    from . import viz_alias
+    from . import spares, viz_alias
 
     line = sys.stdin.readline()
+    if line == spares.REHEARSE:  # forked ahead of its run (spares.py): the warm-up again while it waits
+        _first_launch()
+        line = sys.stdin.readline()
     if not line:
         return 0  # the runner discarded this spare worker
     imported = set(sys.modules)

@@ -1,0 +1,185 @@
+"""The next run's worker, forked ahead (trace_engine/process/spares.py): its invariants on stand-ins, then a
+real zygote's runs taking their spare."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+from markers import CORPUS
+from test_zygote import _facts, _ready_zygote
+
+from triton_lens.trace_engine.process import runner, spares, zygote_client
+from triton_lens.trace_engine.process.runner import RunRequest, run
+
+
+class _Zygote:
+    def __init__(self) -> None:
+        self.dead = False
+
+
+class _Worker:
+    def __init__(self) -> None:
+        self.up = True
+        self.discarded = 0
+
+    def alive(self) -> bool:
+        return self.up
+
+    def discard(self) -> None:
+        self.discarded += 1
+        self.up = False
+
+
+def _settle(s: spares.Spares, z: _Zygote) -> None:
+    """Wait for the background fork's thread to file its spare (or drop it)."""
+    deadline = time.monotonic() + 10
+    while z in s._forking and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def test_a_spare_is_forked_once_and_taken_once():
+    s: spares.Spares[_Worker] = spares.Spares()
+    z = _Zygote()
+    assert s.take(z) is None  # nothing forked yet: the run forks its own
+    forks: list[_Worker] = []
+
+    def fork() -> _Worker:
+        forks.append(_Worker())
+        return forks[-1]
+
+    s.refill(z, fork)
+    _settle(s, z)
+    s.refill(z, fork)  # one is waiting: no second
+    _settle(s, z)
+    assert len(forks) == 1 and s.waiting() == forks
+    assert s.take(z) is forks[0] and s.take(z) is None
+    assert forks[0].discarded == 0
+
+
+def test_a_dead_spare_or_a_dead_zygotes_spare_is_discarded_not_taken():
+    s: spares.Spares[_Worker] = spares.Spares()
+    z, other = _Zygote(), _Zygote()
+    s.refill(z, _Worker)
+    _settle(s, z)
+    (w,) = s.waiting()
+    w.up = False  # it died while it waited (killed, out of memory)
+    assert s.take(z) is None and w.discarded == 1
+    s.refill(z, _Worker)
+    s.refill(other, _Worker)
+    _settle(s, z)
+    _settle(s, other)
+    z.dead = True
+    assert s.take(other) is not None  # (a take also drops what dead zygotes left)
+    assert s.waiting() == [] and s.take(z) is None
+    s.refill(z, _Worker)  # a dead zygote forks nothing
+    assert s.waiting() == [] and z not in s._forking
+
+
+def test_discard_all_ends_the_spares_and_a_fork_in_flight_ends_its_own():
+    s: spares.Spares[_Worker] = spares.Spares()
+    z, slow = _Zygote(), _Zygote()
+    s.refill(z, _Worker)
+    _settle(s, z)
+    (w,) = s.waiting()
+    go = threading.Event()
+    late = _Worker()
+
+    def slow_fork() -> _Worker:
+        go.wait(10)
+        return late
+
+    s.refill(slow, slow_fork)
+    s.discard_all()
+    assert w.discarded == 1 and s.waiting() == []
+    go.set()
+    _settle(s, slow)
+    assert late.discarded == 1 and s.waiting() == []  # forked before the discard: not kept
+
+
+def test_a_fork_that_fails_leaves_no_spare_and_the_next_refill_tries_again():
+    s: spares.Spares[_Worker] = spares.Spares()
+    z = _Zygote()
+
+    def gone() -> _Worker:
+        raise zygote_client.ZygoteGone("the zygote did not fork")
+
+    s.refill(z, gone)
+    _settle(s, z)
+    assert s.waiting() == []
+    s.refill(z, _Worker)
+    _settle(s, z)
+    assert len(s.waiting()) == 1
+
+
+# ---- a real zygote ------------------------------------------------------------------------------------
+pytestmark_real = pytest.mark.skipif(not zygote_client.supported(), reason="the zygote needs Linux")
+
+
+@pytest.fixture
+def fresh():
+    runner.discard_spares()
+    yield
+    runner.discard_spares()
+
+
+def _spare_after_run() -> runner._Worker:
+    deadline = time.monotonic() + 30
+    while not runner._spares.waiting() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    (w,) = runner._spares.waiting()
+    return w
+
+
+@pytestmark_real
+@pytest.mark.engine
+def test_each_run_takes_the_worker_forked_ahead_and_leaves_the_next(fresh, tmp_path):
+    script = tmp_path / "parent.py"
+    script.write_text("import os\nprint('SUPERVISOR', os.getppid())\n")
+    z = _ready_zygote(RunRequest(path=str(script), keep_warm=True))
+    for _ in range(2):
+        spare = _spare_after_run()
+        r = run(RunRequest(path=str(script), keep_warm=True))
+        assert r.status == "no-launch", r.error
+        # The run's worker is the spare's: below the supervisor the zygote forked before the run began.
+        assert f"SUPERVISOR {spare.proc.pid}" in r.stdout
+        assert spare not in runner._spares.waiting()
+    nxt = _spare_after_run()
+    assert nxt.alive() and nxt.zygote is z
+    # The spare made the warm-up launch while it waited, and a run from it is the run a cold worker gives.
+    path = str(CORPUS / "vector_add_tail.py")
+    warm = run(RunRequest(path=path, keep_warm=True))
+    cold = run(RunRequest(path=path, env=dict(os.environ, TRITON_LENS_TEST_KEY=str(time.time()))))  # (a new key)
+    assert warm.late_imports == [] and warm.worker_pid != cold.worker_pid
+    assert _facts(warm) == _facts(cold) and warm.stdout == cold.stdout
+
+
+@pytestmark_real
+@pytest.mark.engine
+def test_a_spare_that_died_while_it_waited_gives_way_to_a_fork(fresh, tmp_path):
+    script = tmp_path / "ok.py"
+    script.write_text("print('ran')\n")
+    _ready_zygote(RunRequest(path=str(script), keep_warm=True))
+    spare = _spare_after_run()
+    os.kill(spare.proc.pid, signal.SIGKILL)  # its supervisor; its worker follows (PR_SET_PDEATHSIG)
+    deadline = time.monotonic() + 10
+    while spare.alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    r = run(RunRequest(path=str(script), keep_warm=True))
+    assert r.status == "no-launch" and "ran" in r.stdout, (r.status, r.error)
+
+
+@pytestmark_real
+@pytest.mark.engine
+def test_discard_spares_ends_the_waiting_worker(fresh, tmp_path):
+    script = tmp_path / "ok.py"
+    script.write_text("pass\n")
+    _ready_zygote(RunRequest(path=str(script), keep_warm=True))
+    spare = _spare_after_run()
+    runner.discard_spares()
+    assert not spare.alive() and runner._spares.waiting() == []
+    with pytest.raises(ProcessLookupError):
+        os.kill(spare.proc.pid, 0)
