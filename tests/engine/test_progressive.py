@@ -110,3 +110,23 @@ def test_a_long_launch_sends_its_partial_before_the_launch_every_time(tmp_path):
         )
         assert r.status == "ok" and len(r.launches) == 1
         assert len(order) == 2 and order[0].endswith("of 1024") and order[1] == "launch", order
+
+
+def test_the_sample_child_is_reaped_and_its_pipe_closed_by_the_launch_end(tmp_path):
+    # progressive.py: the child writes its frame, says so with a byte on a pipe and exits; the parent takes
+    # the frame when the byte comes (not when the child has exited) and reaps the child at the launch's end.
+    # After the launch the script's process has no child left (no zombie) and no descriptor more than before.
+    script = tmp_path / "reaped.py"
+    script.write_text(
+        "import os\n"
+        "before = sorted(os.listdir('/proc/self/fd'))\n" + LONG + "after = sorted(os.listdir('/proc/self/fd'))\n"
+        "try:\n"
+        "    left = os.waitpid(-1, os.WNOHANG)\n"
+        "except ChildProcessError:\n"
+        "    left = 'none'\n"
+        "print('CHILDREN', left, 'FDS', len(after) - len(before))\n"
+    )
+    partials = []
+    r = run(RunRequest(path=str(script), timeout_s=120, progressive=True), on_partial=partials.append)
+    assert r.status == "ok" and len(partials) == 1, (r.status, r.error)
+    assert "CHILDREN none FDS 0" in r.stdout, r.stdout

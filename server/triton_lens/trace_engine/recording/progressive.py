@@ -15,10 +15,11 @@ recorded up to the parent, which hands it on (`Recorder.on_partial`) while its o
   writes one `partial` frame (stream.py) to a pipe and exits; it never returns to the script, never
   prints (its stdout and stderr are /dev/null: the parent prints every program's output) and never
   touches the parent's memory.
-- The child writes its frame into an unlinked temporary file the two share and exits; the parent's own
-  loop looks for its exit at each program boundary, and at its loads and stores every POLL_SECONDS (a
-  program of a matmul takes 20-30 ms: waiting for its end was half of that, on average, added to the
-  first hints), and then calls `on_partial(trace, done, total)` from its main thread (between two
+- The child writes its frame into an unlinked temporary file the two share, says so with one byte on a
+  pipe and exits (a pipe that ends empty: it sends nothing). The parent's own loop looks at the pipe at
+  each program boundary, and at its loads and stores every POLL_SECONDS (a program of a matmul takes
+  20-30 ms: waiting for its end was half of that, on average, added to the first hints; and a forked
+  copy of the worker takes 5-10 ms to exit, so the byte, not the exit, says the frame is there), and then calls `on_partial(trace, done, total)` from its main thread (between two
   frames, as every frame is written). (A relay thread was tried: the interpreter's main thread holds the GIL so much that
   the thread read the frame seconds late, often after the launch.) At the launch's end the parent takes
   a partial that is ready, ends the child if it still runs, so a partial always comes before its launch,
@@ -128,6 +129,8 @@ class Sampler:
         self.phase = WAIT
         self.pid = 0
         self.file: BinaryIO | None = None  # the unlinked file the child's frame is written into
+        self.ready = -1  # the pipe's end the child writes one byte to once its frame is in the file
+        self.sent = -1  # (parent) the other end, read without blocking
         self.rest: list[int] = []  # (child) the sample programs still to run, in order
         self.start = 0  # (child) the loop position at which it took over
         self.polled = 0.0  # (parent) when it last looked for the child's exit
@@ -177,6 +180,8 @@ class Sampler:
         gc.freeze()  # the child's collections then leave the inherited heap's pages alone
         try:
             self.file = tempfile.TemporaryFile(prefix="triton-lens-partial-")  # (unlinked at once)
+            self.sent, self.ready = os.pipe()  # (close-on-exec: no process the script starts has them)
+            os.set_blocking(self.sent, False)
             pid = os.fork()
         except OSError:  # out of processes, memory or disk: no partial, the launch goes on
             gc.unfreeze()
@@ -186,6 +191,8 @@ class Sampler:
         if pid == 0:
             return self._become_child(done, rest)
         gc.unfreeze()
+        os.close(self.ready)  # (the child's alone: its exit ends the pipe)
+        self.ready = -1
         self.pid, self.phase = pid, FORKED
         return None
 
@@ -197,16 +204,16 @@ class Sampler:
             self._take_if_done()
 
     def _take_if_done(self) -> None:
-        """(parent) When the child has exited: its frame, if it wrote one, handed to on_partial."""
+        """(parent) When the child has written its frame, or ended without one: the frame handed to on_partial."""
         try:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-        except ChildProcessError:
-            pid, status = self.pid, 1
-        if pid == 0:
+            said = os.read(self.sent, 1)
+        except BlockingIOError:
             return  # still running
+        except OSError:
+            said = b""
         self.phase = OFF
         try:
-            if os.waitstatus_to_exitcode(status) == 0 and self.rec.on_partial is not None:
+            if said == b"1" and self.rec.on_partial is not None:
                 assert self.file is not None  # (made before the fork)
                 self.file.seek(0)
                 frame = stream.read_frame(self.file)
@@ -223,25 +230,29 @@ class Sampler:
         if self.file is not None:
             self.file.close()
             self.file = None
+        for fd in (self.sent, self.ready):
+            if fd >= 0:
+                os.close(fd)
+        self.sent = self.ready = -1
 
     def end(self) -> None:
         """At the parent's launch end, before the launch is sent: a partial that is ready handed on, the
-        child ended."""
-        if self.phase is not FORKED:
-            return
-        self._take_if_done()
-        if self.phase is not FORKED:
-            return
-        self.phase = OFF
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        try:
-            os.waitpid(self.pid, 0)
-        except ChildProcessError:
-            pass
-        self._close_file()
+        child ended and reaped (it exits as soon as it has sent: by now, as a rule, it has)."""
+        if self.phase is FORKED:
+            self._take_if_done()
+        if self.phase is FORKED:
+            self.phase = OFF
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            self._close_file()
+        if self.pid:
+            try:
+                os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                pass
+            self.pid = 0
 
     # -- child ------------------------------------------------------------------------------------
     def _become_child(self, done: int, rest: list[int]) -> tuple[int, int, int]:
@@ -255,6 +266,8 @@ class Sampler:
             signal.signal(signal.SIGINT, signal.SIG_DFL)
         except ValueError:  # not the main thread
             pass
+        os.close(self.sent)
+        self.sent = -1
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, 1)  # the parent prints every program's output, this one's too
         os.dup2(null, 2)
@@ -272,8 +285,9 @@ class Sampler:
             meta["programs_done"] = self.start + len(self.rest)
             meta["programs_total"] = self.n
             assert self.file is not None  # (made before the fork)
-            stream.write_frame(self.file, "partial", meta, arrays)  # (flushed; the parent reads it after exit)
+            stream.write_frame(self.file, "partial", meta, arrays)  # (flushed: the parent reads it once told)
             self.file.close()
+            os.write(self.ready, b"1")
         finally:
             posix._exit(0)
 
