@@ -177,6 +177,12 @@ class Doc:
                 return lsp.Hover(contents=lsp.MarkupContent(lsp.MarkupKind.Markdown, md), range=rng)
         return None
 
+    @property
+    def running_shown(self) -> bool:
+        """A run is in flight and has said so (runs.SAY_RUNNING_AFTER_S): what the lens, the status bar and the
+        viewer show; a run not yet said to run leaves the last result shown as it was."""
+        return self.run is not None and self.run.announced
+
     def code_lenses(self, *, trusted: bool) -> list[lsp.CodeLens]:
         not_run = ""
         if not trusted:
@@ -188,7 +194,7 @@ class Doc:
             self.uri,
             self.plan.kernels,
             result,
-            running=self.run is not None,
+            running=self.running_shown,
             stale=self.view is not None and not self.current and self.stale,
             not_run=not_run,
             # a sample's snapshot: of the run still going, or of one an edit stopped (lenses.summary_title)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
-from .runs import RunHandle
+from .runs import SAY_RUNNING_AFTER_S, RunHandle
 from .view import RunView
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-AFTER_S = 0.5
+AFTER_S = SAY_RUNNING_AFTER_S
 EVERY_S = 0.25
 
 

@@ -32,6 +32,12 @@ log = logging.getLogger(__name__)
 # a run answers an unchanged launch from it instead of re-running its probes. Bounded in entries and bytes.
 SIZE_CACHE = SizeCache()
 
+# A run says that it runs (tritonLens/runStarted, the code lens's "⟳ running…", the progress) once it has taken
+# this long, or has results to show before (a launch's sample), or is the document's first: an edit's short run
+# goes from one result to the next, without a spinner coming and going in the status bar and the lens on
+# each keystroke.
+SAY_RUNNING_AFTER_S = 0.5
+
 
 @dataclass
 class RunHandle:
@@ -47,6 +53,7 @@ class RunHandle:
     token: str | None = None  # work done progress token, once created
     begun: bool = False
     done: bool = False
+    announced: bool = False  # runStarted sent (SAY_RUNNING_AFTER_S)
     last_report: str = ""
     # Set by the scheduler: hands a partial view (a launch's sample) to the loop, from the engine's thread.
     on_partial: Callable[[RunView], None] | None = None

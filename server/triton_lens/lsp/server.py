@@ -41,7 +41,7 @@ from .linemap import LineMap
 from .progress import RunProgress
 from .protocol import TritonLensProtocol
 from .runplan import plan as make_plan
-from .runs import RunHandle, RunScheduler
+from .runs import SAY_RUNNING_AFTER_S, RunHandle, RunScheduler
 from .settings import SECTION, Settings, from_initialization_options
 from .text import path_of, set_encoding
 from .view import RunView
@@ -384,14 +384,25 @@ class TritonLensServer(LanguageServer):
 
     def _run_started(self, doc: Doc, h: RunHandle) -> None:
         self.fix_checker.preempt()  # the document's own run comes first
-        self.protocol.notify(RUN_STARTED, {"uri": doc.uri, "version": h.version})
-        self._refresh(hints=False, lenses=True)
+        if doc.view is None:  # the document's first run: nothing else to show meanwhile
+            self._announce(doc, h)
+        else:
+            self.scheduler._loop().call_later(SAY_RUNNING_AFTER_S, self._announce, doc, h)
         if self._cap("window", "work_done_progress"):
             self.run_progress.started(h, self.scheduler._loop())
+
+    def _announce(self, doc: Doc, h: RunHandle) -> None:
+        """runStarted and the lens's "⟳ running…", once (runs.SAY_RUNNING_AFTER_S): not for a run already over."""
+        if h.announced or h.done or h.cancel.is_set() or doc.run is not h:
+            return
+        h.announced = True
+        self.protocol.notify(RUN_STARTED, {"uri": doc.uri, "version": h.version})
+        self._refresh(hints=False, lenses=True)
 
     def _run_partial(self, doc: Doc, h: RunHandle, view: RunView) -> None:
         p = view.partial
         assert p is not None
+        self._announce(doc, h)  # (before its first results: the status bar's partial state follows its start)
         self.publish(doc, always=True)
         self._refresh()
         self.protocol.notify(
@@ -481,7 +492,7 @@ class TritonLensServer(LanguageServer):
                 "cudaStandIn": standin,
                 # A newer run of the document is in flight (this one was cancelled too late and its result
                 # adopted): the client keeps saying "running", as the code lens does, until that one ends.
-                "running": doc.run is not None,
+                "running": doc.running_shown,
             },
         )
 

@@ -69,7 +69,7 @@ def _kernels(server: TritonLensServer, doc: Doc | None) -> JSON:
         )
     out["docVersion"] = doc.version
     out["stale"] = doc.view is not None and not doc.current
-    out["running"] = doc.run is not None
+    out["running"] = doc.running_shown
     return out
 
 
