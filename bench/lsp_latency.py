@@ -443,7 +443,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--edits", type=int, default=3)
     p.add_argument("--tutorial-edits", type=int, default=1)
-    p.add_argument("--debounce", type=int, default=400)
+    p.add_argument("--debounce", type=int, default=100, help="tritonLens.debounceMs (the default: lsp/settings.py)")
     p.add_argument(
         "--workers", type=int, default=0, help="tritonLens.workers (0: the default, the machine's cores less one)"
     )
