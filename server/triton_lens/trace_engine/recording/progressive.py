@@ -11,19 +11,19 @@ recorded up to the parent, which hands it on (`Recorder.on_partial`) while its o
 - Otherwise it forks at the next program boundary. The fork has the launch's memory as it is then (the
   previous launches complete, this launch's first programs done): its sample programs run on a private
   copy of it, in a schedule a GPU may also choose (these programs first). Their rows are exact: real
-  lanes of real programs. The child's own loop visits the sample programs (set_grid_idx remapped),
-  writes one `partial` frame (stream.py) to a pipe and exits; it never returns to the script, never
-  prints (its stdout and stderr are /dev/null: the parent prints every program's output) and never
-  touches the parent's memory.
-- The child writes its frame into an unlinked temporary file the two share, says so with one byte on a
-  pipe and exits (a pipe that ends empty: it sends nothing). The parent's own loop looks at the pipe at
-  each program boundary, and at its loads and stores every POLL_SECONDS (a program of a matmul takes
-  20-30 ms: waiting for its end was half of that, on average, added to the first hints; and a forked
-  copy of the worker takes 5-10 ms to exit, so the byte, not the exit, says the frame is there), and then calls `on_partial(trace, done, total)` from its main thread (between two
-  frames, as every frame is written). (A relay thread was tried: the interpreter's main thread holds the GIL so much that
-  the thread read the frame seconds late, often after the launch.) At the launch's end the parent takes
-  a partial that is ready, ends the child if it still runs, so a partial always comes before its launch,
-  or not at all (a sample slower than the launch, or one that raised).
+  lanes of real programs. The child's own loop visits the sample programs (set_grid_idx remapped); it
+  never returns to the script, never prints (its stdout and stderr are /dev/null: the parent prints
+  every program's output) and never touches the parent's memory.
+- The child writes one `partial` frame (stream.py) into an unlinked temporary file the two share, says so
+  with one byte on a pipe and exits (a pipe that ends empty: it sends nothing). The parent's own loop
+  looks at the pipe at each program boundary, and at its loads and stores every POLL_SECONDS (a program
+  of a matmul takes 20-30 ms: waiting for its end was half of that, on average, added to the first
+  hints; and a forked copy of the worker takes 5-10 ms to exit, so the byte, not the exit, says the
+  frame is there), and then calls `on_partial(trace, done, total)` from its main thread (between two
+  frames, as every frame is written). (A relay thread was tried: the interpreter's main thread holds the
+  GIL so much that the thread read the frame seconds late, often after the launch.) At the launch's end
+  the parent takes a partial that is ready, ends the child if it still runs and reaps it, so a partial
+  always comes before its launch, or not at all (a sample slower than the launch, or one that raised).
 """
 
 from __future__ import annotations
