@@ -116,13 +116,21 @@ def test_a_fork_that_fails_leaves_no_spare_and_the_next_refill_tries_again():
 
 
 # ---- a real zygote ------------------------------------------------------------------------------------
-pytestmark_real = pytest.mark.skipif(not zygote_client.supported(), reason="the zygote needs Linux")
+# (the zygote, and so a spare, exists on Linux only: elsewhere every run starts a cold worker)
+on_linux = pytest.mark.skipif(not zygote_client.supported(), reason="the zygote needs Linux")
+# One environment for every run here: a zygote serves runs of one interpreter and environment, and pytest's
+# PYTEST_CURRENT_TEST differs between the fixture's setup and the test (each would get a zygote of its own).
+ENV = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
 
 
 @pytest.fixture
-def fresh():
+def ready(tmp_path):
+    """A ready zygote, a script that prints 'ran', and the spare the zygote's first run left waiting."""
     runner.discard_spares()
-    yield
+    script = tmp_path / "ok.py"
+    script.write_text("print('ran')\n")
+    z = _ready_zygote(RunRequest(path=str(script), keep_warm=True, env=ENV))
+    yield z, script, _spare_after_run()
     runner.discard_spares()
 
 
@@ -134,51 +142,44 @@ def _spare_after_run() -> runner._Worker:
     return w
 
 
-@pytestmark_real
+@on_linux
 @pytest.mark.engine
-def test_each_run_takes_the_worker_forked_ahead_and_leaves_the_next(fresh, tmp_path):
+def test_each_run_takes_the_worker_forked_ahead_and_leaves_the_next(ready, tmp_path):
+    z, _, spare = ready
     script = tmp_path / "parent.py"
     script.write_text("import os\nprint('SUPERVISOR', os.getppid())\n")
-    z = _ready_zygote(RunRequest(path=str(script), keep_warm=True))
     for _ in range(2):
-        spare = _spare_after_run()
-        r = run(RunRequest(path=str(script), keep_warm=True))
+        r = run(RunRequest(path=str(script), keep_warm=True, env=ENV))
         assert r.status == "no-launch", r.error
         # The run's worker is the spare's: below the supervisor the zygote forked before the run began.
         assert f"SUPERVISOR {spare.proc.pid}" in r.stdout
         assert spare not in runner._spares.waiting()
-    nxt = _spare_after_run()
-    assert nxt.alive() and nxt.zygote is z
+        spare = _spare_after_run()
+    assert spare.alive() and spare.zygote is z
     # The spare made the warm-up launch while it waited, and a run from it is the run a cold worker gives.
     path = str(CORPUS / "vector_add_tail.py")
-    warm = run(RunRequest(path=path, keep_warm=True))
-    cold = run(RunRequest(path=path, env=dict(os.environ, TRITON_LENS_TEST_KEY=str(time.time()))))  # (a new key)
+    warm = run(RunRequest(path=path, keep_warm=True, env=ENV))
+    cold = run(RunRequest(path=path, env=dict(ENV, TRITON_LENS_TEST_KEY=str(time.time()))))  # (a new key)
     assert warm.late_imports == [] and warm.worker_pid != cold.worker_pid
     assert _facts(warm) == _facts(cold) and warm.stdout == cold.stdout
 
 
-@pytestmark_real
+@on_linux
 @pytest.mark.engine
-def test_a_spare_that_died_while_it_waited_gives_way_to_a_fork(fresh, tmp_path):
-    script = tmp_path / "ok.py"
-    script.write_text("print('ran')\n")
-    _ready_zygote(RunRequest(path=str(script), keep_warm=True))
-    spare = _spare_after_run()
+def test_a_spare_that_died_while_it_waited_gives_way_to_a_fork(ready):
+    _, script, spare = ready
     os.kill(spare.proc.pid, signal.SIGKILL)  # its supervisor; its worker follows (PR_SET_PDEATHSIG)
     deadline = time.monotonic() + 10
     while spare.alive() and time.monotonic() < deadline:
         time.sleep(0.01)
-    r = run(RunRequest(path=str(script), keep_warm=True))
+    r = run(RunRequest(path=str(script), keep_warm=True, env=ENV))
     assert r.status == "no-launch" and "ran" in r.stdout, (r.status, r.error)
 
 
-@pytestmark_real
+@on_linux
 @pytest.mark.engine
-def test_discard_spares_ends_the_waiting_worker(fresh, tmp_path):
-    script = tmp_path / "ok.py"
-    script.write_text("pass\n")
-    _ready_zygote(RunRequest(path=str(script), keep_warm=True))
-    spare = _spare_after_run()
+def test_discard_spares_ends_the_waiting_worker(ready):
+    _, _, spare = ready
     runner.discard_spares()
     assert not spare.alive() and runner._spares.waiting() == []
     with pytest.raises(ProcessLookupError):
