@@ -56,6 +56,9 @@ def _copies(launch, n: int) -> list[tuple[float, float, int]]:
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:
+            # Had the parent's torch run parallel regions, a copy's first one would wait forever on
+            # OpenMP threads it does not have: its torch runs on one thread.
+            torch.set_num_threads(1)
             os.close(go_w)
             os.read(go_r, 1)  # every copy starts when all are forked
             t0 = time.perf_counter()
@@ -99,7 +102,7 @@ def main() -> None:
     ]
     print("\n".join(lines), flush=True)
     for name, (launch, _outputs, _check) in workloads(args.scale).items():
-        if args.only and args.only not in name:
+        if args.only and not any(part in name for part in args.only.split(",") if part):
             continue
         launch()  # the interpreter rewrites the kernel once, before any fork
         if args.traced:
