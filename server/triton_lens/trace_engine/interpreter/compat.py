@@ -1112,6 +1112,11 @@ class _StoreTap:
 
     def __init__(self, real: Triton, log: Callable[[np.ndarray, np.ndarray, np.ndarray], None]) -> None:
         self._real, self._log = real, log
+        # The module's other functions (load, the atomics) as plain attributes: each program's loads
+        # then find them at once, not through __getattr__ after a failed lookup.
+        for name in dir(real):
+            if not name.startswith("_") and name != "store":
+                self.__dict__[name] = getattr(real, name)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._real, name)

@@ -165,25 +165,38 @@ class _StoreLog:
         self.vals: list[bytes] = []
 
     def __call__(self, ptrs: np.ndarray, values: np.ndarray, mask: np.ndarray) -> None:
+        # (Called once per store of every program a child runs: each numpy call here is a share of the
+        # split's overhead, so the common case, values and mask of the pointers' shape, takes no copies.)
         p = ptrs.reshape(-1)
-        v = np.broadcast_to(values, ptrs.shape).reshape(-1)
-        m = np.broadcast_to(mask, ptrs.shape).reshape(-1)
+        shape = ptrs.shape
+        v = (values if values.shape == shape else np.broadcast_to(values, shape)).reshape(-1)
+        m = (mask if mask.shape == shape else np.broadcast_to(mask, shape)).reshape(-1)
         if not m.all():
             p, v = p[m], v[m]
         n = p.size
         if n == 0:
             return
         size = v.dtype.itemsize
-        self.itemsize.append(size)
-        self.count.append(n)
-        self.vals.append(np.ascontiguousarray(v).tobytes())
-        if n == 1 or bool((np.diff(p) == size).all()):
-            self.kind.append(0)
-            self.start.append(int(p[0]))
+        self.vals.append(v.tobytes())
+        # Contiguous when the last lane is where the first's run would end and every step is one item.
+        first = int(p[0])
+        if n == 1 or (int(p[-1]) - first == (n - 1) * size and bool((p[1:] - p[:-1] == size).all())):
+            kind, itemsize, count, start = self.kind, self.itemsize, self.count, self.start
+            if kind and kind[-1] == 0 and itemsize[-1] == size and start[-1] + count[-1] * size == first:
+                # It goes on where the last store ended (the next block of a row, the next program's
+                # block): one longer run, so the parent writes a chunk's output in a few copies.
+                count[-1] += n
+                return
+            itemsize.append(size)
+            count.append(n)
+            kind.append(0)
+            start.append(first)
         else:
+            self.itemsize.append(size)
+            self.count.append(n)
             self.kind.append(1)
             self.start.append(0)
-            self.addrs.append(np.ascontiguousarray(p, dtype=np.uint64))
+            self.addrs.append(p.astype(np.uint64))
 
     def take(self) -> dict[str, np.ndarray]:
         """The stores logged since the last take, as arrays; the log starts again empty."""

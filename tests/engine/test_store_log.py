@@ -1,0 +1,83 @@
+"""A split child's store log (trace_engine/recording/parallel.py `_StoreLog`) and its replay in the parent
+(`apply_stores`): replaying the log into memory as it was before gives exactly the memory the stores made,
+in their order, whatever their shape, mask, item size or layout; runs that go on where the last one ended
+are kept as one."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from triton_lens.trace_engine.recording.parallel import _StoreLog, apply_stores
+
+
+def _ptrs(buf: np.ndarray, idx) -> np.ndarray:
+    return (buf.ctypes.data + np.asarray(idx, dtype=np.int64) * buf.itemsize).astype(np.uint64)
+
+
+class _Memory:
+    """A child's copy of a buffer and the parent's, at other addresses here (one address after a fork):
+    the child writes its copy and logs the stores at the parent's addresses."""
+
+    def __init__(self, before: np.ndarray):
+        self.before, self.child, self.parent = before.copy(), before.copy(), np.empty_like(before)
+
+    def replayed(self, log: _StoreLog) -> np.ndarray:
+        self.parent[:] = self.before
+        apply_stores({k: v.copy() for k, v in log.take().items()})
+        return self.parent
+
+
+def _store(log: _StoreLog, mem: _Memory, idx, values, mask=None) -> None:
+    """What the interpreter does for a store in a child: write the lanes, then log them."""
+    buf = mem.child
+    ptrs = _ptrs(mem.parent, idx)
+    values = np.asarray(values, dtype=buf.dtype)
+    mask = np.ones(ptrs.shape, dtype=bool) if mask is None else np.asarray(mask)
+    lanes = np.broadcast_to(mask, ptrs.shape)
+    flat = np.asarray(idx).reshape(-1)[lanes.reshape(-1)]
+    buf[flat] = np.broadcast_to(values, ptrs.shape).reshape(-1)[lanes.reshape(-1)]
+    log(ptrs, values, mask)
+
+
+def test_replay_gives_the_memory_the_stores_made_in_their_order():
+    rng = np.random.default_rng(0)
+    mem = _Memory(rng.standard_normal(4096).astype(np.float32))
+    log = _StoreLog()
+    _store(log, mem, np.arange(0, 1024), rng.standard_normal(1024))  # program 0's block
+    _store(log, mem, np.arange(1024, 2048), rng.standard_normal(1024))  # the next one's
+    _store(log, mem, np.arange(100, 164).reshape(8, 8), rng.standard_normal((8, 8)))  # 2-D, over the first
+    _store(log, mem, np.arange(3000, 3128), 7.0)  # a scalar broadcast to the lanes
+    _store(log, mem, np.arange(2048, 2176), rng.standard_normal(128), mask=np.arange(128) < 100)  # a tail
+    _store(log, mem, [4000, 17, 4000, 3], [1.0, 2.0, 3.0, 4.0])  # scattered, one address twice
+    _store(log, mem, np.arange(0, 512, 2), rng.standard_normal(256))  # strided
+    _store(log, mem, np.arange(64), 0.0, mask=np.zeros(64, dtype=bool))  # all lanes off: nothing
+    assert np.array_equal(mem.replayed(log), mem.child)
+    assert mem.parent[4000] == 3.0  # the later lane wins, as on the one process's run
+
+
+def test_item_sizes_other_than_four():
+    for dtype in (np.int8, np.float16, np.float64):
+        mem = _Memory(np.zeros(600, dtype=dtype))
+        log = _StoreLog()
+        _store(log, mem, np.arange(0, 300), np.arange(300) % 100)
+        _store(log, mem, np.arange(300, 600), np.arange(300) % 7)
+        _store(log, mem, [599, 0, 17], [5, 6, 7])
+        assert np.array_equal(mem.replayed(log), mem.child), dtype
+
+
+def test_runs_that_go_on_where_the_last_ended_are_one():
+    mem = _Memory(np.zeros(1 << 14, dtype=np.float32))
+    log = _StoreLog()
+    for p in range(16):  # sixteen programs, each the next 1024-element block
+        _store(log, mem, np.arange(p * 1024, (p + 1) * 1024), float(p))
+    assert log.kind == [0] and log.count == [1 << 14]
+    _store(log, mem, np.arange(0, 4), 1.0)  # back to the start: a run of its own
+    _store(log, mem, np.arange(4, 8), 2.0)  # and on from it
+    assert log.kind == [0, 0] and log.count == [1 << 14, 8]
+    wide = _Memory(np.zeros(8, dtype=np.float64))
+    wide.parent = mem.parent[8:24].view(np.float64)  # where the last run ended, but 8-byte items: not joined
+    _store(log, wide, [0], 1.0)
+    assert len(log.kind) == 3 and log.count[-1] == 1
+    expect = mem.child.copy()
+    expect[8:10] = np.array([1.0], dtype=np.float64).view(np.float32)
+    assert np.array_equal(mem.replayed(log), expect)
