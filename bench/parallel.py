@@ -79,7 +79,7 @@ def main() -> None:
     ]
     print("\n".join(lines), flush=True)
     for name, (launch, outputs, check) in workloads(args.scale).items():
-        if args.only and args.only not in name:
+        if args.only and not any(part in name for part in args.only.split(",") if part):
             continue
         launch()  # the interpreter rewrites the kernel once
         assert check(), f"{name}: the bare interpreter's output is wrong"
@@ -112,6 +112,8 @@ def main() -> None:
         bare_wall = statistics.median(t[0] for t in rows["bare"])
         bare_cpu = statistics.median(t[1] for t in rows["bare"])
         one_wall = None
+        spread: dict[int, str] = {}  # the walls' range over reps
+        paired: dict[int, str] = {}  # the efficiency of each rep's w=1 and w=N, lowest-highest
         out = [f"{name:38} {programs:8d} {'bare':>8} {bare_wall:8.2f} {bare_cpu:8.2f} {1.0:8.2f} {'':>6} {1.0:8.2f}"]
         for w in counts:
             wall = statistics.median(t[0] for t in rows[w])
@@ -119,18 +121,27 @@ def main() -> None:
             if w == 1:
                 one_wall = wall
             eff = f"{one_wall / wall / w:6.0%}" if one_wall else ""
+            if one_wall and args.reps > 1 and w != 1:  # each rep's own pair (a noisy host drifts between reps)
+                pairs = [a[0] / b[0] / w for a, b in zip(rows[1], rows[w])]
+                spread[w] = f"{min(t[0] for t in rows[w]):.2f}-{max(t[0] for t in rows[w]):.2f}"
+                paired[w] = f"{min(pairs):.0%}-{max(pairs):.0%}"
             s = rows[("split", w)]
             split = (
                 "-"
                 if not s
                 else (
                     f"{s['workers']} children, probe {s['probe']}, fork {s['fork_s'] * 1e3:.0f} ms, merge "
-                    f"{s['merge_s'] * 1e3:.0f} ms after the last child ({s.get('merge_total_s', 0) * 1e3:.0f} in all), "
+                    f"{s['merge_s'] * 1e3:.0f} ms after the last child ({s.get('merge_total_s', 0) * 1e3:.0f} in all; "
+                    f"writing the stores {s.get('apply_s', 0) * 1e3:.0f}), "
                     f"{s.get('n_chunks', len(s['chunks']))} chunks, programs a child {min(s['chunks'])}-{max(s['chunks'])}, child cpu "
                     f"{_median(s['child_cpu_s']):.2f} s, {_median(s['child_minflt']) / 1e3:.0f}k faults"
                     + ("" if s["merged"] else " (ran in one process)")
                 )
             )
+            if w in spread:
+                split += f"; wall over reps {spread[w]} s, each rep's efficiency {paired[w]}"
+            elif w == 1 and args.reps > 1:
+                split += f"; wall over reps {min(t[0] for t in rows[1]):.2f}-{max(t[0] for t in rows[1]):.2f} s"
             out.append(
                 f"{'':38} {'':8} {f'tool w={w}':>8} {wall:8.2f} {cpu:8.2f} {bare_wall / wall:8.2f} {eff} "
                 f"{cpu / bare_cpu:8.2f} {str(all(rows[('same', w)])):>5} {split}"

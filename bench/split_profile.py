@@ -160,6 +160,8 @@ def _split_rows(launch, workers: int, profile: bool, wall1: float, ms1: float) -
         f"  {'run CPU ms a program':34} {_med_max(run_cpu)}",
         f"  {'run CPU a program / one process':34} {_med_max([r / ms1 for r in run_cpu])}",
         f"  {'CPU before first own program':34} {_med_max([c['first'] for c in cp])}",
+        f"  {'frames (make and write chunks)':34} {_med_max([x * 1e3 for x in s.get('child_send_s') or [] if x is not None])}",
+        f"  {'page faults (thousands)':34} {_med_max([x / 1e3 for x in s.get('child_minflt') or [] if x is not None])}",
         f"  {'end (last chunk sent -> read)':34} {_med_max([a['sent'] - a['ran'] for a in at])}",
         f"  {'ended (sent, after split start)':34} {_med_max([a['sent'] for a in at])}",
         f"  {'first own program (after start)':34} {_med_max([a['first'] for a in at])}",
@@ -232,6 +234,9 @@ def warmup_rows(name: str, launch, copies: int) -> list[str]:
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:
+            # The parent's torch ran parallel regions (the workload's tensors): a forked copy's first one
+            # would wait forever on OpenMP threads it does not have, so its torch runs on one thread.
+            torch.set_num_threads(1)
             os.close(go_w)
             os.read(go_r, 1)
             res = []

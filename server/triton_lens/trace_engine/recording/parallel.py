@@ -407,6 +407,7 @@ class _Dispatch:
         # last ended), built (its last chunk's arrays made). The parent adds sent (the result read).
         self.marks: dict[str, tuple[float, float]] = {}
         self.subs: list[int] = []  # (child) the children it forked (the tree of `_split`)
+        self.send_s = 0.0  # (child) wall seconds making and writing its chunks' frames (the split report)
 
     def before_program(self) -> None:
         done = self.i
@@ -470,6 +471,7 @@ class _Dispatch:
 
     def _send_chunk(self) -> None:
         """(child) What the chunk's programs recorded and stored, and the sites first met in it."""
+        t = time.perf_counter()
         L, out, stores = self.L, self.out, self.stores
         assert out is not None and stores is not None  # (set by _become_child)
         r0, d0 = self.r0, self.dot0
@@ -496,6 +498,7 @@ class _Dispatch:
         self.s_sent, self.ds_sent = len(L.sites), len(L.dot_sites)
         self._mark("built")
         stream.write_frame(out, "chunk", meta, arrays)
+        self.send_s += time.perf_counter() - t
 
     # -- parent ---------------------------------------------------------------------------------
     def _split(self, done: int, k: int) -> None:
@@ -551,6 +554,7 @@ class _Dispatch:
         os.close(q_r)
         t_merge = time.perf_counter()
         ok = all(r is not None and r["status"] == "ok" for r in results)
+        t_apply = time.perf_counter()
         if ok and merge.next == len(self.plan):
             merge.apply_stores()
             self.phase = SPLIT_DONE
@@ -572,11 +576,14 @@ class _Dispatch:
             "wait_s": t_merge - t_wait,
             "merge_s": time.perf_counter() - t_merge,  # what was left to merge once the last child ended
             "merge_total_s": merge.seconds,  # every chunk's merge and the stores' writing
+            "apply_s": time.perf_counter() - t_apply,  # (of merge_s) the stores' writing
             "n_chunks": len(self.plan),
             "chunks": ran,  # the programs each child ran
             # each child's own CPU seconds and minor page faults (copy-on-write copies among them)
             "child_cpu_s": [r.get("cpu_s") if r is not None else None for r in results],
             "child_minflt": [r.get("minflt") if r is not None else None for r in results],
+            # each child's wall seconds making and writing its chunks' frames
+            "child_send_s": [r.get("send_s") if r is not None else None for r in results],
             # each child's timeline, ms after the split began: forked (the parent called fork), born,
             # first, ran, built (see _Dispatch.marks), sent (the parent had read its result); and its
             # CPU ms at born, first, ran and built
@@ -718,6 +725,7 @@ class _Dispatch:
             meta: dict[str, Any] = {"status": status, "pid": os.getpid(), "ppid": os.getppid()}
             if status == "ok":
                 meta.update(cpu_s=use.ru_utime + use.ru_stime, minflt=use.ru_minflt, marks=self.marks)
+                meta.update(send_s=self.send_s)
             stream.write_frame(out, "result", meta)
             out.close()
             if self.subs:  # the children it forked: their parent stays until they end (PDEATHSIG)
