@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from triton_lens.trace_engine.recording.parallel import _StoreLog, apply_stores
+from triton_lens.trace_engine.recording import parallel
+from triton_lens.trace_engine.recording.parallel import _StoreLog, apply_stores, write_stores
 
 
 def _ptrs(buf: np.ndarray, idx) -> np.ndarray:
@@ -81,3 +82,57 @@ def test_runs_that_go_on_where_the_last_ended_are_one():
     expect = mem.child.copy()
     expect[8:10] = np.array([1.0], dtype=np.float64).view(np.float32)
     assert np.array_equal(mem.replayed(log), expect)
+
+
+class _CountingPool(parallel.ThreadPoolExecutor):
+    made: list[int] = []
+
+    def __init__(self, max_workers: int, **kw):
+        _CountingPool.made.append(max_workers)
+        super().__init__(max_workers=max_workers, **kw)
+
+
+def _logs_of_chunks(mem: _Memory, chunks) -> list[dict[str, np.ndarray]]:
+    """One log per chunk, as the parent receives them: each chunk a list of (indices, values)."""
+    logs = []
+    for chunk in chunks:
+        log = _StoreLog()
+        for idx, values in chunk:
+            _store(log, mem, idx, values)
+        logs.append({k: v.copy() for k, v in log.take().items()})
+    return logs
+
+
+def test_disjoint_runs_are_written_by_threads_and_give_the_same_memory(monkeypatch):
+    monkeypatch.setattr(parallel, "PARALLEL_WRITE_BYTES", 4096)
+    monkeypatch.setattr(parallel, "ThreadPoolExecutor", _CountingPool)
+    _CountingPool.made.clear()
+    rng = np.random.default_rng(1)
+    mem = _Memory(np.zeros(1 << 16, dtype=np.float32))
+    # Chunks arrive in program order but cover the output out of order (rows of a transposed grid).
+    chunks = [[(np.arange(r * 4096, (r + 1) * 4096), rng.standard_normal(4096))] for r in (3, 0, 15, 7, 1)]
+    chunks.append([(np.arange(9 * 4096 + 5, 9 * 4096 + 1000), 2.5), (np.arange(60000, 60001), 1.0)])
+    logs = _logs_of_chunks(mem, chunks)
+    mem.parent[:] = mem.before
+    write_stores(logs, threads=4)
+    assert np.array_equal(mem.parent, mem.child)
+    assert _CountingPool.made == [4]
+
+
+def test_overlapping_or_scattered_stores_are_written_in_program_order(monkeypatch):
+    monkeypatch.setattr(parallel, "PARALLEL_WRITE_BYTES", 1024)
+    monkeypatch.setattr(parallel, "ThreadPoolExecutor", _CountingPool)
+    _CountingPool.made.clear()
+    mem = _Memory(np.zeros(1 << 14, dtype=np.float32))
+    # Two chunks write the same block (a race the analysis reports): the later chunk's values stay.
+    overlapping = [[(np.arange(0, 4096), 1.0)], [(np.arange(2048, 6144), 2.0)], [(np.arange(0, 1024), 3.0)]]
+    logs = _logs_of_chunks(mem, overlapping)
+    mem.parent[:] = mem.before
+    write_stores(logs, threads=4)
+    assert np.array_equal(mem.parent, mem.child) and mem.parent[0] == 3.0 and mem.parent[3000] == 2.0
+    before = mem.child.copy()
+    scattered = _logs_of_chunks(mem, [[(np.arange(8192, 16384), 4.0)], [([8192, 100, 8192], [5.0, 6.0, 7.0])]])
+    mem.parent[:] = before
+    write_stores(scattered, threads=4)
+    assert np.array_equal(mem.parent, mem.child) and mem.parent[8192] == 7.0 and mem.parent[100] == 6.0
+    assert _CountingPool.made == []

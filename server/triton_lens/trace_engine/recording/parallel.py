@@ -57,6 +57,7 @@ import signal
 import sys
 import time
 import types
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -81,6 +82,10 @@ PROBE_SECONDS = 0.01
 CHUNK_SPLIT = 2
 CHUNK_SECONDS = 0.005
 MAX_CHUNKS = 1024
+# The parent writes the children's stores with up to WRITE_THREADS threads when they are at least
+# PARALLEL_WRITE_BYTES (each thread at least half that).
+WRITE_THREADS = 8
+PARALLEL_WRITE_BYTES = 4 << 20
 
 
 def chunk_plan(lo: int, n: int, k: int, per_program: float) -> list[tuple[int, int]]:
@@ -240,6 +245,57 @@ def apply_stores(a: dict[str, np.ndarray]) -> None:
                     ctypes.memmove(addr, base + off + k * size, size)
             aoff += count
         off += nbytes
+
+
+def _disjoint_runs(logs: list[dict[str, np.ndarray]]) -> list[tuple[int, int, int]] | None:
+    """Every store of the logs as (destination, source address, bytes), when all are contiguous runs and
+    no two overlap (then their order does not matter); None otherwise."""
+    runs: list[tuple[int, int, int]] = []
+    for a in logs:
+        kind = a["st.kind"]
+        if kind.any():  # a scattered store: the logs are written in order
+            return None
+        nbytes = a["st.count"] * a["st.itemsize"].astype(np.int64)
+        src = a["st.vals"].ctypes.data + np.concatenate(([0], np.cumsum(nbytes)[:-1]))
+        runs.extend(zip(a["st.start"].tolist(), src.tolist(), nbytes.tolist()))
+    if len(runs) > 1:
+        runs.sort()
+        for (d0, _, n0), (d1, _, _) in zip(runs, runs[1:]):
+            if d0 + n0 > d1:
+                return None
+    return runs
+
+
+def write_stores(logs: list[dict[str, np.ndarray]], threads: int) -> None:
+    """Replay the children's store logs (in program order) into this process's memory. A launch's output
+    of disjoint contiguous runs (the common case) is written by up to `threads` threads at once: after the
+    fork each page's first write is a page fault, and a 64 MB output took 40 ms on one thread, after the
+    last child had ended (ctypes' memmove lets go of the GIL). Anything else is written in order."""
+    runs = _disjoint_runs(logs) if threads > 1 else None
+    total = sum(n for _, _, n in runs) if runs else 0
+    if not runs or total < PARALLEL_WRITE_BYTES:
+        for a in logs:
+            apply_stores(a)
+        return
+    k = min(threads, max(1, total // (PARALLEL_WRITE_BYTES // 2)))
+    ends = [total * (g + 1) // k for g in range(k)]  # group g writes bytes [ends[g-1], ends[g]) of all
+    groups: list[list[tuple[int, int, int]]] = [[] for _ in range(k)]
+    g = done = 0
+    for dst, src, n in runs:
+        while n > 0:  # (a run may be cut between two groups)
+            take = min(n, ends[g] - done)
+            if take == 0:
+                g += 1
+                continue
+            groups[g].append((dst, src, take))
+            dst, src, n, done = dst + take, src + take, n - take, done + take
+
+    def write(group: list[tuple[int, int, int]]) -> None:
+        for dst, src, n in group:
+            ctypes.memmove(dst, src, n)
+
+    with ThreadPoolExecutor(max_workers=k, thread_name_prefix="triton-lens-stores") as pool:
+        list(pool.map(write, groups))
 
 
 def _stable_key(key: SiteKey) -> list[str | int | None]:
@@ -815,8 +871,7 @@ class _Merge:
 
     def apply_stores(self) -> None:
         t = time.perf_counter()
-        for st in self.stores:
-            apply_stores(st)
+        write_stores(self.stores, min(WRITE_THREADS, os.cpu_count() or 1))
         self.stores = []
         self.seconds += time.perf_counter() - t
 
