@@ -92,3 +92,33 @@ def test_the_sample_of_any_layout_is_the_rows_and_columns_of_its_logical_order(l
     rs, cs = steps[0]
     assert got.size <= 1 << 20
     assert np.array_equal(got, t.reshape(-1, t.shape[-1])[::rs, ::cs].reshape(-1).numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int64", "float16"])
+def test_the_sample_is_copied_by_numpy_not_by_a_parallel_torch_op(dtype):
+    """A torch copy of a large strided sample runs an OpenMP region whose threads spin on every core for tens
+    of ms after it: beside a split launch's children on a 16-core machine. The values are the same."""
+    import numpy as np
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from triton_lens.trace_engine.recording.recorder import _host_values
+
+    seen: list[str] = []
+
+    class Ops(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x = (torch.arange(3000 * 700, dtype=torch.float64) % 1000 - 500).reshape(3000, 700).to(getattr(torch, dtype))
+    for t, limit in ((x, 1 << 20), (x.t(), 1 << 20), (x, 1 << 30)):  # sampled, sampled and strided, whole
+        seen.clear()
+        steps: dict[int, tuple[int, int]] = {}
+        with Ops():
+            got = _host_values(t, limit, steps, 0)
+        assert not [op for op in seen if "copy" in op or "clone" in op or "_to_copy" in op], seen
+        rs, cs = steps.get(0, (1, 1))
+        want = t.reshape(-1, t.shape[-1])[::rs, ::cs].reshape(-1)
+        want = want.float() if dtype == "bfloat16" else want
+        assert got.dtype == want.numpy().dtype and np.array_equal(got, want.numpy())

@@ -249,9 +249,26 @@ def _host_values(
         t = _rows(t, cols, rs)[:, ::cs]
         if steps is not None:
             steps[index] = (rs, cs)
-    if str(t.dtype) in ("torch.bfloat16", "torch.float8_e4m3fn", "torch.float8_e5m2"):
-        t = t.float()
-    out: np.ndarray = t.cpu().reshape(-1).numpy().copy()  # torch types numpy() as Any
+    return _flat_copy(t)
+
+
+def _flat_copy(t: torch.Tensor) -> np.ndarray:
+    """t's values as a new flat array in its logical (row-major) order, copied by numpy. A torch copy of a
+    strided sample this large runs an OpenMP parallel region whose threads then spin on every core for tens
+    of ms (libgomp waits busy before it sleeps): on a 16-core machine 15 threads beside the children of a
+    split launch, forked right after the launch's values are kept."""
+    if t.device.type != "cpu":
+        t = t.cpu()
+    dt = str(t.dtype)
+    if dt == "torch.bfloat16":  # a bfloat16 is the high half of a float32: widen the bits
+        import torch
+
+        bits = t.view(torch.int16).numpy().view(np.uint16)
+        wide: np.ndarray = bits.astype(np.uint32, order="C") << np.uint32(16)
+        return wide.view(np.float32).reshape(-1)
+    if dt in ("torch.float8_e4m3fn", "torch.float8_e5m2"):
+        t = t.float()  # (no numpy type: torch widens them)
+    out: np.ndarray = np.array(t.numpy(), order="C", copy=True).reshape(-1)  # torch types numpy() as Any
     return out
 
 
