@@ -136,3 +136,19 @@ def test_overlapping_or_scattered_stores_are_written_in_program_order(monkeypatc
     write_stores(scattered, threads=4)
     assert np.array_equal(mem.parent, mem.child) and mem.parent[8192] == 7.0 and mem.parent[100] == 6.0
     assert _CountingPool.made == []
+
+
+def test_without_threads_the_runs_are_still_written(monkeypatch):
+    """At the interpreter's shutdown (a launch from the script's atexit) no thread can start."""
+
+    class Shut(parallel.ThreadPoolExecutor):
+        def submit(self, *a, **kw):
+            raise RuntimeError("cannot schedule new futures after interpreter shutdown")
+
+    monkeypatch.setattr(parallel, "PARALLEL_WRITE_BYTES", 4096)
+    monkeypatch.setattr(parallel, "ThreadPoolExecutor", Shut)
+    mem = _Memory(np.zeros(1 << 15, dtype=np.float32))
+    logs = _logs_of_chunks(mem, [[(np.arange(r * 4096, (r + 1) * 4096), float(r + 1))] for r in (2, 0, 5)])
+    mem.parent[:] = mem.before
+    write_stores(logs, threads=4)
+    assert np.array_equal(mem.parent, mem.child)

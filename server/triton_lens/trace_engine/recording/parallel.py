@@ -294,8 +294,12 @@ def write_stores(logs: list[dict[str, np.ndarray]], threads: int) -> None:
         for dst, src, n in group:
             ctypes.memmove(dst, src, n)
 
-    with ThreadPoolExecutor(max_workers=k, thread_name_prefix="triton-lens-stores") as pool:
-        list(pool.map(write, groups))
+    try:
+        with ThreadPoolExecutor(max_workers=k, thread_name_prefix="triton-lens-stores") as pool:
+            list(pool.map(write, groups))
+    except RuntimeError:  # no new threads (a launch from the script's atexit): the same runs, on this one
+        for group in groups:
+            write(group)
 
 
 def _stable_key(key: SiteKey) -> list[str | int | None]:
