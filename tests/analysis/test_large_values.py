@@ -94,7 +94,7 @@ def test_the_sample_of_any_layout_is_the_rows_and_columns_of_its_logical_order(l
     assert np.array_equal(got, t.reshape(-1, t.shape[-1])[::rs, ::cs].reshape(-1).numpy())
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int64", "float16"])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int64", "float16", "float8_e4m3fn", "float8_e5m2"])
 def test_the_sample_is_copied_by_numpy_not_by_a_parallel_torch_op(dtype):
     """A torch copy of a large strided sample runs an OpenMP region whose threads spin on every core for tens
     of ms after it: beside a split launch's children on a 16-core machine. The values are the same."""
@@ -120,5 +120,5 @@ def test_the_sample_is_copied_by_numpy_not_by_a_parallel_torch_op(dtype):
         assert not [op for op in seen if "copy" in op or "clone" in op or "_to_copy" in op], seen
         rs, cs = steps.get(0, (1, 1))
         want = t.reshape(-1, t.shape[-1])[::rs, ::cs].reshape(-1)
-        want = want.float() if dtype == "bfloat16" else want
+        want = want.float() if dtype.startswith(("bfloat16", "float8")) else want
         assert got.dtype == want.numpy().dtype and np.array_equal(got, want.numpy())

@@ -62,6 +62,17 @@ def test_fp8_saturates_and_keeps_nan():
     assert got[3] & 0x7F == 0x7F
 
 
+@pytest.mark.parametrize("fmt,torch_name", [("e4m3", "float8_e4m3fn"), ("e5m2", "float8_e5m2")])
+def test_fp8_decoding_is_torch_s_for_every_bit_pattern(fmt, torch_name):
+    want = torch.arange(256, dtype=torch.uint8).view(getattr(torch, torch_name)).float().numpy()
+    got = fp8.decode_table(fmt)
+    assert got.dtype == np.float32 and np.array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    assert np.array_equal(got.view(np.uint32)[ok], want.view(np.uint32)[ok])  # bit for bit: -0.0, inf too
+    finite = np.isfinite(want)  # (the encoder saturates e5m2's infinities, as the GPU's cvt.satfinite)
+    assert fp8.encode(got[finite], fmt).tolist() == np.arange(256)[finite].tolist()  # the round trip
+
+
 def _grid(lo, hi, n=4001):
     return torch.linspace(lo, hi, n, dtype=torch.float32)
 

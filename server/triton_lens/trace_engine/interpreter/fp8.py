@@ -44,3 +44,23 @@ def encode(values: np.ndarray, fmt: str) -> np.ndarray:
     bits = np.where(nan, nan_bits, bits).astype(np.uint8)
     out: np.ndarray = (bits | sign).astype(np.uint8)  # numpy's stubs type the `|` of two arrays as Any
     return out
+
+
+def decode_table(fmt: str) -> np.ndarray:
+    """The float32 value of each of the 256 fp8 bit patterns: e4m3 is torch's float8_e4m3fn (no infinity,
+    NaN at 0x7F and 0xFF), e5m2 is IEEE-like (infinities at 0x7C and 0xFC, NaN above them)."""
+    man, bias, _max_finite, _nan_bits = FORMATS[fmt]
+    b = np.arange(256, dtype=np.int64)
+    sign = np.where(b >> 7 == 1, -1.0, 1.0)
+    e = (b >> man) & ((1 << (7 - man)) - 1)
+    m = b & ((1 << man) - 1)
+    frac = np.where(e == 0, m / (1 << man), 1.0 + m / (1 << man))
+    value = sign * np.ldexp(frac, np.where(e == 0, 1 - bias, e - bias))
+    if fmt == "e5m2":
+        top = e == (1 << (7 - man)) - 1
+        value = np.where(top & (m == 0), sign * np.inf, value)
+        value = np.where(top & (m != 0), np.nan, value)
+    else:
+        value = np.where((b & 0x7F) == 0x7F, np.nan, value)
+    out: np.ndarray = value.astype(np.float32)
+    return out

@@ -32,6 +32,7 @@ from ...model import (
 )
 from ...model.elements import RANGE, ElementSets, ElementSetsBuilder, encode
 from ..interpreter import compat
+from ..interpreter import fp8 as _fp8
 from ..interpreter import tf32 as _tf32
 from . import progressive as _progressive
 from .dot_tiles import TileKeeper, tile_values
@@ -252,6 +253,9 @@ def _host_values(
     return _flat_copy(t)
 
 
+_FP8_VALUES: dict[str, np.ndarray] = {}  # torch dtype name -> the float32 value of each bit pattern
+
+
 def _flat_copy(t: torch.Tensor) -> np.ndarray:
     """t's values as a new flat array in its logical (row-major) order, copied by numpy. A torch copy of a
     strided sample this large runs an OpenMP parallel region whose threads then spin on every core for tens
@@ -260,14 +264,18 @@ def _flat_copy(t: torch.Tensor) -> np.ndarray:
     if t.device.type != "cpu":
         t = t.cpu()
     dt = str(t.dtype)
-    if dt == "torch.bfloat16":  # a bfloat16 is the high half of a float32: widen the bits
+    if dt in ("torch.bfloat16", "torch.float8_e4m3fn", "torch.float8_e5m2"):  # no numpy type: widen the bits
         import torch
 
-        bits = t.view(torch.int16).numpy().view(np.uint16)
-        wide: np.ndarray = bits.astype(np.uint32, order="C") << np.uint32(16)
-        return wide.view(np.float32).reshape(-1)
-    if dt in ("torch.float8_e4m3fn", "torch.float8_e5m2"):
-        t = t.float()  # (no numpy type: torch widens them)
+        if dt == "torch.bfloat16":  # a bfloat16 is the high half of a float32
+            bits = t.view(torch.int16).numpy().view(np.uint16)
+            wide: np.ndarray = bits.astype(np.uint32, order="C") << np.uint32(16)
+            return wide.view(np.float32).reshape(-1)
+        table = _FP8_VALUES.get(dt)
+        if table is None:
+            table = _FP8_VALUES[dt] = _fp8.decode_table("e4m3" if "e4m3" in dt else "e5m2")
+        fp8: np.ndarray = table[np.array(t.view(torch.uint8).numpy(), order="C")]
+        return fp8.reshape(-1)
     out: np.ndarray = np.array(t.numpy(), order="C", copy=True).reshape(-1)  # torch types numpy() as Any
     return out
 
