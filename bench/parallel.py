@@ -131,8 +131,7 @@ def main() -> None:
                 if not s
                 else (
                     f"{s['workers']} children, probe {s['probe']}, fork {s['fork_s'] * 1e3:.0f} ms, merge "
-                    f"{s['merge_s'] * 1e3:.0f} ms after the last child ({s.get('merge_total_s', 0) * 1e3:.0f} in all; "
-                    f"writing the stores {s.get('apply_s', 0) * 1e3:.0f}), "
+                    f"{s['merge_s'] * 1e3:.0f} ms after the last child ({s.get('merge_total_s', 0) * 1e3:.0f} in all), "
                     f"{s.get('n_chunks', len(s['chunks']))} chunks, programs a child {min(s['chunks'])}-{max(s['chunks'])}, child cpu "
                     f"{_median(s['child_cpu_s']):.2f} s, {_median(s['child_minflt']) / 1e3:.0f}k faults"
                     + ("" if s["merged"] else " (ran in one process)")

@@ -8,6 +8,8 @@ decides when to use it.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 # name -> (mantissa bits, exponent bias, largest finite value, NaN bit pattern)
@@ -46,9 +48,11 @@ def encode(values: np.ndarray, fmt: str) -> np.ndarray:
     return out
 
 
+@functools.cache
 def decode_table(fmt: str) -> np.ndarray:
-    """The float32 value of each of the 256 fp8 bit patterns: e4m3 is torch's float8_e4m3fn (no infinity,
-    NaN at 0x7F and 0xFF), e5m2 is IEEE-like (infinities at 0x7C and 0xFC, NaN above them)."""
+    """The float32 value of each of the 256 fp8 bit patterns (read-only, made once): e4m3 is torch's
+    float8_e4m3fn (no infinity, NaN at 0x7F and 0xFF), e5m2 is IEEE-like (infinities at 0x7C and 0xFC,
+    NaN above them)."""
     man, bias, _max_finite, _nan_bits = FORMATS[fmt]
     b = np.arange(256, dtype=np.int64)
     sign = np.where(b >> 7 == 1, -1.0, 1.0)
@@ -63,4 +67,5 @@ def decode_table(fmt: str) -> np.ndarray:
     else:
         value = np.where((b & 0x7F) == 0x7F, np.nan, value)
     out: np.ndarray = value.astype(np.float32)
+    out.flags.writeable = False
     return out

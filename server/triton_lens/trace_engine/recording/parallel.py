@@ -201,7 +201,7 @@ class _StoreLog:
             self.count.append(n)
             self.kind.append(1)
             self.start.append(0)
-            self.addrs.append(p.astype(np.uint64))
+            self.addrs.append(np.ascontiguousarray(p, dtype=np.uint64))  # (a copy only where it must)
 
     def take(self) -> dict[str, np.ndarray]:
         """The stores logged since the last take, as arrays; the log starts again empty."""
@@ -614,7 +614,6 @@ class _Dispatch:
         os.close(q_r)
         t_merge = time.perf_counter()
         ok = all(r is not None and r["status"] == "ok" for r in results)
-        t_apply = time.perf_counter()
         if ok and merge.next == len(self.plan):
             merge.apply_stores()
             self.phase = SPLIT_DONE
@@ -636,7 +635,6 @@ class _Dispatch:
             "wait_s": t_merge - t_wait,
             "merge_s": time.perf_counter() - t_merge,  # what was left to merge once the last child ended
             "merge_total_s": merge.seconds,  # every chunk's merge and the stores' writing
-            "apply_s": time.perf_counter() - t_apply,  # (of merge_s) the stores' writing
             "n_chunks": len(self.plan),
             "chunks": ran,  # the programs each child ran
             # each child's own CPU seconds and minor page faults (copy-on-write copies among them)

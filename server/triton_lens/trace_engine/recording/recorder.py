@@ -253,9 +253,6 @@ def _host_values(
     return _flat_copy(t)
 
 
-_FP8_VALUES: dict[str, np.ndarray] = {}  # torch dtype name -> the float32 value of each bit pattern
-
-
 def _flat_copy(t: torch.Tensor) -> np.ndarray:
     """t's values as a new flat array in its logical (row-major) order, copied by numpy. A torch copy of a
     strided sample this large runs an OpenMP parallel region whose threads then spin on every core for tens
@@ -271,9 +268,7 @@ def _flat_copy(t: torch.Tensor) -> np.ndarray:
             bits = t.view(torch.int16).numpy().view(np.uint16)
             wide: np.ndarray = bits.astype(np.uint32, order="C") << np.uint32(16)
             return wide.view(np.float32).reshape(-1)
-        table = _FP8_VALUES.get(dt)
-        if table is None:
-            table = _FP8_VALUES[dt] = _fp8.decode_table("e4m3" if "e4m3" in dt else "e5m2")
+        table = _fp8.decode_table("e4m3" if "e4m3" in dt else "e5m2")
         fp8: np.ndarray = table[np.array(t.view(torch.uint8).numpy(), order="C")]
         return fp8.reshape(-1)
     out: np.ndarray = np.array(t.numpy(), order="C", copy=True).reshape(-1)  # torch types numpy() as Any
