@@ -38,6 +38,13 @@ from datetime import date
 os.environ["TRITON_INTERPRET"] = "1"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from triton_lens.trace_engine.process import process_tree  # noqa: E402  (imports no torch)
+
+# As in the worker's environment (runner._worker_env), before torch's first allocation reads it: the
+# script's large tensors on huge pages, so a split's forks are cheap. (An older checkout has none.)
+for _name, _value in getattr(process_tree, "FORK_FRIENDLY_ENV", {}).items():
+    os.environ.setdefault(_name, _value)
+
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import triton  # noqa: E402

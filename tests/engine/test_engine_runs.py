@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from markers import CORPUS
 
 from triton_lens.analysis import analyze
@@ -136,3 +137,40 @@ def test_the_scripts_annotations_are_its_own_not_the_workers_future_import(tmp_p
     r = run(RunRequest(path=str(script), source=script.read_text().replace("ok')", "ok in buffer')")))
     assert r.status == "ok", r.error
     assert "annotations ok in buffer" in r.stdout
+
+
+_THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+# Prints the worker's THP_MEM_ALLOC_ENABLE and whether a 32 MB tensor's mapping is advised huge pages ("hg"
+# in its VmFlags: torch's madvise(MADV_HUGEPAGE), whatever pages the kernel could give it).
+_HUGE_ADVICE_SCRIPT = """\
+import os, torch
+t = torch.ones(8 << 20)
+addr, inside, flags = t.data_ptr(), False, ""
+for line in open("/proc/self/smaps"):
+    head = line.split()
+    if "-" in head[0] and ":" not in head[0]:
+        lo, hi = (int(x, 16) for x in head[0].split("-"))
+        inside = lo <= addr < hi
+    elif inside and head[0] == "VmFlags:":
+        flags = head[1:]
+print("THP", os.environ.get("THP_MEM_ALLOC_ENABLE"), "hg" in flags)
+"""
+
+
+def _huge_advice(tmp_path: Path) -> str:
+    script = tmp_path / "huge_advice.py"
+    script.write_text(_HUGE_ADVICE_SCRIPT)
+    r = run(RunRequest(path=str(script)))
+    return next(l for l in r.stdout.splitlines() if l.startswith("THP"))
+
+
+@pytest.mark.skipif(not _THP.exists(), reason="transparent huge pages are Linux's (CI runs on Linux)")
+def test_the_scripts_large_tensors_are_on_huge_pages_so_a_split_forks_fast(tmp_path):
+    # process_tree.FORK_FRIENDLY_ENV: a fork copies one page-table entry per 2 MB of such a tensor
+    assert _huge_advice(tmp_path) == "THP 1 True"
+
+
+@pytest.mark.skipif(not _THP.exists(), reason="transparent huge pages are Linux's (CI runs on Linux)")
+def test_the_users_own_huge_page_setting_is_kept(tmp_path, monkeypatch):
+    monkeypatch.setenv("THP_MEM_ALLOC_ENABLE", "0")
+    assert _huge_advice(tmp_path) == "THP 0 False"

@@ -28,7 +28,7 @@ from ...model import CRASHED, ERROR, EXCEPTION, NO_LAUNCH, OK, TIMEOUT, CudaStan
 from ...model.remedies import MEMORY_LIMIT, PYTHON, TIME_LIMIT
 from ...source.kernels import find_kernels
 from ..recording import stream
-from . import spares, zygote_client
+from . import process_tree, spares, zygote_client
 from .process_tree import descendants, footprint_bytes, resolve_workers
 
 if TYPE_CHECKING:
@@ -628,6 +628,8 @@ def _worker_env(req: RunRequest) -> dict[str, str]:
     ]
     env["PYTHONPATH"] = os.pathsep.join([_PACKAGE_PARENT] + inherited)
     env.setdefault("PYTHONUNBUFFERED", "1")
+    for name, value in process_tree.FORK_FRIENDLY_ENV.items():
+        env.setdefault(name, value)
     return env
 
 
