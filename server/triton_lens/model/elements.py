@@ -149,7 +149,7 @@ class ElementSetsBuilder:
         self.chunks.append(_EMPTY_BYTES)
 
     def finish(self) -> ElementSets:
-        sizes = np.fromiter((len(c) for c in self.chunks), dtype=np.int64, count=len(self.chunks))
+        sizes = np.fromiter(map(len, self.chunks), dtype=np.int64, count=len(self.chunks))
         starts = np.zeros(len(self.chunks) + 1, dtype=np.int64)
         np.cumsum(sizes, out=starts[1:])
         return ElementSets(

@@ -29,16 +29,19 @@ def write_frame(out: BinaryIO, type_: str, meta: Meta, arrays: dict[str, np.ndar
     arrays = arrays or {}
     specs, blobs = [], []
     for name, a in arrays.items():
-        a = np.ascontiguousarray(a)
+        a = np.asarray(a, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
         specs.append([name, a.dtype.str, list(a.shape)])
-        blobs.append(a.tobytes())
+        # The array's own bytes, not a copy (tobytes): a launch's frame is the last thing the worker does
+        # before the script goes on, tens of MB at real sizes.
+        blobs.append(a.reshape(-1).view(np.uint8))
     header = json.dumps({"type": type_, "meta": meta, "arrays": specs}).encode()
     out.write(_LEN.pack(len(header)))
     out.write(header)
     for b in blobs:
-        out.write(b)
+        if b.size:
+            out.write(memoryview(b))
     out.flush()
-    return _LEN.size + len(header) + sum(len(b) for b in blobs)
+    return _LEN.size + len(header) + sum(b.size for b in blobs)
 
 
 def move_high(fd: int) -> int:
