@@ -39,7 +39,7 @@ def write_frame(out: BinaryIO, type_: str, meta: Meta, arrays: dict[str, np.ndar
     out.write(header)
     for b in blobs:
         if b.size:
-            out.write(memoryview(b))
+            out.write(b.data)  # (a memoryview of the array)
     out.flush()
     return _LEN.size + len(header) + sum(b.size for b in blobs)
 
