@@ -84,6 +84,27 @@ def test_runs_that_go_on_where_the_last_ended_are_one():
     assert np.array_equal(mem.replayed(log), expect)
 
 
+def test_one_log_over_many_chunks_keeps_its_buffer_and_each_chunks_bytes():
+    # A child logs chunk after chunk into one buffer (not a bytes object per store, joined per chunk);
+    # each take's bytes are that chunk's, whatever the item sizes before them (an odd offset included).
+    rng = np.random.default_rng(2)
+    log = _StoreLog()
+    bufs = []
+    for chunk in range(4):
+        small = _Memory(np.zeros(7, dtype=np.int8))
+        wide = _Memory(np.zeros(1 << 15, dtype=np.float32))
+        _store(log, small, np.arange(7), np.arange(7) + chunk)  # 7 bytes: the next store starts unaligned
+        for p in range(4):  # 128 KB a chunk: more than the log's first buffer
+            block = rng.standard_normal(2 * 8192).astype(np.float32)[::2]  # strided values
+            _store(log, wide, np.arange(p * 8192, (p + 1) * 8192), block)
+        arrays = {k: v.copy() for k, v in log.take().items()}
+        bufs.append(log.buf)
+        small.parent[:], wide.parent[:] = small.before, wide.before
+        apply_stores(arrays)
+        assert np.array_equal(small.parent, small.child) and np.array_equal(wide.parent, wide.child), chunk
+    assert all(b is bufs[0] for b in bufs[1:])  # grown in the first chunk, then kept
+
+
 class _CountingPool(parallel.ThreadPoolExecutor):
     made: list[int] = []
 
