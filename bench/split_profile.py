@@ -130,6 +130,18 @@ def split_rows(name: str, launch, counts: list[int], profile: bool) -> list[str]
     return out
 
 
+def _chunk_ratio(s: dict, ms1: float, first: bool) -> list[float]:
+    """Per child: the CPU per program of its first chunk (or of all its later ones) over the one process's
+    (a fresh fork's first programs pay its start: copy-on-write faults, cold caches)."""
+    out = []
+    for chunks in s.get("child_chunk_cpu") or []:
+        part = (chunks or [])[:1] if first else (chunks or [])[1:]
+        programs = sum(p for p, _ in part)
+        if programs:
+            out.append(sum(c for _, c in part) * 1e3 / programs / ms1)
+    return out
+
+
 def _split_rows(launch, workers: int, profile: bool, wall1: float, ms1: float) -> list[str]:
     out = []
     prof_path = None
@@ -167,6 +179,8 @@ def _split_rows(launch, workers: int, profile: bool, wall1: float, ms1: float) -
         f"  {'run CPU ms a program':34} {_med_max(run_cpu)}",
         f"  {'run CPU a program / one process':34} {_med_max([r / ms1 for r in run_cpu])}",
         f"  {'CPU before first own program':34} {_med_max([c['first'] for c in cp])}",
+        f"  {'first chunk CPU a program / one':34} {_med_max(_chunk_ratio(s, ms1, first=True))}",
+        f"  {'later chunks CPU a program / one':34} {_med_max(_chunk_ratio(s, ms1, first=False))}",
         f"  {'frames (make and write chunks)':34} {_med_max([x * 1e3 for x in s.get('child_send_s') or [] if x is not None])}",
         f"  {'page faults (thousands)':34} {_med_max([x / 1e3 for x in s.get('child_minflt') or [] if x is not None])}",
         f"  {'end (last chunk sent -> read)':34} {_med_max([a['sent'] - a['ran'] for a in at])}",

@@ -76,3 +76,13 @@ def test_a_contiguous_array_is_written_from_its_own_memory():
     stream.write_frame(out, "launch", {}, {"values": values})
     body = out.given[-1]
     assert np.shares_memory(np.asarray(body), values) and memoryview(body).nbytes == values.nbytes
+
+
+def test_a_frame_cut_short_reads_as_the_streams_end():
+    # A worker or child that dies mid-frame: the reader sees the end, not a half-filled array.
+    buf = io.BytesIO()
+    stream.write_frame(buf, "chunk", {}, {"values": np.arange(1000, dtype=np.float64)})
+    whole = buf.getvalue()
+    for cut in (2, 10, len(whole) - 8000, len(whole) - 1):
+        assert stream.read_frame(io.BytesIO(whole[:cut])) is None, cut
+    assert stream.read_frame(io.BytesIO(b"")) is None

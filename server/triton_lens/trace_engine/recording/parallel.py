@@ -479,6 +479,10 @@ class _Dispatch:
         self.marks: dict[str, tuple[float, float]] = {}
         self.subs: list[int] = []  # (child) the children it forked (the tree of `_split`)
         self.send_s = 0.0  # (child) wall seconds making and writing its chunks' frames (the split report)
+        # (child) each chunk's programs and the CPU seconds they took, frames apart (the split report: a
+        # fresh fork's first programs against its later ones)
+        self.chunk_cpu: list[tuple[int, float]] = []
+        self.took_cpu = 0.0
 
     def before_program(self) -> None:
         done = self.i
@@ -537,12 +541,15 @@ class _Dispatch:
             return False
         self.chunk = int.from_bytes(b, "little")
         self.pos, self.chunk_hi = self.plan[self.chunk]
+        self.took_cpu = time.process_time()
         self.r0, self.dot0 = len(self.L.ex_site), len(self.L.dots)
         return True
 
     def _send_chunk(self) -> None:
         """(child) What the chunk's programs recorded and stored, and the sites first met in it."""
         t = time.perf_counter()
+        lo, hi = self.plan[self.chunk]
+        self.chunk_cpu.append((hi - lo, round(time.process_time() - self.took_cpu, 6)))
         L, out, stores = self.L, self.out, self.stores
         assert out is not None and stores is not None  # (set by _become_child)
         r0, d0 = self.r0, self.dot0
@@ -653,6 +660,8 @@ class _Dispatch:
             "child_minflt": [r.get("minflt") if r is not None else None for r in results],
             # each child's wall seconds making and writing its chunks' frames
             "child_send_s": [r.get("send_s") if r is not None else None for r in results],
+            # each child's chunks in the order it ran them: [programs, CPU seconds of their programs]
+            "child_chunk_cpu": [r.get("chunk_cpu") if r is not None else None for r in results],
             # each child's timeline, ms after the split began: forked (the parent called fork), born,
             # first, ran, built (see _Dispatch.marks), sent (the parent had read its result); and its
             # CPU ms at born, first, ran and built
@@ -794,7 +803,7 @@ class _Dispatch:
             meta: dict[str, Any] = {"status": status, "pid": os.getpid(), "ppid": os.getppid()}
             if status == "ok":
                 meta.update(cpu_s=use.ru_utime + use.ru_stime, minflt=use.ru_minflt, marks=self.marks)
-                meta.update(send_s=self.send_s)
+                meta.update(send_s=self.send_s, chunk_cpu=self.chunk_cpu)
             stream.write_frame(out, "result", meta)
             out.close()
             if self.subs:  # the children it forked: their parent stays until they end (PDEATHSIG)

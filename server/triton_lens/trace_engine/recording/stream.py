@@ -11,7 +11,7 @@ import json
 import os
 import struct
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 import numpy as np
 
@@ -148,11 +148,25 @@ def read_frame(inp: BinaryIO) -> tuple[str, Meta, dict[str, np.ndarray]] | None:
     for name, dtype, shape in h["arrays"]:
         dt = np.dtype(dtype)
         n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
-        body = _read_exact(inp, n) if n else b""
+        body = _read_array(inp, n)
         if body is None:
             return None
-        arrays[name] = np.frombuffer(body, dtype=dt).reshape(shape)
+        arrays[name] = body.view(dt).reshape(shape)
     return h["type"], h["meta"], arrays
+
+
+def _read_array(inp: BinaryIO, n: int) -> np.ndarray | None:
+    """n bytes read straight into a new array (a pipe gives at most 64 KB a read: pieces joined after
+    would copy every byte twice; the split's parent takes a launch's whole output this way)."""
+    body = np.empty(n, dtype=np.uint8)
+    view, got = body.data, 0
+    readinto = cast(Any, inp).readinto  # (typing's BinaryIO lacks it; every binary file has it)
+    while got < n:
+        k = readinto(view[got:])
+        if not k:
+            return None
+        got += k
+    return body
 
 
 _SETS = ("touched", "masked", "oob")

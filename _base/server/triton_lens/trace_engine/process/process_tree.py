@@ -1,0 +1,76 @@
+"""The worker and the children it forks (trace_engine/recording/parallel.py), as the runner's limits see them.
+
+A forked child shares the worker's pages until it writes them, so adding up resident sizes would
+count the worker's torch and triton once per child: a child counts with the pages it has of its own
+(Private_Clean + Private_Dirty of /proc/PID/smaps_rollup) on top of the worker's resident size.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .supervisor import descendants
+
+__all__ = ["descendants", "footprint_bytes", "private_bytes", "resident_bytes"]
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def resident_bytes(pid: int) -> int:
+    """Resident memory of one process. (A limit on address space would stop CUDA from starting.)"""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def footprint_bytes(root: int) -> int:
+    """The memory the limit counts for the run below root (the supervisor, which is not counted):
+    the worker's resident size, plus the pages each other descendant has of its own.
+
+    The worker is the supervisor's first child: the kernel lists a process's children in the order
+    they became its children, and a process reparented to the supervisor (a subreaper) joins the
+    list after the worker. Each descendant is read once, so a process that exits in between counts 0."""
+    below = descendants(root)
+    if not below:
+        return 0
+    worker, others = below[0], below[1:]
+    return resident_bytes(worker) + sum(private_bytes(p) for p in others)
+
+
+def private_bytes(pid: int) -> int:
+    """Pages of pid that no other process maps (Private_Clean + Private_Dirty), its resident size
+    where smaps_rollup cannot be read (Linux < 4.14), 0 for a process that is gone."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+            text = f.read()
+    except OSError:
+        return resident_bytes(pid)
+    total = 0
+    for line in text.splitlines():
+        if line.startswith((b"Private_Clean:", b"Private_Dirty:")):
+            try:
+                total += int(line.split()[1]) * 1024
+            except (IndexError, ValueError):
+                pass
+    return total
+
+
+def default_workers() -> int:
+    """Processes a launch's programs are split over by default: the machine's cores, at most 16,
+    less one for the editor (and at least one)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 16) - 1)
+
+
+def resolve_workers(n: int | str | None) -> int:
+    """A workers setting as a count: 0 (or None) means the default."""
+    try:
+        count = int(n) if n is not None else 0
+    except (TypeError, ValueError):
+        count = 0
+    return default_workers() if count <= 0 else count
