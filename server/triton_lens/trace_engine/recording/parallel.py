@@ -30,9 +30,10 @@ before_program`) decides, and `executor.fn` is swapped where a process must skip
   again (`_Undo`), so the parent just runs the rest of the launch itself: the exception (or crash) is
   then the one-process run's, at the same program.
 
-Children are forked per launch (a fork of a worker with torch loaded is 5-10 ms on the 16-core device
-machine; bench/parallel.py prints the time the parent spends forking, bench/split_profile.py each
-child's timeline). Forked workers are not reused across launches: a fork is what gives a child the
+Children are forked per launch (a fork of a worker with torch loaded was 5-10 ms on the 16-core device
+machine, 2-4 ms since the worker's large tensors are on huge pages: process_tree.FORK_FRIENDLY_ENV;
+bench/parallel.py prints the time the parent spends forking, bench/split_profile.py each child's
+timeline). Forked workers are not reused across launches: a fork is what gives a child the
 launch's tensors and the script's whole state without copying or pickling anything; with the tree the
 parent's own forks take 25-40 ms at 16 workers (16 serial forks took 70-155 ms; bench/results/
 parallel_2026-12-04_h200_16core_queue_tree.txt). They
