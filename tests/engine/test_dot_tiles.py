@@ -122,6 +122,16 @@ def test_the_first_programs_keep_their_tiles_within_the_limit():
     assert none.arrays()[0].size == 0
 
 
+def test_tiles_from_a_child_are_kept_as_copies_not_views_of_its_frame():
+    # A split parent reads each frame into large blocks shared with the chunk's stored bytes (parallel._Arena):
+    # a view kept for the launch's lifetime would keep the whole block in memory.
+    frame = np.arange(4096, dtype=np.float32)
+    keep = TileKeeper()
+    keep.extend(np.array([0, 1]), np.array([0, 48, 96]), frame[:96])
+    assert all(not np.shares_memory(c, frame) for c in keep.chunks)
+    assert np.array_equal(keep.arrays()[2], frame[:96])
+
+
 def test_bfloat16_operands_are_their_values_not_their_bits():
     bits = np.array([[0x3F80, 0xC000]], dtype=np.uint16)  # 1.0, -2.0 in bfloat16
     assert tile_values(bits, "bf16").tolist() == [[1.0, -2.0]]

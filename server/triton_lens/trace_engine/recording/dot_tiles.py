@@ -58,11 +58,12 @@ class TileKeeper:
         self.rows, self.chunks, self.size = [], [], 0
 
     def extend(self, rows: np.ndarray, start: np.ndarray, data: np.ndarray) -> None:
-        """Add tiles another process kept (a split launch's child), rows already the launch's."""
+        """Add tiles another process kept (a split launch's child), rows already the launch's. Copied: data is
+        a view of the buffer the frame was read into, which holds the chunk's stored bytes too."""
         st = start.tolist()
         for j, r in enumerate(rows.tolist()):
             self.rows.append(int(r))
-            self.chunks.append(data[st[j] : st[j + 1]])
+            self.chunks.append(data[st[j] : st[j + 1]].copy())
             self.size += st[j + 1] - st[j]
 
     def arrays(self, row0: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
