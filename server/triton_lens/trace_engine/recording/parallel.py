@@ -314,31 +314,6 @@ def write_stores(logs: list[dict[str, np.ndarray]], threads: int) -> None:
             write(group)
 
 
-class _Arena:
-    """(parent) Where a split's frames are read to: blocks of 64 MB (address space: only the pages read to
-    become memory), cut into arrays from a 2 MB boundary on. numpy advises huge pages for its arrays of 4 MB
-    and more, so the launch's output arriving from the children (64 MB for softmax 4096x4096, kept until
-    every chunk is in) takes a page fault per 2 MB, not per 4 KB: the parent shares the cores with the
-    children, and at 16 workers on 16 cores one of them waits for it. A block lives as long as an array
-    cut from it."""
-
-    BLOCK = 64 << 20
-    HUGE = 2 << 20
-    ALIGN = 64
-
-    def __init__(self) -> None:
-        self.block = np.empty(0, dtype=np.uint8)
-        self.used = 0
-
-    def take(self, n: int) -> np.ndarray:
-        if self.used + n > self.block.size:
-            self.block = np.empty(max(n, self.BLOCK) + self.HUGE, dtype=np.uint8)
-            self.used = -self.block.ctypes.data % self.HUGE  # (the head before it is never touched)
-        out = self.block[self.used : self.used + n]
-        self.used += -(-n // self.ALIGN) * self.ALIGN
-        return out
-
-
 def _stable_key(key: SiteKey) -> list[str | int | None]:
     """A recorder site key (code object, bytecode offset, arg, kind, op) in a form another process can
     compare: a @jit helper first called in a child has a code object the parent never saw."""
@@ -732,7 +707,6 @@ class _Dispatch:
         received_at: list[float | None] = [None] * len(fds)
         ran = [0] * len(fds)
         open_fds = set(files)
-        arena = _Arena()
         failed = False  # (fewer children than asked for take all the chunks between them)
         next_report = 0.0
         while open_fds:
@@ -742,7 +716,7 @@ class _Dispatch:
                 sample._take_if_done()  # not after the whole launch (progressive.py)
             for fd in ready:
                 j = slot[fd]
-                frame = stream.read_frame(files[fd], arena.take)
+                frame = stream.read_frame(files[fd])
                 if frame is None:  # ended without its result: crashed or killed
                     open_fds.discard(fd)
                     failed = True

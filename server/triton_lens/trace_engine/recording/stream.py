@@ -135,11 +135,8 @@ def _read_exact(inp: BinaryIO, n: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def read_frame(
-    inp: BinaryIO, alloc: Callable[[int], np.ndarray] | None = None
-) -> tuple[str, Meta, dict[str, np.ndarray]] | None:
-    """The next frame, or None at the end of the stream (or a frame cut short by a crash). alloc(n): where
-    an array of n bytes is read to (a new array by default)."""
+def read_frame(inp: BinaryIO) -> tuple[str, Meta, dict[str, np.ndarray]] | None:
+    """The next frame, or None at the end of the stream (or a frame cut short by a crash)."""
     raw = _read_exact(inp, _LEN.size)
     if raw is None:
         return None
@@ -151,17 +148,17 @@ def read_frame(
     for name, dtype, shape in h["arrays"]:
         dt = np.dtype(dtype)
         n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
-        body = _read_array(inp, n, alloc)
+        body = _read_array(inp, n)
         if body is None:
             return None
         arrays[name] = body.view(dt).reshape(shape)
     return h["type"], h["meta"], arrays
 
 
-def _read_array(inp: BinaryIO, n: int, alloc: Callable[[int], np.ndarray] | None = None) -> np.ndarray | None:
+def _read_array(inp: BinaryIO, n: int) -> np.ndarray | None:
     """n bytes read straight into a new array (a pipe gives at most 64 KB a read: pieces joined after
     would copy every byte twice; the split's parent takes a launch's whole output this way)."""
-    body = np.empty(n, dtype=np.uint8) if alloc is None else alloc(n)
+    body = np.empty(n, dtype=np.uint8)
     view, got = body.data, 0
     readinto = cast(Any, inp).readinto  # (typing's BinaryIO lacks it; every binary file has it)
     while got < n:
