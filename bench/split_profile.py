@@ -13,8 +13,9 @@ each, as bench/cores_ceiling.py --traced): CPU per program of the copy's first a
 of the parent's own before the fork. A fresh fork that is slower the first time only pays a start-up
 (copy-on-write, a VM's page faults); one slower both times pays the other copies' company.
 
---profile: cProfile of the parent's one-process launch and of one child of the split (its own programs),
-the top functions by own time.
+--profile: cProfile of the parent's one-process launch, of one child of the split (its own programs) and
+of the parent during the split (reading and merging the children's chunks, writing their stores), the top
+functions by own time.
 
     python bench/split_profile.py [--scale S] [--workers N] [--only NAME,...] [--warmup] [--profile]
 """
@@ -145,9 +146,10 @@ def _chunk_ratio(s: dict, ms1: float, first: bool) -> list[float]:
 def _split_rows(launch, workers: int, profile: bool, wall1: float, ms1: float) -> list[str]:
     out = []
     prof_path = None
+    parent = None
     if profile:
         prof_path = tempfile.mktemp(suffix=".prof")
-        _install_child_profiler(prof_path, workers)
+        parent = _install_child_profiler(prof_path, workers)
     rec, wall, cpu = _traced(launch, workers)
     if profile:
         _remove_child_profiler()
@@ -196,16 +198,34 @@ def _split_rows(launch, workers: int, profile: bool, wall1: float, ms1: float) -
             out += ["    " + line for line in _stats_lines(pstats.Stats(dumps[-1]), 12)]
         for f in dumps:
             os.unlink(f)
+    if parent is not None:
+        out.append(f"  profile, the parent during the split of w={workers} (top 12 by own time):")
+        out += ["    " + line for line in _stats_lines(pstats.Stats(parent), 12)]
     return out
 
 
 _orig = {}
 
 
-def _install_child_profiler(path: str, workers: int) -> None:
-    """Profile every child of the next split from its first own program to its end (path.PID each)."""
+def _install_child_profiler(path: str, workers: int) -> cProfile.Profile:
+    """Profile every child of the next split from its first own program to its end (path.PID each); the
+    profile returned is the parent's while it collects and merges the chunks and writes the stores."""
     D = parallel._Dispatch
     _orig["call"], _orig["exit"] = D.child_call, D._child_exit
+    _orig["collect"], _orig["apply"] = D._collect, parallel._Merge.apply_stores
+    parent = cProfile.Profile()
+
+    def profiled(orig):
+        def call(self, *a):
+            parent.enable()
+            try:
+                return orig(self, *a)
+            finally:
+                parent.disable()
+
+        return call
+
+    D._collect, parallel._Merge.apply_stores = profiled(D._collect), profiled(parallel._Merge.apply_stores)
 
     def child_call(self, **args):
         if not hasattr(self, "_prof"):
@@ -221,11 +241,13 @@ def _install_child_profiler(path: str, workers: int) -> None:
         return _orig["exit"](self, status)
 
     D.child_call, D._child_exit = child_call, _child_exit
+    return parent
 
 
 def _remove_child_profiler() -> None:
     D = parallel._Dispatch
     D.child_call, D._child_exit = _orig["call"], _orig["exit"]
+    D._collect, parallel._Merge.apply_stores = _orig["collect"], _orig["apply"]
 
 
 def _stats_lines(st: pstats.Stats, k: int) -> list[str]:

@@ -223,6 +223,32 @@ def test_children_are_forked_as_a_tree_and_the_result_is_one_process_s(tmp_path)
     assert without_timings(analyze(four).to_json()) == without_timings(analyze(one).to_json())
 
 
+def test_the_stored_bytes_go_through_the_slots_files_not_the_pipes(tmp_path):
+    # 512 programs store 4 MB: the parent maps the children's stored bytes from their slots' files
+    # (store_log.StoreFile); the pipes carry the records, a small part of that.
+    path = _script(
+        tmp_path,
+        HEADER
+        + """
+    @triton.jit
+    def k(x, o, B: tl.constexpr):
+        offs = tl.program_id(0) * B + tl.arange(0, B)
+        tl.store(o + offs, tl.load(x + offs) + 1)
+
+    x = torch.randn(512 * 2048); o = torch.zeros(512 * 2048)
+    k[(512,)](x, o, B=2048)
+    print(bool(torch.equal(o, x + 1)))
+    """,
+    )
+    report = tmp_path / "report.jsonl"
+    r = run(RunRequest(path=str(path), workers=2, env=split_env(report)))
+    assert r.status == "ok" and r.stdout.strip() == "True", (r.status, r.error, r.stdout)
+    (s,) = splits(report)
+    stored = (512 - s["probe"]) * 2048 * 4  # what the children's programs stored
+    assert s["merged"] and s["mapped_bytes"] == stored, s
+    assert 0 < s["piped_bytes"] < stored / 20, s
+
+
 def test_a_progressive_sample_s_partial_comes_while_the_split_launch_runs(tmp_path):
     # The sample (programs 0, 50, 99) is forked before the split; program 98, in a split child, waits
     # for the file the partial's callback writes: a partial handed on only after the launch would come

@@ -1,4 +1,4 @@
-"""A split child's store log (trace_engine/recording/parallel.py `_StoreLog`) and its replay in the parent
+"""A split child's store log (trace_engine/recording/store_log.py `StoreLog`) and its replay in the parent
 (`apply_stores`): replaying the log into memory as it was before gives exactly the memory the stores made,
 in their order, whatever their shape, mask, item size or layout; runs that go on where the last one ended
 are kept as one."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from triton_lens.trace_engine.recording import parallel
-from triton_lens.trace_engine.recording.parallel import _StoreLog, apply_stores, write_stores
+from triton_lens.trace_engine.recording import store_log
+from triton_lens.trace_engine.recording.store_log import StoreFile, StoreLog, apply_stores, write_stores
 
 
 def _ptrs(buf: np.ndarray, idx) -> np.ndarray:
@@ -22,13 +22,13 @@ class _Memory:
     def __init__(self, before: np.ndarray):
         self.before, self.child, self.parent = before.copy(), before.copy(), np.empty_like(before)
 
-    def replayed(self, log: _StoreLog) -> np.ndarray:
+    def replayed(self, log: StoreLog) -> np.ndarray:
         self.parent[:] = self.before
         apply_stores({k: v.copy() for k, v in log.take().items()})
         return self.parent
 
 
-def _store(log: _StoreLog, mem: _Memory, idx, values, mask=None) -> None:
+def _store(log: StoreLog, mem: _Memory, idx, values, mask=None) -> None:
     """What the interpreter does for a store in a child: write the lanes, then log them."""
     buf = mem.child
     ptrs = _ptrs(mem.parent, idx)
@@ -43,7 +43,7 @@ def _store(log: _StoreLog, mem: _Memory, idx, values, mask=None) -> None:
 def test_replay_gives_the_memory_the_stores_made_in_their_order():
     rng = np.random.default_rng(0)
     mem = _Memory(rng.standard_normal(4096).astype(np.float32))
-    log = _StoreLog()
+    log = StoreLog()
     _store(log, mem, np.arange(0, 1024), rng.standard_normal(1024))  # program 0's block
     _store(log, mem, np.arange(1024, 2048), rng.standard_normal(1024))  # the next one's
     _store(log, mem, np.arange(100, 164).reshape(8, 8), rng.standard_normal((8, 8)))  # 2-D, over the first
@@ -59,7 +59,7 @@ def test_replay_gives_the_memory_the_stores_made_in_their_order():
 def test_item_sizes_other_than_four():
     for dtype in (np.int8, np.float16, np.float64):
         mem = _Memory(np.zeros(600, dtype=dtype))
-        log = _StoreLog()
+        log = StoreLog()
         _store(log, mem, np.arange(0, 300), np.arange(300) % 100)
         _store(log, mem, np.arange(300, 600), np.arange(300) % 7)
         _store(log, mem, [599, 0, 17], [5, 6, 7])
@@ -68,7 +68,7 @@ def test_item_sizes_other_than_four():
 
 def test_runs_that_go_on_where_the_last_ended_are_one():
     mem = _Memory(np.zeros(1 << 14, dtype=np.float32))
-    log = _StoreLog()
+    log = StoreLog()
     for p in range(16):  # sixteen programs, each the next 1024-element block
         _store(log, mem, np.arange(p * 1024, (p + 1) * 1024), float(p))
     assert log.kind == [0] and log.count == [1 << 14]
@@ -88,7 +88,7 @@ def test_one_log_over_many_chunks_keeps_its_buffer_and_each_chunks_bytes():
     # A child logs chunk after chunk into one buffer (not a bytes object per store, joined per chunk);
     # each take's bytes are that chunk's, whatever the item sizes before them (an odd offset included).
     rng = np.random.default_rng(2)
-    log = _StoreLog()
+    log = StoreLog()
     bufs = []
     for chunk in range(4):
         small = _Memory(np.zeros(7, dtype=np.int8))
@@ -105,7 +105,7 @@ def test_one_log_over_many_chunks_keeps_its_buffer_and_each_chunks_bytes():
     assert all(b is bufs[0] for b in bufs[1:])  # grown in the first chunk, then kept
 
 
-class _CountingPool(parallel.ThreadPoolExecutor):
+class _CountingPool(store_log.ThreadPoolExecutor):
     made: list[int] = []
 
     def __init__(self, max_workers: int, **kw):
@@ -117,7 +117,7 @@ def _logs_of_chunks(mem: _Memory, chunks) -> list[dict[str, np.ndarray]]:
     """One log per chunk, as the parent receives them: each chunk a list of (indices, values)."""
     logs = []
     for chunk in chunks:
-        log = _StoreLog()
+        log = StoreLog()
         for idx, values in chunk:
             _store(log, mem, idx, values)
         logs.append({k: v.copy() for k, v in log.take().items()})
@@ -125,8 +125,8 @@ def _logs_of_chunks(mem: _Memory, chunks) -> list[dict[str, np.ndarray]]:
 
 
 def test_disjoint_runs_are_written_by_threads_and_give_the_same_memory(monkeypatch):
-    monkeypatch.setattr(parallel, "PARALLEL_WRITE_BYTES", 4096)
-    monkeypatch.setattr(parallel, "ThreadPoolExecutor", _CountingPool)
+    monkeypatch.setattr(store_log, "PARALLEL_WRITE_BYTES", 4096)
+    monkeypatch.setattr(store_log, "ThreadPoolExecutor", _CountingPool)
     _CountingPool.made.clear()
     rng = np.random.default_rng(1)
     mem = _Memory(np.zeros(1 << 16, dtype=np.float32))
@@ -141,8 +141,8 @@ def test_disjoint_runs_are_written_by_threads_and_give_the_same_memory(monkeypat
 
 
 def test_overlapping_or_scattered_stores_are_written_in_program_order(monkeypatch):
-    monkeypatch.setattr(parallel, "PARALLEL_WRITE_BYTES", 1024)
-    monkeypatch.setattr(parallel, "ThreadPoolExecutor", _CountingPool)
+    monkeypatch.setattr(store_log, "PARALLEL_WRITE_BYTES", 1024)
+    monkeypatch.setattr(store_log, "ThreadPoolExecutor", _CountingPool)
     _CountingPool.made.clear()
     mem = _Memory(np.zeros(1 << 14, dtype=np.float32))
     # Two chunks write the same block (a race the analysis reports): the later chunk's values stay.
@@ -162,14 +162,51 @@ def test_overlapping_or_scattered_stores_are_written_in_program_order(monkeypatc
 def test_without_threads_the_runs_are_still_written(monkeypatch):
     """At the interpreter's shutdown (a launch from the script's atexit) no thread can start."""
 
-    class Shut(parallel.ThreadPoolExecutor):
+    class Shut(store_log.ThreadPoolExecutor):
         def submit(self, *a, **kw):
             raise RuntimeError("cannot schedule new futures after interpreter shutdown")
 
-    monkeypatch.setattr(parallel, "PARALLEL_WRITE_BYTES", 4096)
-    monkeypatch.setattr(parallel, "ThreadPoolExecutor", Shut)
+    monkeypatch.setattr(store_log, "PARALLEL_WRITE_BYTES", 4096)
+    monkeypatch.setattr(store_log, "ThreadPoolExecutor", Shut)
     mem = _Memory(np.zeros(1 << 15, dtype=np.float32))
     logs = _logs_of_chunks(mem, [[(np.arange(r * 4096, (r + 1) * 4096), float(r + 1))] for r in (2, 0, 5)])
     mem.parent[:] = mem.before
     write_stores(logs, threads=4)
     assert np.array_equal(mem.parent, mem.child)
+
+
+def test_a_store_file_gives_back_each_chunk_a_forked_child_appended():
+    """The child appends chunk after chunk (odd lengths, an empty one); the parent, after the child ended,
+    maps each from the offset the child's frame named and reads exactly its bytes."""
+    import os
+
+    f = StoreFile()
+    rng = np.random.default_rng(2)
+    chunks = [rng.integers(0, 256, n, dtype=np.uint8) for n in (7, 0, 4096, 70001, 1, 3 << 20)]
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its places in the file go back through the pipe, as a frame's meta would
+        try:
+            places = [f.append(c) for c in chunks]
+            os.write(w, repr(places).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    os.waitpid(pid, 0)
+    places = eval(os.read(r, 1 << 16).decode())
+    os.close(r)
+    assert [n for _, n in places] == [c.size for c in chunks]
+    views = [f.view(at, n) for at, n in places]
+    f.close()  # (each view keeps its own mapping)
+    for v, c in zip(views, chunks):
+        assert np.array_equal(v, c)
+        assert not v.flags.writeable
+    assert len({at for at, n in places if n}) == 5  # one place each
+
+
+def test_a_store_file_takes_any_layout_of_values():
+    f = StoreFile()
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)
+    at, n = f.append(a.view(np.uint8).reshape(-1))
+    assert n == 96 and np.array_equal(f.view(at, n).view(np.float32), a.reshape(-1))
+    f.close()

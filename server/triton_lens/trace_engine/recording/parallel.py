@@ -15,8 +15,9 @@ before_program`) decides, and `executor.fn` is swapped where a process must skip
   the rewritten kernel already. A child takes the next chunk from the queue whenever it has run the
   last (so a child that started late, or runs slowly, just takes fewer), remaps the loop's visits onto
   that chunk's programs (`child_coords`, through the hook's return: it never walks past the programs
-  before its chunk), runs them in `executor.fn` (`child_call`) and sends what they recorded and the
-  bytes they stored as one frame per chunk. At the queue's end it exits (it never reaches the
+  before its chunk), runs them in `executor.fn` (`child_call`) and sends what they recorded as one frame per
+  chunk; the bytes they stored go to the child's slot's file in memory, the frame says where
+  (store_log.py: the parent maps them, and reads no output through a pipe). At the queue's end it exits (it never reaches the
   interpreter's copy back to the device: a CUDA tensor is only ever host memory to it).
 - The parent merges each chunk once every chunk before it is in (`_Merge`), while the children run:
   site indices remapped by site key, new ones numbered as the chunks meet them (the one-process order
@@ -58,7 +59,6 @@ import signal
 import sys
 import time
 import types
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -69,6 +69,7 @@ from ..interpreter import compat
 from . import progressive as _progressive
 from . import stream
 from .recorder import Builder, DotKey, Handle, Order, Recorder, SiteKey, _Launch
+from .store_log import WRITE_THREADS, StoreFile, StoreLog, write_stores
 
 # Launches smaller than this stay in one process. Each child gets at least MIN_SECONDS of work (as the
 # probe estimates it; a fork costs a few ms), so a launch whose rest is under 2 * MIN_SECONDS (50 ms)
@@ -83,10 +84,6 @@ PROBE_SECONDS = 0.01
 CHUNK_SPLIT = 2
 CHUNK_SECONDS = 0.005
 MAX_CHUNKS = 1024
-# The parent writes the children's stores with up to WRITE_THREADS threads when they are at least
-# PARALLEL_WRITE_BYTES (each thread at least half that).
-WRITE_THREADS = 8
-PARALLEL_WRITE_BYTES = 4 << 20
 
 
 def chunk_plan(lo: int, n: int, k: int, per_program: float) -> list[tuple[int, int]]:
@@ -153,165 +150,6 @@ def uses_atomics(fn: Any) -> bool:  # fn: the executor's kernel function (triton
             if sub is not None:
                 todo.append((sub, getattr(getattr(obj, "fn", None), "__globals__", {})))
     return False
-
-
-# -- what a child sends ---------------------------------------------------------------------------
-
-
-class _StoreLog:
-    """The bytes a child's programs stored, in order: contiguous runs as (address, bytes), scattered
-    lanes with their addresses."""
-
-    def __init__(self) -> None:
-        # The stored bytes since the last take, back to back, in one buffer that the child keeps for all
-        # its chunks (a bytes object per store, joined at each take, copied every byte twice: a child's
-        # frames took 30 ms, now 17, of its 0.9 s; softmax 2048x4096, 2 workers, bench/split_profile.py).
-        self.buf = np.empty(1 << 16, dtype=np.uint8)
-        self._clear()
-
-    def _clear(self) -> None:
-        self.kind: list[int] = []  # 0: contiguous from `start`; 1: scattered, addresses in `addrs`
-        self.itemsize: list[int] = []
-        self.count: list[int] = []
-        self.start: list[int] = []
-        self.addrs: list[np.ndarray] = []
-        self.used = 0
-
-    def __call__(self, ptrs: np.ndarray, values: np.ndarray, mask: np.ndarray) -> None:
-        # (Called once per store of every program a child runs: each numpy call here is a share of the
-        # split's overhead, so the common case, values and mask of the pointers' shape, takes no copies.)
-        p = ptrs.reshape(-1)
-        shape = ptrs.shape
-        v = (values if values.shape == shape else np.broadcast_to(values, shape)).reshape(-1)
-        m = (mask if mask.shape == shape else np.broadcast_to(mask, shape)).reshape(-1)
-        if not m.all():
-            p, v = p[m], v[m]
-        n = p.size
-        if n == 0:
-            return
-        size = v.dtype.itemsize
-        used, end = self.used, self.used + n * size
-        if end > self.buf.size:
-            grown = np.empty(max(end, 2 * self.buf.size), dtype=np.uint8)
-            grown[:used] = self.buf[:used]
-            self.buf = grown
-        self.buf[used:end].view(v.dtype)[...] = v  # (one copy, whatever v's strides)
-        self.used = end
-        # Contiguous when the last lane is where the first's run would end and every step is one item.
-        first = int(p[0])
-        if n == 1 or (int(p[-1]) - first == (n - 1) * size and bool((p[1:] - p[:-1] == size).all())):
-            kind, itemsize, count, start = self.kind, self.itemsize, self.count, self.start
-            if kind and kind[-1] == 0 and itemsize[-1] == size and start[-1] + count[-1] * size == first:
-                # It goes on where the last store ended (the next block of a row, the next program's
-                # block): one longer run, so the parent writes a chunk's output in a few copies.
-                count[-1] += n
-                return
-            itemsize.append(size)
-            count.append(n)
-            kind.append(0)
-            start.append(first)
-        else:
-            self.itemsize.append(size)
-            self.count.append(n)
-            self.kind.append(1)
-            self.start.append(0)
-            self.addrs.append(np.ascontiguousarray(p, dtype=np.uint64))  # (a copy only where it must)
-
-    def take(self) -> dict[str, np.ndarray]:
-        """The stores logged since the last take, as arrays; the log starts again empty. Their "st.vals"
-        is the log's own buffer, valid until the next store: the child writes the chunk's frame at once."""
-        out: dict[str, np.ndarray] = {
-            "st.kind": np.asarray(self.kind, dtype=np.uint8),
-            "st.itemsize": np.asarray(self.itemsize, dtype=np.uint8),
-            "st.count": np.asarray(self.count, dtype=np.int64),
-            "st.start": np.asarray(self.start, dtype=np.uint64),
-            "st.addrs": np.concatenate(self.addrs) if self.addrs else np.empty(0, dtype=np.uint64),
-            "st.vals": self.buf[: self.used],
-        }
-        self._clear()
-        return out
-
-
-_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def apply_stores(a: dict[str, np.ndarray]) -> None:
-    """Replay a child's store log into this process's memory, in the order the child stored."""
-    vals = a["st.vals"]
-    base = vals.ctypes.data
-    off = aoff = 0
-    addrs = a["st.addrs"]
-    for kind, size, count, start in zip(
-        a["st.kind"].tolist(), a["st.itemsize"].tolist(), a["st.count"].tolist(), a["st.start"].tolist()
-    ):
-        nbytes = size * count
-        if kind == 0:
-            ctypes.memmove(start, base + off, nbytes)
-        else:
-            v = vals[off : off + nbytes]
-            dt = _UINT.get(size)
-            if dt is not None:
-                compat.raw_store(addrs[aoff : aoff + count], v.view(dt))
-            else:  # an odd item size: lane by lane
-                for k, addr in enumerate(addrs[aoff : aoff + count].tolist()):
-                    ctypes.memmove(addr, base + off + k * size, size)
-            aoff += count
-        off += nbytes
-
-
-def _disjoint_runs(logs: list[dict[str, np.ndarray]]) -> list[tuple[int, int, int]] | None:
-    """Every store of the logs as (destination, source address, bytes), when all are contiguous runs and
-    no two overlap (then their order does not matter); None otherwise."""
-    runs: list[tuple[int, int, int]] = []
-    for a in logs:
-        kind = a["st.kind"]
-        if kind.any():  # a scattered store: the logs are written in order
-            return None
-        nbytes = a["st.count"] * a["st.itemsize"].astype(np.int64)
-        src = a["st.vals"].ctypes.data + np.concatenate(([0], np.cumsum(nbytes)[:-1]))
-        runs.extend(zip(a["st.start"].tolist(), src.tolist(), nbytes.tolist()))
-    if len(runs) > 1:
-        runs.sort()
-        for (d0, _, n0), (d1, _, _) in zip(runs, runs[1:]):
-            if d0 + n0 > d1:
-                return None
-    return runs
-
-
-def write_stores(logs: list[dict[str, np.ndarray]], threads: int) -> None:
-    """Replay the children's store logs (in program order) into this process's memory. A launch's output
-    of disjoint contiguous runs (the common case) is written by up to `threads` threads at once: after the
-    fork each page's first write is a page fault, and a 64 MB output took 40 ms on one thread, after the
-    last child had ended (ctypes' memmove lets go of the GIL). Anything else is written in order."""
-    runs = _disjoint_runs(logs) if threads > 1 else None
-    total = sum(n for _, _, n in runs) if runs else 0
-    if not runs or total < PARALLEL_WRITE_BYTES:
-        for a in logs:
-            apply_stores(a)
-        return
-    k = min(threads, max(1, total // (PARALLEL_WRITE_BYTES // 2)))
-    ends = [total * (g + 1) // k for g in range(k)]  # group g writes bytes [ends[g-1], ends[g]) of all
-    groups: list[list[tuple[int, int, int]]] = [[] for _ in range(k)]
-    g = done = 0
-    for dst, src, n in runs:
-        while n > 0:  # (a run may be cut between two groups)
-            take = min(n, ends[g] - done)
-            if take == 0:
-                g += 1
-                continue
-            groups[g].append((dst, src, take))
-            dst, src, n, done = dst + take, src + take, n - take, done + take
-
-    def write(group: list[tuple[int, int, int]]) -> None:
-        for dst, src, n in group:
-            ctypes.memmove(dst, src, n)
-
-    try:
-        with ThreadPoolExecutor(max_workers=k, thread_name_prefix="triton-lens-stores") as pool:
-            list(pool.map(write, groups))
-    except RuntimeError:  # no new threads (a launch from the script's atexit): the same runs, on this one
-        for group in groups:
-            write(group)
 
 
 def _stable_key(key: SiteKey) -> list[str | int | None]:
@@ -482,7 +320,10 @@ class _Dispatch:
         self.chunk = -1
         self.r0 = self.dot0 = self.s_sent = self.ds_sent = 0
         self.out: BinaryIO | None = None
-        self.stores: _StoreLog | None = None
+        self.stores: StoreLog | None = None
+        self.files: list[StoreFile] = []  # each slot's stored bytes (store_log.py)
+        self.piped = self.mapped = 0  # (parent) bytes of the chunks' frames, and of their stores mapped
+        self.slot = -1  # (child) its slot
         self.ran = 0  # programs it ran
         # A child's timeline (perf_counter, a clock every process of the machine shares) and CPU
         # seconds at each point: born (fork returned), first (its first own program starts), ran (its
@@ -534,7 +375,10 @@ class _Dispatch:
         self.ran += 1
         self.pos += 1
         if self.pos >= self.chunk_hi:
-            self._send_chunk()
+            try:
+                self._send_chunk()
+            except Exception:  # (no memory for the bytes, the parent gone): the launch runs in one process
+                self._child_exit("error")
             if not self._take():
                 self._mark("ran")
                 self._child_exit("ok")
@@ -581,8 +425,10 @@ class _Dispatch:
         arrays.update(_set_arrays("touched", L.touched, r0))
         arrays.update(_set_arrays("masked", L.masked, r0))
         arrays.update(_set_arrays("oob", L.oob, r0))
-        arrays.update(stores.take())
-        meta = {"chunk": self.chunk, "r0": r0, "s_from": self.s_sent, "sites": sites}
+        logged = stores.take()
+        at = self.files[self.slot].append(logged.pop("st.vals"))  # the bytes: in the slot's file, not the pipe
+        arrays.update(logged)
+        meta = {"chunk": self.chunk, "r0": r0, "s_from": self.s_sent, "sites": sites, "st_at": at}
         meta.update(ds_from=self.ds_sent, dot_sites=dot_sites)
         self.s_sent, self.ds_sent = len(L.sites), len(L.dot_sites)
         self._mark("built")
@@ -615,6 +461,18 @@ class _Dispatch:
             os.close(q_r)
             self.phase = ONE_PROCESS
             return
+        try:
+            self.files = [StoreFile() for _ in range(k)]
+        except OSError:
+            for f in self.files:
+                f.close()
+            for r, w in pipes:
+                os.close(r)
+                os.close(w)
+            os.close(q_r)
+            self.files = []
+            self.phase = ONE_PROCESS
+            return
         # Frozen objects are left out of the children's garbage collections, which would otherwise
         # write to (and so copy) every page of the parent's heap they inherited.
         gc.freeze()
@@ -638,7 +496,12 @@ class _Dispatch:
             os.close(w)
         t_wait = time.perf_counter()
         merge = _Merge(self, s0)
-        results, received_at, ran = self._collect(children, [r for r, _ in pipes], done, merge)
+        try:
+            results, received_at, ran = self._collect(children, [r for r, _ in pipes], done, merge)
+        finally:
+            for sf in self.files:  # (each chunk's mapping of its bytes holds the file while it is needed)
+                sf.close()
+            self.files = []
         gc.unfreeze()
         os.close(q_r)
         t_merge = time.perf_counter()
@@ -665,6 +528,9 @@ class _Dispatch:
             "merge_s": time.perf_counter() - t_merge,  # what was left to merge once the last child ended
             "merge_total_s": merge.seconds,  # every chunk's merge and the stores' writing
             "n_chunks": len(self.plan),
+            # the chunks' arrays read from the pipes, and their stored bytes mapped from the slots' files
+            "piped_bytes": self.piped,
+            "mapped_bytes": self.mapped,
             "chunks": ran,  # the programs each child ran
             # each child's own CPU seconds and minor page faults (copy-on-write copies among them)
             "child_cpu_s": [r.get("cpu_s") if r is not None else None for r in results],
@@ -685,8 +551,8 @@ class _Dispatch:
         }
         report = os.environ.get("TRITON_LENS_PARALLEL_REPORT")
         if report:  # tests and benchmarks: which launches were split, and how they ended
-            with open(report, "a") as f:
-                f.write(json.dumps(rec.last_split) + "\n")
+            with open(report, "a") as out:
+                out.write(json.dumps(rec.last_split) + "\n")
 
     def _drain(self) -> None:
         """Take every chunk still queued: each child ends after the one it holds."""
@@ -726,6 +592,9 @@ class _Dispatch:
                     lo, hi = self.plan[meta["chunk"]]
                     ran[j] += hi - lo
                     if not failed:
+                        self.piped += sum(a.nbytes for a in arrays.values())
+                        arrays["st.vals"] = self.files[j].view(*meta["st_at"])
+                        self.mapped += arrays["st.vals"].nbytes
                         merge.offer(j, meta, arrays)
                 else:
                     results[j] = meta
@@ -783,6 +652,10 @@ class _Dispatch:
                 os.close(pipes[j][1])
             hi = mid
         w = pipes[lo][1]
+        self.slot = lo
+        for j, f in enumerate(self.files):  # (its own slot's file only)
+            if j != lo:
+                f.close()
         try:  # Ctrl-C ends a child at once (the parent falls back or stops)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
         except ValueError:  # not the main thread (the Triton-Viz API called from a thread)
@@ -791,7 +664,7 @@ class _Dispatch:
         _run_as_batch_work()
         self.executor.fn = self.child_call
         self.out = os.fdopen(w, "wb", buffering=1 << 16)
-        self.stores = _StoreLog()
+        self.stores = StoreLog()
         compat.tap_stores(self.stores)
         rec = self.rec
         rec.in_child = True
