@@ -169,6 +169,8 @@ def _split_rows(launch, workers: int, profile: bool, wall1: float, ms1: float) -
     run_cpu = col(lambda a, c, k: (c["ran"] - c["first"]) / k)
     out += [
         f"  w={workers}: {wall:.3f} s wall ({wall1 / wall / workers:.0%} efficiency), parent CPU {cpu:.2f} s; "
+        f"the parent's other threads' CPU during the split {s.get('parent_threads_cpu_s', 0):.3f} s; "
+        f"stores: {s.get('filed_bytes', 0) / 1e6:.1f} MB through files, frames {s.get('piped_bytes', 0) / 1e6:.1f} MB piped; "
         f"probe {s['probe']} programs; fork of {len(tl)}: {s['fork_s'] * 1e3:.1f} ms; wait {s['wait_s'] * 1e3:.1f} ms; "
         f"merge {s['merge_s'] * 1e3:.1f} ms after the last child ({s.get('merge_total_s', 0) * 1e3:.1f} in all); "
         f"{s.get('n_chunks', len(chunks))} chunks; programs a child {min(chunks)}-{max(chunks)}",
@@ -185,6 +187,7 @@ def _split_rows(launch, workers: int, profile: bool, wall1: float, ms1: float) -
         f"  {'later chunks CPU a program / one':34} {_med_max(_chunk_ratio(s, ms1, first=False))}",
         f"  {'frames (make and write chunks)':34} {_med_max([x * 1e3 for x in s.get('child_send_s') or [] if x is not None])}",
         f"  {'page faults (thousands)':34} {_med_max([x / 1e3 for x in s.get('child_minflt') or [] if x is not None])}",
+        f"  {'threads at its end':34} {_med_max(s.get('child_threads') or [])}",
         f"  {'end (last chunk sent -> read)':34} {_med_max([a['sent'] - a['ran'] for a in at])}",
         f"  {'ended (sent, after split start)':34} {_med_max([a['sent'] for a in at])}",
         f"  {'first own program (after start)':34} {_med_max([a['first'] for a in at])}",

@@ -224,7 +224,7 @@ def test_children_are_forked_as_a_tree_and_the_result_is_one_process_s(tmp_path)
 
 
 def test_the_stored_bytes_go_through_the_slots_files_not_the_pipes(tmp_path):
-    # 512 programs store 4 MB: the parent maps the children's stored bytes from their slots' files
+    # 512 programs store 4 MB: the parent reads the children's stored bytes from their slots' files
     # (store_log.StoreFile); the pipes carry the records, a small part of that.
     path = _script(
         tmp_path,
@@ -245,7 +245,7 @@ def test_the_stored_bytes_go_through_the_slots_files_not_the_pipes(tmp_path):
     assert r.status == "ok" and r.stdout.strip() == "True", (r.status, r.error, r.stdout)
     (s,) = splits(report)
     stored = (512 - s["probe"]) * 2048 * 4  # what the children's programs stored
-    assert s["merged"] and s["mapped_bytes"] == stored, s
+    assert s["merged"] and s["filed_bytes"] == stored, s
     assert 0 < s["piped_bytes"] < stored / 20, s
 
 
@@ -471,6 +471,33 @@ def test_the_memory_limit_counts_the_children(tmp_path):
     r = run(RunRequest(path=str(path), workers=2, memory_mb=900, env=split_env(report)))
     assert r.status == "crashed" and r.error.type == "MemoryLimit", (r.status, r.error)
     assert splits(report) == []  # stopped while the children ran: the parent never got their results
+
+
+def test_the_memory_limit_counts_the_stored_bytes_waiting_in_memory_files():
+    # A split's children leave their stored bytes in in-memory files that the worker holds and no process
+    # maps (store_log.StoreFile): they show in no resident size, and the footprint counts them.
+    from triton_lens.trace_engine.process.process_tree import footprint_bytes, memory_file_bytes, resident_bytes
+
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import os, sys; fd = os.memfd_create('held'); os.write(fd, b'x' * (64 << 20)); "
+            "print('ready', flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert holder.stdout.readline().strip() == b"ready"
+        held = memory_file_bytes(holder.pid)
+        assert held >= 64 << 20, held
+        assert resident_bytes(holder.pid) < 64 << 20  # (written through the file, mapped by none)
+        assert footprint_bytes(os.getpid()) >= resident_bytes(holder.pid) + held
+    finally:
+        holder.stdin.close()
+        holder.wait()
+    assert memory_file_bytes(os.getpid()) == 0  # (this process holds none)
 
 
 def test_check_cli_takes_workers(tmp_path):

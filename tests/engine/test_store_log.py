@@ -6,9 +6,27 @@ are kept as one."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from triton_lens.trace_engine.recording import store_log
-from triton_lens.trace_engine.recording.store_log import StoreFile, StoreLog, apply_stores, write_stores
+from triton_lens.trace_engine.recording.store_log import (
+    ChunkStores,
+    FileBytes,
+    StoreFile,
+    StoreLog,
+    apply_stores,
+    write_stores,
+)
+
+
+def _taken(log: StoreLog, file: StoreFile | None = None) -> ChunkStores:
+    """The log's chunk as the parent replays it: its bytes in memory, or appended to `file` as a split
+    child does (the parent then reads them from the file)."""
+    arrays = {k: v.copy() for k, v in log.take().items()}
+    if file is None:
+        return ChunkStores.of(arrays)
+    at, _ = file.append(arrays["st.vals"])
+    return ChunkStores.of(arrays, FileBytes(file, at))
 
 
 def _ptrs(buf: np.ndarray, idx) -> np.ndarray:
@@ -24,7 +42,7 @@ class _Memory:
 
     def replayed(self, log: StoreLog) -> np.ndarray:
         self.parent[:] = self.before
-        apply_stores({k: v.copy() for k, v in log.take().items()})
+        apply_stores(_taken(log))
         return self.parent
 
 
@@ -89,6 +107,7 @@ def test_one_log_over_many_chunks_keeps_its_buffer_and_each_chunks_bytes():
     # each take's bytes are that chunk's, whatever the item sizes before them (an odd offset included).
     rng = np.random.default_rng(2)
     log = StoreLog()
+    file = StoreFile()
     bufs = []
     for chunk in range(4):
         small = _Memory(np.zeros(7, dtype=np.int8))
@@ -97,10 +116,10 @@ def test_one_log_over_many_chunks_keeps_its_buffer_and_each_chunks_bytes():
         for p in range(4):  # 128 KB a chunk: more than the log's first buffer
             block = rng.standard_normal(2 * 8192).astype(np.float32)[::2]  # strided values
             _store(log, wide, np.arange(p * 8192, (p + 1) * 8192), block)
-        arrays = {k: v.copy() for k, v in log.take().items()}
+        taken = _taken(log, file if chunk % 2 else None)  # (from memory and from a file, in turn)
         bufs.append(log.buf)
         small.parent[:], wide.parent[:] = small.before, wide.before
-        apply_stores(arrays)
+        apply_stores(taken)
         assert np.array_equal(small.parent, small.child) and np.array_equal(wide.parent, wide.child), chunk
     assert all(b is bufs[0] for b in bufs[1:])  # grown in the first chunk, then kept
 
@@ -113,19 +132,32 @@ class _CountingPool(store_log.ThreadPoolExecutor):
         super().__init__(max_workers=max_workers, **kw)
 
 
-def _logs_of_chunks(mem: _Memory, chunks) -> list[dict[str, np.ndarray]]:
-    """One log per chunk, as the parent receives them: each chunk a list of (indices, values)."""
+_read = store_log.FileBytes.read
+_FILE = StoreFile()  # (the file-backed logs' bytes, one file for the module's tests)
+
+
+def _logs_of_chunks(mem: _Memory, chunks, via_file: bool = True) -> list[ChunkStores]:
+    """One log per chunk, as the parent receives them: each chunk a list of (indices, values); their bytes
+    in a StoreFile as a split child leaves them (or in memory)."""
     logs = []
     for chunk in chunks:
         log = StoreLog()
         for idx, values in chunk:
             _store(log, mem, idx, values)
-        logs.append({k: v.copy() for k, v in log.take().items()})
+        logs.append(_taken(log, _FILE if via_file else None))
     return logs
 
 
-def test_disjoint_runs_are_written_by_threads_and_give_the_same_memory(monkeypatch):
+@pytest.mark.parametrize(
+    "via_file, direct",
+    [(True, True), (True, False), (False, False)],
+    ids=["bytes read from a store file into place", "bytes read from a store file into memory first", "in memory"],
+)
+def test_disjoint_runs_are_written_by_threads_and_give_the_same_memory(monkeypatch, via_file, direct):
     monkeypatch.setattr(store_log, "PARALLEL_WRITE_BYTES", 4096)
+    monkeypatch.setattr(store_log, "DIRECT_RUN_BYTES", 1 if direct else 1 << 30)
+    reads = []
+    monkeypatch.setattr(store_log.FileBytes, "read", lambda self, off, n: reads.append(n) or _read(self, off, n))
     monkeypatch.setattr(store_log, "ThreadPoolExecutor", _CountingPool)
     _CountingPool.made.clear()
     rng = np.random.default_rng(1)
@@ -133,11 +165,12 @@ def test_disjoint_runs_are_written_by_threads_and_give_the_same_memory(monkeypat
     # Chunks arrive in program order but cover the output out of order (rows of a transposed grid).
     chunks = [[(np.arange(r * 4096, (r + 1) * 4096), rng.standard_normal(4096))] for r in (3, 0, 15, 7, 1)]
     chunks.append([(np.arange(9 * 4096 + 5, 9 * 4096 + 1000), 2.5), (np.arange(60000, 60001), 1.0)])
-    logs = _logs_of_chunks(mem, chunks)
+    logs = _logs_of_chunks(mem, chunks, via_file)
     mem.parent[:] = mem.before
     write_stores(logs, threads=4)
     assert np.array_equal(mem.parent, mem.child)
     assert _CountingPool.made == [4]
+    assert len(reads) == (len(chunks) if via_file and not direct else 0)  # (a log's bytes in one read)
 
 
 def test_overlapping_or_scattered_stores_are_written_in_program_order(monkeypatch):
@@ -177,7 +210,7 @@ def test_without_threads_the_runs_are_still_written(monkeypatch):
 
 def test_a_store_file_gives_back_each_chunk_a_forked_child_appended():
     """The child appends chunk after chunk (odd lengths, an empty one); the parent, after the child ended,
-    maps each from the offset the child's frame named and reads exactly its bytes."""
+    reads each from the place the child's frame named, into memory of its own, and gets exactly its bytes."""
     import os
 
     f = StoreFile()
@@ -196,17 +229,19 @@ def test_a_store_file_gives_back_each_chunk_a_forked_child_appended():
     places = eval(os.read(r, 1 << 16).decode())
     os.close(r)
     assert [n for _, n in places] == [c.size for c in chunks]
-    views = [f.view(at, n) for at, n in places]
-    f.close()  # (each view keeps its own mapping)
-    for v, c in zip(views, chunks):
-        assert np.array_equal(v, c)
-        assert not v.flags.writeable
-    assert len({at for at, n in places if n}) == 5  # one place each
+    for (at, n), c in zip(places, chunks):
+        out = np.full(n + 2, 0xEE, dtype=np.uint8)
+        f.read_into(out[1:-1].data, at)  # (into the middle: nothing written around it)
+        assert np.array_equal(out[1:-1], c) and out[0] == out[-1] == 0xEE
+        assert np.array_equal(FileBytes(f, at).read(0, n), c)
+    f.close()
 
 
-def test_a_store_file_takes_any_layout_of_values():
+def test_a_store_file_takes_any_layout_of_values_and_says_when_bytes_are_missing():
     f = StoreFile()
     a = np.arange(24, dtype=np.float32).reshape(4, 6)
-    at, n = f.append(a.view(np.uint8).reshape(-1))
-    assert n == 96 and np.array_equal(f.view(at, n).view(np.float32), a.reshape(-1))
+    at, n = f.append(a[:, ::2].copy().view(np.uint8).reshape(-1))
+    assert n == 48 and np.array_equal(FileBytes(f, at).read(0, n).view(np.float32), a[:, ::2].reshape(-1))
+    with pytest.raises(OSError, match="stored bytes end"):
+        f.read_into(np.empty(100, dtype=np.uint8).data, at)
     f.close()

@@ -2,7 +2,8 @@
 
 A forked child shares the worker's pages until it writes them, so adding up resident sizes would
 count the worker's torch and triton once per child: a child counts with the pages it has of its own
-(Private_Clean + Private_Dirty of /proc/PID/smaps_rollup) on top of the worker's resident size.
+(Private_Clean + Private_Dirty of /proc/PID/smaps_rollup) on top of the worker's resident size, and so do
+the in-memory files the worker holds open (a split launch's stored bytes wait in them).
 """
 
 from __future__ import annotations
@@ -11,7 +12,14 @@ import os
 
 from .supervisor import descendants
 
-__all__ = ["FORK_FRIENDLY_ENV", "descendants", "footprint_bytes", "private_bytes", "resident_bytes"]
+__all__ = [
+    "FORK_FRIENDLY_ENV",
+    "descendants",
+    "footprint_bytes",
+    "memory_file_bytes",
+    "private_bytes",
+    "resident_bytes",
+]
 
 # The worker's environment, where the user has not set these (runner._worker_env). torch backs CPU tensors
 # of 2 MB and more with transparent huge pages (c10's alloc_cpu: 2 MB alignment and madvise(MADV_HUGEPAGE),
@@ -48,7 +56,33 @@ def footprint_bytes(root: int) -> int:
     if not below:
         return 0
     worker, others = below[0], below[1:]
-    return resident_bytes(worker) + sum(private_bytes(p) for p in others)
+    return resident_bytes(worker) + memory_file_bytes(worker) + sum(private_bytes(p) for p in others)
+
+
+def memory_file_bytes(pid: int) -> int:
+    """The pages of the in-memory files (memfd) that pid holds open: memory that no resident size shows
+    while no process maps it. A split launch's children leave their stored bytes in such files, which the
+    worker holds until it writes them (trace_engine/recording/store_log.py). (A file the process also maps
+    counts twice: the limit errs on the side of the machine.)"""
+    fds = f"/proc/{pid}/fd"
+    seen: set[tuple[int, int]] = set()
+    total = 0
+    try:
+        names = os.listdir(fds)
+    except OSError:
+        return 0
+    for name in names:
+        path = f"{fds}/{name}"
+        try:
+            if not os.readlink(path).startswith("/memfd:"):
+                continue
+            st = os.stat(path)
+        except OSError:  # closed in between
+            continue
+        if (st.st_dev, st.st_ino) not in seen:
+            seen.add((st.st_dev, st.st_ino))
+            total += st.st_blocks * 512
+    return total
 
 
 def private_bytes(pid: int) -> int:

@@ -69,7 +69,7 @@ from ..interpreter import compat
 from . import progressive as _progressive
 from . import stream
 from .recorder import Builder, DotKey, Handle, Order, Recorder, SiteKey, _Launch
-from .store_log import WRITE_THREADS, StoreFile, StoreLog, write_stores
+from .store_log import WRITE_THREADS, ChunkStores, FileBytes, StoreFile, StoreLog, write_stores
 
 # Launches smaller than this stay in one process. Each child gets at least MIN_SECONDS of work (as the
 # probe estimates it; a fork costs a few ms), so a launch whose rest is under 2 * MIN_SECONDS (50 ms)
@@ -182,6 +182,20 @@ def _extend_sets(b: ElementSetsBuilder, a: dict[str, np.ndarray], prefix: str) -
     data = a[f"{prefix}.data"].tobytes()
     st = a[f"{prefix}.start"].tolist()
     b.chunks.extend(data[st[i] : st[i + 1]] for i in range(len(st) - 1))
+
+
+def _cpu_outside_this_thread() -> float:
+    """CPU seconds this process's other threads have taken (the split report)."""
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime - time.thread_time()
+
+
+def _threads() -> int:
+    """This process's threads (a child's should be one: a fork keeps only the forking thread); 0 unknown."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0
 
 
 def _die_with_parent() -> None:
@@ -322,7 +336,7 @@ class _Dispatch:
         self.out: BinaryIO | None = None
         self.stores: StoreLog | None = None
         self.files: list[StoreFile] = []  # each slot's stored bytes (store_log.py)
-        self.piped = self.mapped = 0  # (parent) bytes of the chunks' frames, and of their stores mapped
+        self.piped = self.filed = 0  # (parent) bytes of the chunks' frames, and of their stores in the files
         self.slot = -1  # (child) its slot
         self.ran = 0  # programs it ran
         # A child's timeline (perf_counter, a clock every process of the machine shares) and CPU
@@ -443,6 +457,7 @@ class _Dispatch:
         undo = _Undo(L)
         self.plan = chunk_plan(done, self.n, k, self.per_program)
         t_fork = time.perf_counter()
+        cpu0 = _cpu_outside_this_thread()
         sys.stdout.flush()
         sys.stderr.flush()
         try:
@@ -498,16 +513,18 @@ class _Dispatch:
         merge = _Merge(self, s0)
         try:
             results, received_at, ran = self._collect(children, [r for r, _ in pipes], done, merge)
+            threads_cpu = _cpu_outside_this_thread() - cpu0
+            gc.unfreeze()
+            os.close(q_r)
+            t_merge = time.perf_counter()
+            ok = all(r is not None and r["status"] == "ok" for r in results)
+            if ok and merge.next == len(self.plan):
+                merge.apply_stores()  # (from the slots' files)
         finally:
-            for sf in self.files:  # (each chunk's mapping of its bytes holds the file while it is needed)
+            for sf in self.files:
                 sf.close()
             self.files = []
-        gc.unfreeze()
-        os.close(q_r)
-        t_merge = time.perf_counter()
-        ok = all(r is not None and r["status"] == "ok" for r in results)
         if ok and merge.next == len(self.plan):
-            merge.apply_stores()
             self.phase = SPLIT_DONE
             self.executor.fn = _skip
         else:
@@ -524,19 +541,25 @@ class _Dispatch:
             "merged": self.phase is SPLIT_DONE,
             "children": [r["status"] if r is not None else "lost" for r in results],
             "fork_s": t_wait - t_fork,
+            # CPU seconds the parent's other threads (the script's torch's OpenMP pool, spinning after a
+            # parallel region before it sleeps) took from the fork to the last child's end: cores the
+            # children lack
+            "parent_threads_cpu_s": round(threads_cpu, 4),
             "wait_s": t_merge - t_wait,
             "merge_s": time.perf_counter() - t_merge,  # what was left to merge once the last child ended
             "merge_total_s": merge.seconds,  # every chunk's merge and the stores' writing
             "n_chunks": len(self.plan),
-            # the chunks' arrays read from the pipes, and their stored bytes mapped from the slots' files
+            # the chunks' arrays read from the pipes, and their stored bytes read from the slots' files
             "piped_bytes": self.piped,
-            "mapped_bytes": self.mapped,
+            "filed_bytes": self.filed,
             "chunks": ran,  # the programs each child ran
             # each child's own CPU seconds and minor page faults (copy-on-write copies among them)
             "child_cpu_s": [r.get("cpu_s") if r is not None else None for r in results],
             "child_minflt": [r.get("minflt") if r is not None else None for r in results],
             # each child's wall seconds making and writing its chunks' frames
             "child_send_s": [r.get("send_s") if r is not None else None for r in results],
+            # each child's threads at its end (more than one: a parallel region of its own, spinning)
+            "child_threads": [r.get("threads") if r is not None else None for r in results],
             # each child's chunks in the order it ran them: [programs, CPU seconds of their programs]
             "child_chunk_cpu": [r.get("chunk_cpu") if r is not None else None for r in results],
             # each child's timeline, ms after the split began: forked (the parent called fork), born,
@@ -593,8 +616,7 @@ class _Dispatch:
                     ran[j] += hi - lo
                     if not failed:
                         self.piped += sum(a.nbytes for a in arrays.values())
-                        arrays["st.vals"] = self.files[j].view(*meta["st_at"])
-                        self.mapped += arrays["st.vals"].nbytes
+                        self.filed += meta["st_at"][1]
                         merge.offer(j, meta, arrays)
                 else:
                     results[j] = meta
@@ -688,7 +710,7 @@ class _Dispatch:
             meta: dict[str, Any] = {"status": status, "pid": os.getpid(), "ppid": os.getppid()}
             if status == "ok":
                 meta.update(cpu_s=use.ru_utime + use.ru_stime, minflt=use.ru_minflt, marks=self.marks)
-                meta.update(send_s=self.send_s, chunk_cpu=self.chunk_cpu)
+                meta.update(send_s=self.send_s, chunk_cpu=self.chunk_cpu, threads=_threads())
             stream.write_frame(out, "result", meta)
             out.close()
             if self.subs:  # the children it forked: their parent stays until they end (PDEATHSIG)
@@ -721,7 +743,7 @@ class _Merge:
         self.site_map: dict[int, list[int]] = {}  # a child's site index -> the launch's (past s0)
         self.dot_map: dict[int, list[int]] = {}
         self.by_key: dict[tuple[str | int | None, ...], int] = {}  # a stable site key -> its index
-        self.stores: list[dict[str, np.ndarray]] = []
+        self.stores: list[ChunkStores] = []
         self.seconds = 0.0
 
     def offer(self, child: int, meta: stream.Meta, arrays: dict[str, np.ndarray]) -> None:
@@ -774,7 +796,7 @@ class _Merge:
         _extend_sets(L.touched, a, "touched")
         _extend_sets(L.masked, a, "masked")
         _extend_sets(L.oob, a, "oob")
-        self.stores.append({k: v for k, v in a.items() if k.startswith("st.")})
+        self.stores.append(ChunkStores.of(a, FileBytes(self.d.files[child], meta["st_at"][0])))
 
     def apply_stores(self) -> None:
         t = time.perf_counter()

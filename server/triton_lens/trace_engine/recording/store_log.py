@@ -4,8 +4,9 @@ A child's programs write their own copy of the launch's memory (the fork's copy-
 logs each store (`StoreLog`): contiguous runs as (address, bytes), scattered lanes with their addresses.
 At each chunk's end the child appends the chunk's stored bytes to its slot's `StoreFile` (a file in memory
 that the parent opened before the fork) and sends only their place in it, with the runs, in the chunk's
-frame; the parent maps those bytes (no copy through the pipe, nothing read on its one core while 16
-children run) and, once every chunk is in, writes every chunk's stores in program order (`write_stores`).
+frame (nothing crosses the pipe twice, nothing is read on the parent's one core while 16 children run);
+once every chunk is in, the parent writes every chunk's stores in program order (`write_stores`), reading
+the bytes from the files straight into their destination.
 
 Invariants (tests/engine/test_store_log.py): replaying a child's logs into the memory as it was before the
 split gives exactly the memory the child's stores made, in their order (a later lane or chunk wins);
@@ -15,10 +16,10 @@ the bytes read back from a StoreFile are those appended, whatever their length o
 from __future__ import annotations
 
 import ctypes
-import mmap
 import os
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -28,9 +29,9 @@ from ..interpreter import compat
 # PARALLEL_WRITE_BYTES (each thread at least half that).
 WRITE_THREADS = 8
 PARALLEL_WRITE_BYTES = 4 << 20
-# Where each chunk's bytes start in a StoreFile: a multiple of the mapping granularity, so the parent maps
-# exactly one chunk's bytes.
-_ALIGN = max(mmap.ALLOCATIONGRANULARITY, mmap.PAGESIZE)
+# A log whose runs are this long on average (and none scattered) is read from its file straight into
+# place, run by run; any other is read into memory first, in one read.
+DIRECT_RUN_BYTES = 64 << 10
 
 
 class StoreLog:
@@ -110,76 +111,146 @@ class StoreLog:
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-def apply_stores(a: dict[str, np.ndarray]) -> None:
+class MemoryBytes:
+    """A log's stored bytes, back to back, in this process's memory (an array)."""
+
+    def __init__(self, vals: np.ndarray) -> None:
+        self.vals = vals.reshape(-1).view(np.uint8)
+
+    def copy_to(self, dst: int, off: int, n: int) -> None:
+        ctypes.memmove(dst, self.vals.ctypes.data + off, n)
+
+    def read(self, off: int, n: int) -> np.ndarray:
+        return self.vals[off : off + n]
+
+
+class FileBytes:
+    """A log's stored bytes, back to back, at `at` in a StoreFile: read straight into their destination
+    (pread: one copy, by the kernel, no mapping of them in this process)."""
+
+    def __init__(self, file: StoreFile, at: int) -> None:
+        self.file, self.at = file, at
+
+    def copy_to(self, dst: int, off: int, n: int) -> None:
+        self.file.read_into(memoryview((ctypes.c_char * n).from_address(dst)).cast("B"), self.at + off)
+
+    def read(self, off: int, n: int) -> np.ndarray:
+        out = np.empty(n, dtype=np.uint8)
+        self.file.read_into(out.data, self.at + off)
+        return out
+
+
+Bytes = MemoryBytes | FileBytes
+
+
+@dataclass
+class ChunkStores:
+    """One chunk's store log, as the parent replays it: the runs (StoreLog.take's arrays) and where
+    their bytes are."""
+
+    kind: np.ndarray
+    itemsize: np.ndarray
+    count: np.ndarray
+    start: np.ndarray
+    addrs: np.ndarray
+    src: Bytes
+
+    def ready(self) -> ChunkStores:
+        """This log, its bytes read into memory at once (one read) where it has scattered stores or runs of
+        under DIRECT_RUN_BYTES on average: a read from the file per such store costs more than its copy."""
+        if not isinstance(self.src, FileBytes) or not len(self.count):
+            return self
+        total = int((self.count * self.itemsize.astype(np.int64)).sum())
+        if not self.kind.any() and total >= DIRECT_RUN_BYTES * len(self.count):
+            return self
+        return ChunkStores(
+            self.kind, self.itemsize, self.count, self.start, self.addrs, MemoryBytes(self.src.read(0, total))
+        )
+
+    @classmethod
+    def of(cls, a: dict[str, np.ndarray], src: Bytes | None = None) -> ChunkStores:
+        """From StoreLog.take's arrays; their bytes in `src`, else in a["st.vals"]."""
+        return cls(
+            a["st.kind"],
+            a["st.itemsize"],
+            a["st.count"],
+            a["st.start"],
+            a["st.addrs"],
+            src if src is not None else MemoryBytes(a["st.vals"]),
+        )
+
+
+def apply_stores(c: ChunkStores) -> None:
     """Replay a child's store log into this process's memory, in the order the child stored."""
-    vals = a["st.vals"]
-    base = vals.ctypes.data
+    c = c.ready()
     off = aoff = 0
-    addrs = a["st.addrs"]
-    for kind, size, count, start in zip(
-        a["st.kind"].tolist(), a["st.itemsize"].tolist(), a["st.count"].tolist(), a["st.start"].tolist()
-    ):
+    addrs = c.addrs
+    for kind, size, count, start in zip(c.kind.tolist(), c.itemsize.tolist(), c.count.tolist(), c.start.tolist()):
         nbytes = size * count
         if kind == 0:
-            ctypes.memmove(start, base + off, nbytes)
+            c.src.copy_to(start, off, nbytes)
         else:
-            v = vals[off : off + nbytes]
+            v = np.ascontiguousarray(c.src.read(off, nbytes))
             dt = _UINT.get(size)
             if dt is not None:
                 compat.raw_store(addrs[aoff : aoff + count], v.view(dt))
             else:  # an odd item size: lane by lane
                 for k, addr in enumerate(addrs[aoff : aoff + count].tolist()):
-                    ctypes.memmove(addr, base + off + k * size, size)
+                    ctypes.memmove(addr, v.ctypes.data + k * size, size)
             aoff += count
         off += nbytes
 
 
-def _disjoint_runs(logs: list[dict[str, np.ndarray]]) -> list[tuple[int, int, int]] | None:
-    """Every store of the logs as (destination, source address, bytes), when all are contiguous runs and
-    no two overlap (then their order does not matter); None otherwise."""
-    runs: list[tuple[int, int, int]] = []
-    for a in logs:
-        kind = a["st.kind"]
-        if kind.any():  # a scattered store: the logs are written in order
+# A contiguous run of a log: (destination address, the log's index, offset in its bytes, length).
+Run = tuple[int, int, int, int]
+
+
+def _disjoint_runs(logs: list[ChunkStores]) -> list[Run] | None:
+    """Every store of the logs as a Run, when all are contiguous runs and no two overlap (then their order
+    does not matter); None otherwise."""
+    runs: list[Run] = []
+    for i, c in enumerate(logs):
+        if c.kind.any():  # a scattered store: the logs are written in order
             return None
-        nbytes = a["st.count"] * a["st.itemsize"].astype(np.int64)
-        src = a["st.vals"].ctypes.data + np.concatenate(([0], np.cumsum(nbytes)[:-1]))
-        runs.extend(zip(a["st.start"].tolist(), src.tolist(), nbytes.tolist()))
+        nbytes = c.count * c.itemsize.astype(np.int64)
+        offs = np.concatenate(([0], np.cumsum(nbytes)[:-1]))
+        runs.extend((d, i, o, n) for d, o, n in zip(c.start.tolist(), offs.tolist(), nbytes.tolist()))
     if len(runs) > 1:
         runs.sort()
-        for (d0, _, n0), (d1, _, _) in zip(runs, runs[1:]):
+        for (d0, _, _, n0), (d1, _, _, _) in zip(runs, runs[1:]):
             if d0 + n0 > d1:
                 return None
     return runs
 
 
-def write_stores(logs: list[dict[str, np.ndarray]], threads: int) -> None:
+def write_stores(logs: list[ChunkStores], threads: int) -> None:
     """Replay the children's store logs (in program order) into this process's memory. A launch's output
     of disjoint contiguous runs (the common case) is written by up to `threads` threads at once: after the
     fork each page's first write is a page fault, and a 64 MB output took 40 ms on one thread, after the
-    last child had ended (ctypes' memmove lets go of the GIL). Anything else is written in order."""
+    last child had ended (ctypes' memmove and pread let go of the GIL). Anything else is written in order."""
+    logs = [c.ready() for c in logs]
     runs = _disjoint_runs(logs) if threads > 1 else None
-    total = sum(n for _, _, n in runs) if runs else 0
+    total = sum(r[3] for r in runs) if runs else 0
     if not runs or total < PARALLEL_WRITE_BYTES:
-        for a in logs:
-            apply_stores(a)
+        for c in logs:
+            apply_stores(c)
         return
     k = min(threads, max(1, total // (PARALLEL_WRITE_BYTES // 2)))
     ends = [total * (g + 1) // k for g in range(k)]  # group g writes bytes [ends[g-1], ends[g]) of all
-    groups: list[list[tuple[int, int, int]]] = [[] for _ in range(k)]
+    groups: list[list[Run]] = [[] for _ in range(k)]
     g = done = 0
-    for dst, src, n in runs:
+    for dst, i, off, n in runs:
         while n > 0:  # (a run may be cut between two groups)
             take = min(n, ends[g] - done)
             if take == 0:
                 g += 1
                 continue
-            groups[g].append((dst, src, take))
-            dst, src, n, done = dst + take, src + take, n - take, done + take
+            groups[g].append((dst, i, off, take))
+            dst, off, n, done = dst + take, off + take, n - take, done + take
 
-    def write(group: list[tuple[int, int, int]]) -> None:
-        for dst, src, n in group:
-            ctypes.memmove(dst, src, n)
+    def write(group: list[Run]) -> None:
+        for dst, i, off, n in group:
+            logs[i].src.copy_to(dst, off, n)
 
     try:
         with ThreadPoolExecutor(max_workers=k, thread_name_prefix="triton-lens-stores") as pool:
@@ -191,8 +262,11 @@ def write_stores(logs: list[dict[str, np.ndarray]], threads: int) -> None:
 
 class StoreFile:
     """One child's stored bytes, chunk after chunk: a file in memory (memfd; an unlinked temporary file
-    where there is none) that the parent opens before the fork. The child appends (`append`) and the
-    parent maps each chunk's part (`view`), read-only, once the chunk's frame says where it is."""
+    where there is none) that the parent opens before the fork. The child appends (`append`); the parent
+    reads each chunk's bytes straight into their destination when it writes the stores (`FileBytes`).
+    The parent maps none of it: a mapping per chunk cost a descriptor each (Python's mmap keeps a dup)
+    and, on the device's 16 cores, ~10 ms of unmapping after the last child (bench/split_profile.py).
+    The runner's memory limit counts the file's pages (process_tree.footprint_bytes: in-memory files)."""
 
     def __init__(self) -> None:
         self.fd = _memory_file()
@@ -205,27 +279,31 @@ class StoreFile:
         done = 0
         while done < n:  # (a write of more than 2 GB is cut short; any other stops only on an error)
             done += os.pwrite(self.fd, view[done:], at + done)
-        self.end = -(-(at + n) // _ALIGN) * _ALIGN
+        self.end = at + n
         return at, n
 
-    def view(self, at: int, n: int) -> np.ndarray:
-        """(parent) The n bytes appended at `at`, read-only. The mapping is the array's: it is unmapped
-        when the last view of it goes. Its pages are this process's at once (MAP_POPULATE: one call, not a
-        page fault per 4 KB when the stores are written), and so in its resident size, which the runner's
-        memory limit counts."""
-        if n == 0:
-            a = np.empty(0, dtype=np.uint8)
-        else:
-            flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-            m = mmap.mmap(self.fd, n, flags=flags, prot=mmap.PROT_READ, offset=at)
-            a = np.frombuffer(m, dtype=np.uint8, count=n)
-        a.flags.writeable = False  # (the pages are read-only: a write would be a segfault, not an error)
-        return a
+    def read_into(self, out: memoryview, at: int) -> None:
+        """(parent) len(out) bytes from `at` into out (any writable memory)."""
+        done, n = 0, len(out)
+        while done < n:
+            got = _pread_into(self.fd, out[done:], at + done)
+            if got <= 0:
+                raise OSError(f"a split child's stored bytes end at {at + done}, not {at + n}")
+            done += got
 
     def close(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+
+
+def _pread_into(fd: int, out: memoryview, at: int) -> int:
+    preadv = getattr(os, "preadv", None)
+    if preadv is not None:
+        return int(preadv(fd, [out], at))
+    data = os.pread(fd, len(out), at)  # (no preadv: one more copy)
+    out[: len(data)] = data
+    return len(data)
 
 
 def _memory_file() -> int:
