@@ -172,7 +172,8 @@ def _split_rows(launch, workers: int, profile: bool, wall1: float, ms1: float) -
         f"the parent's other threads' CPU during the split {s.get('parent_threads_cpu_s', 0):.3f} s; "
         f"stores: {s.get('filed_bytes', 0) / 1e6:.1f} MB through files, frames {s.get('piped_bytes', 0) / 1e6:.1f} MB piped; "
         f"probe {s['probe']} programs; fork of {len(tl)}: {s['fork_s'] * 1e3:.1f} ms; wait {s['wait_s'] * 1e3:.1f} ms; "
-        f"merge {s['merge_s'] * 1e3:.1f} ms after the last child ({s.get('merge_total_s', 0) * 1e3:.1f} in all); "
+        f"merge {s['merge_s'] * 1e3:.1f} ms after the last child ({s.get('merge_total_s', 0) * 1e3:.1f} in all; "
+        f"writing the stores {s.get('write_s', 0) * 1e3:.1f}); "
         f"{s.get('n_chunks', len(chunks))} chunks; programs a child {min(chunks)}-{max(chunks)}",
         f"  {'per child (ms)':34} {'median':>7} {'max':>7}",
         f"  {'forked by the parent (after start)':34} {_med_max([a.get('forked') for a in at])}",

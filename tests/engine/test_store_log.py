@@ -245,3 +245,28 @@ def test_a_store_file_takes_any_layout_of_values_and_says_when_bytes_are_missing
     with pytest.raises(OSError, match="stored bytes end"):
         f.read_into(np.empty(100, dtype=np.uint8).data, at)
     f.close()
+
+
+def test_store_files_are_closed_on_a_thread_of_their_own(monkeypatch):
+    """The split's end does not wait for the files' pages to be freed; at the interpreter's shutdown (no
+    new thread) they are closed at once."""
+    import threading
+    import time
+
+    files = [StoreFile() for _ in range(3)]
+    for f in files:
+        f.append(np.ones(1 << 20, dtype=np.uint8))
+    store_log.close_later(files)
+    deadline = time.monotonic() + 10
+    while any(f.fd >= 0 for f in files) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert all(f.fd == -1 for f in files)
+
+    class NoThreads(threading.Thread):
+        def start(self):
+            raise RuntimeError("can't create new thread at interpreter shutdown")
+
+    monkeypatch.setattr(store_log.threading, "Thread", NoThreads)
+    f = StoreFile()
+    store_log.close_later([f])
+    assert f.fd == -1

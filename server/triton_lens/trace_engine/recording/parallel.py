@@ -69,7 +69,7 @@ from ..interpreter import compat
 from . import progressive as _progressive
 from . import stream
 from .recorder import Builder, DotKey, Handle, Order, Recorder, SiteKey, _Launch
-from .store_log import WRITE_THREADS, ChunkStores, FileBytes, StoreFile, StoreLog, write_stores
+from .store_log import WRITE_THREADS, ChunkStores, FileBytes, StoreFile, StoreLog, close_later, write_stores
 
 # Launches smaller than this stay in one process. Each child gets at least MIN_SECONDS of work (as the
 # probe estimates it; a fork costs a few ms), so a launch whose rest is under 2 * MIN_SECONDS (50 ms)
@@ -521,8 +521,7 @@ class _Dispatch:
             if ok and merge.next == len(self.plan):
                 merge.apply_stores()  # (from the slots' files)
         finally:
-            for sf in self.files:
-                sf.close()
+            close_later(self.files)
             self.files = []
         if ok and merge.next == len(self.plan):
             self.phase = SPLIT_DONE
@@ -548,6 +547,7 @@ class _Dispatch:
             "wait_s": t_merge - t_wait,
             "merge_s": time.perf_counter() - t_merge,  # what was left to merge once the last child ended
             "merge_total_s": merge.seconds,  # every chunk's merge and the stores' writing
+            "write_s": merge.write_seconds,  # the stores' writing alone
             "n_chunks": len(self.plan),
             # the chunks' arrays read from the pipes, and their stored bytes read from the slots' files
             "piped_bytes": self.piped,
@@ -745,6 +745,7 @@ class _Merge:
         self.by_key: dict[tuple[str | int | None, ...], int] = {}  # a stable site key -> its index
         self.stores: list[ChunkStores] = []
         self.seconds = 0.0
+        self.write_seconds = 0.0  # the stores' writing, after the last chunk
 
     def offer(self, child: int, meta: stream.Meta, arrays: dict[str, np.ndarray]) -> None:
         self.waiting[meta["chunk"]] = (child, meta, arrays)
@@ -802,7 +803,8 @@ class _Merge:
         t = time.perf_counter()
         write_stores(self.stores, min(WRITE_THREADS, os.cpu_count() or 1))
         self.stores = []
-        self.seconds += time.perf_counter() - t
+        self.write_seconds = time.perf_counter() - t
+        self.seconds += self.write_seconds
 
 
 class ParallelRecorder(Recorder):

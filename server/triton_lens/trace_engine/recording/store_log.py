@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import os
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -295,6 +296,20 @@ class StoreFile:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+
+
+def close_later(files: list[StoreFile]) -> None:
+    """Close the files on a thread of their own: a file's last close frees its pages (16k for a 64 MB
+    output), 10 ms of the split's end on the device's 16-core machine, which the launch need not wait for."""
+
+    def close() -> None:
+        for f in files:
+            f.close()
+
+    try:
+        threading.Thread(target=close, name="triton-lens-store-files", daemon=True).start()
+    except RuntimeError:  # no new threads (a launch from the script's atexit)
+        close()
 
 
 def _pread_into(fd: int, out: memoryview, at: int) -> int:
