@@ -383,6 +383,42 @@ def test_an_exception_in_a_childs_program_is_the_one_process_exception(tmp_path)
     assert report and sorted(report[0]["children"]) == ["error", "ok"] and not report[0]["merged"]
 
 
+def test_a_child_that_cannot_keep_its_stored_bytes_leaves_the_launch_to_one_process(tmp_path):
+    # No memory for a chunk's bytes in the child (simulated: the script makes every append fail once the
+    # child has forked): the children end as errors, memory is untouched, and the parent runs the rest.
+    path = _script(
+        tmp_path,
+        HEADER
+        + """
+    import os
+    from triton_lens.trace_engine.recording import store_log
+
+    PARENT = os.getpid()
+    _append = store_log.StoreFile.append
+
+    def append(self, data):
+        if os.getpid() != PARENT:
+            raise OSError(28, "No space left on device")
+        return _append(self, data)
+
+    store_log.StoreFile.append = append
+
+    @triton.jit
+    def k(x, o, B: tl.constexpr):
+        offs = tl.program_id(0) * B + tl.arange(0, B)
+        tl.store(o + offs, tl.load(x + offs) * 2)
+
+    x = torch.randn(100 * 16); o = torch.zeros(100 * 16)
+    k[(100,)](x, o, B=16)
+    print(bool(torch.equal(o, x * 2)))
+    """,
+    )
+    one, two, report = _both(path, tmp_path)
+    assert one.status == two.status == "ok" and two.stdout.strip() == "True", (two.status, two.error, two.stdout)
+    assert without_timings(analyze(two).to_json()) == without_timings(analyze(one).to_json())
+    assert report and report[0]["children"] == ["error", "error"] and not report[0]["merged"], report
+
+
 def test_an_atomic_the_kernel_code_hides_is_met_in_the_child_and_runs_in_one_process(tmp_path):
     # The atomic is in a helper reached through a dict: the static check cannot see it.
     path = _script(

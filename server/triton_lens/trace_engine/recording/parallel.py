@@ -15,9 +15,9 @@ before_program`) decides, and `executor.fn` is swapped where a process must skip
   the rewritten kernel already. A child takes the next chunk from the queue whenever it has run the
   last (so a child that started late, or runs slowly, just takes fewer), remaps the loop's visits onto
   that chunk's programs (`child_coords`, through the hook's return: it never walks past the programs
-  before its chunk), runs them in `executor.fn` (`child_call`) and sends what they recorded as one frame per
-  chunk; the bytes they stored go to the child's slot's file in memory, the frame says where
-  (store_log.py: the parent maps them, and reads no output through a pipe). At the queue's end it exits (it never reaches the
+  before its chunk), runs them in `executor.fn` (`child_call`) and sends what they recorded as one
+  frame per chunk; the bytes they stored go to the child's slot's file in memory and the frame says
+  where (store_log.py: no output crosses a pipe). At the queue's end it exits (it never reaches the
   interpreter's copy back to the device: a CUDA tensor is only ever host memory to it).
 - The parent merges each chunk once every chunk before it is in (`_Merge`), while the children run:
   site indices remapped by site key, new ones numbered as the chunks meet them (the one-process order
