@@ -13,6 +13,7 @@ write-protected, as after a real split. Median of --reps.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -47,7 +48,7 @@ def _split_once(out: np.ndarray, vals: np.ndarray, chunks: int) -> tuple[StoreFi
                 out[lo:hi] = vals[lo:hi]
                 at, n = f.append(vals[lo:hi])
                 places.append((int(lo), at, n))
-            os.write(w, repr(places).encode())
+            os.write(w, json.dumps(places).encode())
         finally:
             os._exit(0)
     os.close(w)
@@ -56,7 +57,7 @@ def _split_once(out: np.ndarray, vals: np.ndarray, chunks: int) -> tuple[StoreFi
         data += chunk
     os.close(r)
     os.waitpid(pid, 0)
-    return f, eval(data.decode())
+    return f, [tuple(p) for p in json.loads(data)]
 
 
 def _logs(out: np.ndarray, places, src) -> list[ChunkStores]:

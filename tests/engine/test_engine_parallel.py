@@ -419,6 +419,46 @@ def test_a_child_that_cannot_keep_its_stored_bytes_leaves_the_launch_to_one_proc
     assert report and report[0]["children"] == ["error", "error"] and not report[0]["merged"], report
 
 
+def test_a_split_that_cannot_open_its_store_files_runs_in_one_process_and_leaks_none(tmp_path):
+    # The second slot's file cannot be made (out of descriptors, simulated): the first one is closed again
+    # and the launch runs in one process.
+    path = _script(
+        tmp_path,
+        HEADER
+        + """
+    import os
+    from triton_lens.trace_engine.recording import store_log
+
+    made = []
+    _init = store_log.StoreFile.__init__
+
+    def init(self):
+        made.append(1)
+        if len(made) == 2:
+            raise OSError(24, "Too many open files")
+        _init(self)
+
+    store_log.StoreFile.__init__ = init
+
+    @triton.jit
+    def k(x, o, B: tl.constexpr):
+        offs = tl.program_id(0) * B + tl.arange(0, B)
+        tl.store(o + offs, tl.load(x + offs) + 1)
+
+    x = torch.randn(100 * 16); o = torch.zeros(100 * 16)
+    k[(100,)](x, o, B=16)  # (the first launch opens what the interpreter keeps open; it fails the same way)
+    before = sorted(os.listdir("/proc/self/fd"))
+    made.clear()
+    k[(100,)](x, o, B=16)
+    print(bool(torch.equal(o, x + 1)), len(made), sorted(os.listdir("/proc/self/fd")) == before)
+    """,
+    )
+    report = tmp_path / "report.jsonl"
+    r = run(RunRequest(path=str(path), workers=2, env=split_env(report)))
+    assert r.status == "ok" and r.stdout.strip() == "True 2 True", (r.status, r.error, r.stdout)
+    assert splits(report) == []  # (neither launch forked)
+
+
 def test_an_atomic_the_kernel_code_hides_is_met_in_the_child_and_runs_in_one_process(tmp_path):
     # The atomic is in a helper reached through a dict: the static check cannot see it.
     path = _script(
@@ -533,7 +573,7 @@ def test_the_memory_limit_counts_the_stored_bytes_waiting_in_memory_files():
     finally:
         holder.stdin.close()
         holder.wait()
-    assert memory_file_bytes(os.getpid()) == 0  # (this process holds none)
+    assert memory_file_bytes(holder.pid) == 0  # (a process that is gone holds none)
 
 
 def test_check_cli_takes_workers(tmp_path):

@@ -221,6 +221,7 @@ def test_without_threads_the_runs_are_still_written(monkeypatch):
 def test_a_store_file_gives_back_each_chunk_a_forked_child_appended():
     """The child appends chunk after chunk (odd lengths, an empty one); the parent, after the child ended,
     reads each from the place the child's frame named, into memory of its own, and gets exactly its bytes."""
+    import json
     import os
 
     f = StoreFile()
@@ -231,12 +232,12 @@ def test_a_store_file_gives_back_each_chunk_a_forked_child_appended():
     if pid == 0:  # the child: its places in the file go back through the pipe, as a frame's meta would
         try:
             places = [f.append(c) for c in chunks]
-            os.write(w, repr(places).encode())
+            os.write(w, json.dumps(places).encode())
         finally:
             os._exit(0)
     os.close(w)
     os.waitpid(pid, 0)
-    places = eval(os.read(r, 1 << 16).decode())
+    places = json.loads(os.read(r, 1 << 16))
     os.close(r)
     assert [n for _, n in places] == [c.size for c in chunks]
     for (at, n), c in zip(places, chunks):

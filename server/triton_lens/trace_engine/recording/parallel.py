@@ -476,9 +476,11 @@ class _Dispatch:
             os.close(q_r)
             self.phase = ONE_PROCESS
             return
+        self.files = []
         try:
-            self.files = [StoreFile() for _ in range(k)]
-        except OSError:
+            for _ in range(k):
+                self.files.append(StoreFile())
+        except OSError:  # (out of descriptors or memory: close those made, the launch runs in one process)
             for f in self.files:
                 f.close()
             for r, w in pipes:

@@ -269,8 +269,10 @@ class StoreFile:
     """One child's stored bytes, chunk after chunk: a file in memory (memfd; an unlinked temporary file
     where there is none) that the parent opens before the fork. The child appends (`append`); the parent
     reads each chunk's bytes straight into their destination when it writes the stores (`FileBytes`).
-    The parent maps none of it: a mapping per chunk cost a descriptor each (Python's mmap keeps a dup)
-    and, on the device's 16 cores, ~10 ms of unmapping after the last child (bench/split_profile.py).
+    The parent maps none of it: a mapping per chunk cost a descriptor each (Python's mmap keeps a dup: a
+    launch of 1024 chunks could run out of them), and reading into place is as fast as mapping, then
+    copying (2-core VM: ~10 ms for 32 MB either way; the device: 7.3 ms for 64 MB by 8 threads,
+    bench/store_write.py).
     The runner's memory limit counts the file's pages (process_tree.footprint_bytes: in-memory files)."""
 
     def __init__(self) -> None:
@@ -304,7 +306,9 @@ class StoreFile:
 
 def close_later(files: list[StoreFile]) -> None:
     """Close the files on a thread of their own: a file's last close frees its pages (16k for a 64 MB
-    output), 10 ms of the split's end on the device's 16-core machine, which the launch need not wait for."""
+    output; 1.9 ms on the 2-core VM), which the launch need not wait for. On the device the split's end grew
+    9 -> 19-20 ms with the files closed in line, of which the write was 7.3 ms: the freeing is the likely
+    rest, not measured there."""
 
     def close() -> None:
         for f in files:
