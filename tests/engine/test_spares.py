@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -14,6 +15,7 @@ from test_zygote import _facts, _ready_zygote
 
 from triton_lens.trace_engine.process import runner, spares, zygote_client
 from triton_lens.trace_engine.process.runner import RunRequest, run
+from triton_lens.trace_engine.recording import stream
 
 
 class _Zygote:
@@ -184,3 +186,23 @@ def test_discard_spares_ends_the_waiting_worker(ready):
     assert not spare.alive() and runner._spares.waiting() == []
     with pytest.raises(ProcessLookupError):
         os.kill(spare.proc.pid, 0)
+
+
+@on_linux
+@pytest.mark.engine
+def test_a_workers_frames_come_through_a_pipe_of_a_mib_cold_or_forked(ready):
+    # A launch's frame is tens of MB at real sizes, written before the script goes on (stream.frame_pipe).
+    import fcntl
+
+    def capacity(fd: int) -> int:
+        return fcntl.fcntl(fd, getattr(fcntl, "F_GETPIPE_SZ", 1032))
+
+    with open("/proc/sys/fs/pipe-max-size") as f:
+        most = min(stream.PIPE_BYTES, int(f.read()))
+    _, _, spare = ready
+    assert spare.zygote is not None and capacity(spare.read_fd) == most
+    cold = runner._Worker(sys.executable, ENV)
+    try:
+        assert cold.zygote is None and capacity(cold.read_fd) == most
+    finally:
+        cold.discard()

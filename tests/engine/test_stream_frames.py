@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 import threading
 
 import numpy as np
+import pytest
 
 from triton_lens.trace_engine.recording import stream
 
@@ -86,3 +88,32 @@ def test_a_frame_cut_short_reads_as_the_streams_end():
     for cut in (2, 10, len(whole) - 8000, len(whole) - 1):
         assert stream.read_frame(io.BytesIO(whole[:cut])) is None, cut
     assert stream.read_frame(io.BytesIO(b"")) is None
+
+
+def _capacity(fd: int) -> int:
+    import fcntl
+
+    return fcntl.fcntl(fd, getattr(fcntl, "F_GETPIPE_SZ", 1032))
+
+
+def _system_most() -> int:
+    try:
+        with open("/proc/sys/fs/pipe-max-size") as f:
+            return min(stream.PIPE_BYTES, int(f.read()))
+    except OSError:
+        return 1 << 16
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a pipe's capacity is Linux's (F_SETPIPE_SZ)")
+def test_a_frame_pipe_holds_a_mib_where_the_system_lets_it():
+    # A launch's frame (tens of MB) then goes out in 1 MiB steps, not 64 KiB ones: the worker waits less.
+    r, w = stream.frame_pipe()
+    try:
+        assert _capacity(w) == _capacity(r) == _system_most()
+        os.set_blocking(w, False)  # it takes that much with no reader at all
+        assert os.write(w, b"x" * _system_most()) == _system_most()
+        with pytest.raises(BlockingIOError):
+            os.write(w, b"x")
+    finally:
+        os.close(r)
+        os.close(w)

@@ -176,7 +176,7 @@ class _Worker:
         self.home: str | None = tempfile.mkdtemp(prefix="triton-lens-worker-")  # 0700
         self.zygote: zygote_client.Zygote | None = None  # (a cold worker's: none)
         env = _safe_env(env)
-        r, w = os.pipe()
+        r, w = stream.frame_pipe()  # the worker's frames
         # The runner's asks at a limit, answered by a thread of the worker (worker._TimeLimitAsks).
         self.limits, limits_child = socket.socketpair()
         lw = limits_child.fileno()
@@ -229,7 +229,7 @@ class _Worker:
                 r, w = os.pipe()
                 ours.append(r)
                 theirs.append(w)
-            self.read_fd, frames = os.pipe()
+            self.read_fd, frames = stream.frame_pipe()
             self.limits, limits_child = socket.socketpair()
             theirs += [frames, limits_child.detach()]
             pid = zygote.fork(theirs)

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
-import fcntl
 import gc
 import json
 import math
@@ -244,17 +243,12 @@ def _subtrees(lo: int, hi: int) -> list[tuple[int, int]]:
 
 
 def _result_pipes(k: int) -> list[tuple[int, int]]:
-    """A pipe per slot, as large as the system lets it be (1 MiB; 64 KiB else): a child that writes a
-    chunk of 100 KB of stores does not wait for the parent to read it."""
+    """A pipe per slot, as large as the system lets it be (stream.frame_pipe): a child that writes a
+    chunk's frame (its records; the stored bytes go to its slot's file) seldom waits for the parent."""
     pipes: list[tuple[int, int]] = []
     try:
         for _ in range(k):
-            r, w = os.pipe()
-            pipes.append((r, w))
-            try:
-                fcntl.fcntl(w, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
-            except OSError:
-                pass
+            pipes.append(stream.frame_pipe())
     except OSError:
         for r, w in pipes:
             os.close(r)
