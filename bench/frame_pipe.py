@@ -30,10 +30,6 @@ from triton_lens.trace_engine.recording import stream  # noqa: E402
 from triton_lens.trace_engine.recording.parallel import ParallelRecorder  # noqa: E402
 
 
-def _default_pipe() -> tuple[int, int]:
-    return os.pipe()
-
-
 def _send(frame, make_pipe) -> float:
     """ms for this process to write the frame into a pipe that another process reads frame by frame."""
     meta, arrays = frame
@@ -78,7 +74,7 @@ def main() -> None:
         mb = sum(a.nbytes for a in frame[1].values()) / 1e6
         times: dict[str, list[float]] = {"64 KiB pipe": [], "frame_pipe": []}
         for _ in range(args.reps):
-            times["64 KiB pipe"].append(_send(frame, _default_pipe))
+            times["64 KiB pipe"].append(_send(frame, os.pipe))
             times["frame_pipe"].append(_send(frame, stream.frame_pipe))
         a, b = (statistics.median(v) for v in times.values())
         print(f"{name:36} frame {mb:6.1f} MB: 64 KiB pipe {a:6.1f} ms, frame_pipe {b:6.1f} ms, ratio {a / b:4.2f}x")

@@ -11,11 +11,11 @@ import time
 
 import pytest
 from markers import CORPUS
+from test_stream_frames import _capacity, _system_most
 from test_zygote import _facts, _ready_zygote
 
 from triton_lens.trace_engine.process import runner, spares, zygote_client
 from triton_lens.trace_engine.process.runner import RunRequest, run
-from triton_lens.trace_engine.recording import stream
 
 
 class _Zygote:
@@ -192,17 +192,10 @@ def test_discard_spares_ends_the_waiting_worker(ready):
 @pytest.mark.engine
 def test_a_workers_frames_come_through_a_pipe_of_a_mib_cold_or_forked(ready):
     # A launch's frame is tens of MB at real sizes, written before the script goes on (stream.frame_pipe).
-    import fcntl
-
-    def capacity(fd: int) -> int:
-        return fcntl.fcntl(fd, getattr(fcntl, "F_GETPIPE_SZ", 1032))
-
-    with open("/proc/sys/fs/pipe-max-size") as f:
-        most = min(stream.PIPE_BYTES, int(f.read()))
     _, _, spare = ready
-    assert spare.zygote is not None and capacity(spare.read_fd) == most
+    assert spare.zygote is not None and _capacity(spare.read_fd) == _system_most()
     cold = runner._Worker(sys.executable, ENV)
     try:
-        assert cold.zygote is None and capacity(cold.read_fd) == most
+        assert cold.zygote is None and _capacity(cold.read_fd) == _system_most()
     finally:
         cold.discard()
