@@ -37,7 +37,7 @@ from ..interpreter import tf32 as _tf32
 from . import progressive as _progressive
 from .dot_tiles import TileKeeper, tile_values
 from .rows import row_crossings
-from .tensors import TensorView
+from .tensors import TensorView, views_not_written, written_args
 
 if TYPE_CHECKING:  # torch and the size check are imported only where a run uses them
     import torch
@@ -168,10 +168,17 @@ class _Launch:
         self.autotune: dict[str, Any] | None = None  # an autotuner's trial, or the launch it kept
 
     def finish(self, complete: bool, value_limit: int) -> LaunchTrace:
+        ex_site = np.asarray(self.ex_site, dtype=np.int32)
+        ex_active = np.asarray(self.ex_active, dtype=np.int32)
+        unwritten = views_not_written(self.views, written_args(self.sites, ex_site, ex_active))
         values: dict[int, np.ndarray] = {}
         for v in self.views:
             t = v.tensor
             if t is None or v.numel == 0 or value_limit <= 0:
+                continue
+            before = self.values_before.get(v.info.index)
+            if before is not None and v.info.index in unwritten:  # its values before are its values after
+                values[v.info.index] = before
                 continue
             try:
                 values[v.info.index] = _host_values(t, value_limit, self.value_steps, v.info.index)
@@ -187,10 +194,10 @@ class _Launch:
             grid=self.grid,
             tensors=[v.info for v in self.views],
             sites=self.sites,
-            ex_site=np.asarray(self.ex_site, dtype=np.int32),
+            ex_site=ex_site,
             ex_program=np.asarray(self.ex_program, dtype=np.int32),
             ex_lanes=np.asarray(self.ex_lanes, dtype=np.int32),
-            ex_active=np.asarray(self.ex_active, dtype=np.int32),
+            ex_active=ex_active,
             ex_oob=np.asarray(self.ex_oob, dtype=np.int32),
             ex_vhash=np.asarray(self.ex_vhash, dtype=np.int64),
             ex_overrun=np.asarray(self.ex_overrun, dtype=np.int32),

@@ -194,6 +194,8 @@ _COLUMNS = ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob", "ex_vhas
 
 
 def launch_to_frame(t: LaunchTrace) -> tuple[Meta, dict[str, np.ndarray]]:
+    # a tensor no store reached has its values before as its values after (the same array): sent once
+    as_before = sorted(i for i, v in t.values.items() if t.values_before.get(i) is v)
     meta = {
         "index": t.index,
         "kernel": t.kernel,
@@ -208,6 +210,7 @@ def launch_to_frame(t: LaunchTrace) -> tuple[Meta, dict[str, np.ndarray]]:
         "complete": t.complete,
         "values": sorted(t.values),
         "values_before": sorted(t.values_before),
+        "values_as_before": as_before,
         "value_steps": {str(i): list(st) for i, st in t.value_steps.items()},
         "dot_sites": [d.to_json() for d in t.dots.sites],
         "unwritten_before": sorted(t.unwritten_before),
@@ -221,7 +224,8 @@ def launch_to_frame(t: LaunchTrace) -> tuple[Meta, dict[str, np.ndarray]]:
         for k, a in getattr(t, s).arrays().items():
             arrays[f"{s}.{k}"] = a
     for i, v in t.values.items():
-        arrays[f"values.{i}"] = v
+        if i not in as_before:
+            arrays[f"values.{i}"] = v
     for i, v in t.values_before.items():
         arrays[f"values_before.{i}"] = v
     for c in DotTrace.COLUMNS + DotTrace.TILE_COLUMNS:
@@ -232,6 +236,7 @@ def launch_to_frame(t: LaunchTrace) -> tuple[Meta, dict[str, np.ndarray]]:
 
 
 def launch_from_frame(meta: Meta, arrays: dict[str, np.ndarray]) -> LaunchTrace:
+    as_before = set(meta.get("values_as_before", []))  # (sent once: `launch_to_frame`)
     # The execution columns (arrays) and the element sets (ElementSets), by field name.
     columns: dict[str, Any] = {c: arrays[c] for c in _COLUMNS}
     for s in _SETS:
@@ -247,7 +252,7 @@ def launch_from_frame(meta: Meta, arrays: dict[str, np.ndarray]) -> LaunchTrace:
         tensors=[TensorInfo.from_json(x) for x in meta["tensors"]],
         sites=[Site.from_json(s) for s in meta["sites"]],
         **columns,
-        values={int(i): arrays[f"values.{i}"] for i in meta["values"]},
+        values={int(i): arrays[f"values_before.{i}" if i in as_before else f"values.{i}"] for i in meta["values"]},
         unwritten_before={int(i): arrays[f"unwritten_before.{i}"] for i in meta.get("unwritten_before", [])},
         seconds=meta["seconds"],
         complete=meta["complete"],

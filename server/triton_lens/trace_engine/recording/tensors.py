@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ...model import TensorInfo
+from ...model import Site, TensorInfo
 from .rows import row_view
 
 if TYPE_CHECKING:  # the engine imports torch only where a script uses it
@@ -91,3 +91,23 @@ class TensorView:
 
     def in_storage(self, addr: int) -> bool:
         return self.storage_lo <= addr < self.storage_hi
+
+
+def written_args(sites: list[Site], ex_site: np.ndarray, ex_active: np.ndarray) -> set[int] | None:
+    """The arguments (TensorInfo.index) a launch's executions wrote: every store or atomic with an active
+    lane, through the argument its site names (a lane out of its tensor is masked off, never written).
+    None when one wrote through a pointer no argument holds: it may have written anything."""
+    writes = np.array([s.kind != "load" for s in sites] + [False], dtype=bool)  # (the last: no site)
+    args = np.array([s.arg for s in sites] + [-1], dtype=np.int64)
+    rows = writes[ex_site] & (ex_active > 0)
+    found = set(np.unique(args[ex_site[rows]]).tolist())
+    return None if -1 in found else found
+
+
+def views_not_written(views: list[TensorView], written: set[int] | None) -> set[int]:
+    """The views (TensorInfo.index) whose storage span meets no written view's: their values are the same
+    after the launch as before it. Views of one storage share its fate (a store to one may change another)."""
+    if written is None:
+        return set()
+    spans = [(v.storage_lo, v.storage_hi) for v in views if v.info.index in written]
+    return {v.info.index for v in views if all(v.storage_hi <= lo or hi <= v.storage_lo for lo, hi in spans)}
