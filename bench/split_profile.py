@@ -86,7 +86,10 @@ class _Timed(ParallelRecorder):
 
     def launch_end(self, token, error):
         self.at["end"] = time.perf_counter()
-        return super().launch_end(token, error)
+        try:
+            return super().launch_end(token, error)
+        finally:
+            self.at["done"] = time.perf_counter()
 
 
 def _traced(launch, workers: int = 1):
@@ -143,6 +146,25 @@ def _chunk_ratio(s: dict, ms1: float, first: bool) -> list[float]:
     return out
 
 
+def _parent_line(s: dict, at: dict) -> str:
+    """The parent's end of the split: the last chunk it read and merged, the results, the stores' write,
+    the rest of its loop, the launch's end (its trace made and sent), the children reaped."""
+    frames = s.get("frames_ms") or []
+    chunks = [f for f in frames if f[3] >= 0]
+    results = [f[0] for f in frames if f[3] < 0]
+    split_at = s.get("split_at")
+    if not chunks or not results or split_at is None:
+        return "-"
+    wrote = (s["fork_s"] + s["wait_s"] + s["merge_s"]) * 1e3
+    return (
+        f"last chunk read {max(f[0] for f in chunks):.1f}, merged {max(f[1] for f in chunks):.1f}; "
+        f"results read {min(results):.1f}-{max(results):.1f}; stores written by {wrote:.1f} "
+        f"({s.get('alive_at_write', '-')} of its children still exiting); its loop done {(at['last'] - split_at) * 1e3:.1f}; "
+        f"launch end {(at['end'] - split_at) * 1e3:.1f}-{(at['done'] - split_at) * 1e3:.1f}"
+        f" (children reaped by {s.get('reaped_ms', float('nan')):.1f})"
+    )
+
+
 def _split_rows(launch, workers: int, profile: bool, wall1: float, ms1: float) -> list[str]:
     out = []
     prof_path = None
@@ -189,10 +211,13 @@ def _split_rows(launch, workers: int, profile: bool, wall1: float, ms1: float) -
         f"  {'frames (make and write chunks)':34} {_med_max([x * 1e3 for x in s.get('child_send_s') or [] if x is not None])}",
         f"  {'page faults (thousands)':34} {_med_max([x / 1e3 for x in s.get('child_minflt') or [] if x is not None])}",
         f"  {'threads at its end':34} {_med_max(s.get('child_threads') or [])}",
+        f"  {'release (ran -> pages released)':34} {_med_max([a['end'] - a['ran'] for a in at if 'end' in a])}",
+        f"  {'end (released -> result read)':34} {_med_max([a['sent'] - a['end'] for a in at if 'end' in a])}",
         f"  {'end (last chunk sent -> read)':34} {_med_max([a['sent'] - a['ran'] for a in at])}",
         f"  {'ended (sent, after split start)':34} {_med_max([a['sent'] for a in at])}",
         f"  {'first own program (after start)':34} {_med_max([a['first'] for a in at])}",
     ]
+    out.append("  the parent (ms after the split began): " + _parent_line(s, rec.at))
     if profile and prof_path:
         out.append("  profile, one process (top 12 by own time):")
         out += ["    " + line for line in _top(lambda: _traced(launch, 1), 12)]

@@ -223,6 +223,39 @@ def test_children_are_forked_as_a_tree_and_the_result_is_one_process_s(tmp_path)
     assert without_timings(analyze(four).to_json()) == without_timings(analyze(one).to_json())
 
 
+def test_the_stores_are_written_while_the_children_exit_and_all_are_reaped_by_the_launch_s_end(tmp_path):
+    # The children linger after their result (as the exit of a process with a large address space does,
+    # each waiting for the children it forked): the parent writes the stores without waiting for them,
+    # into pages they released before their results, and reaps them before the launch returns.
+    path = _script(
+        tmp_path,
+        HEADER
+        + """
+    import os, posix, time, types
+    from triton_lens.trace_engine.recording import parallel
+    parallel.posix = types.SimpleNamespace(_exit=lambda code: (time.sleep(0.5), posix._exit(code)))
+
+    @triton.jit
+    def k(x, o, B: tl.constexpr):
+        offs = tl.program_id(0) * B + tl.arange(0, B)
+        tl.store(o + offs, tl.load(x + offs) * 3 + 1)
+
+    x = torch.randn(200 * 1024); o = torch.ones(200 * 1024)  # o's pages are the script's before the split
+    k[(200,)](x, o, B=1024)
+    print(bool(torch.equal(o, x * 3 + 1)))
+    print("children left", open(f"/proc/self/task/{os.getpid()}/children").read().split())
+    """,
+    )
+    report = tmp_path / "report.jsonl"
+    r = run(RunRequest(path=str(path), workers=4, env=split_env(report)))
+    assert r.status == "ok" and r.stdout.splitlines() == ["True", "children left []"], (r.status, r.error, r.stdout)
+    (s,) = splits(report)
+    assert s["merged"] and s["children"] == ["ok"] * 4 and s["forked_by"] == [-1, -1, -1, 2], s
+    assert s["alive_at_write"] == 3, s  # the parent's three children, all still exiting
+    assert all(b >= 400 * 1024 for b in s["child_released"]), s  # each released (most of) x's and o's pages
+    assert s["reaped_ms"] > s["frames_ms"][-1][0] + 500, s  # reaped at the launch's end, after they lingered
+
+
 def test_the_stored_bytes_go_through_the_slots_files_not_the_pipes(tmp_path):
     # 512 programs store 4 MB: the parent reads the children's stored bytes from their slots' files
     # (store_log.StoreFile); the pipes carry the records, a small part of that.

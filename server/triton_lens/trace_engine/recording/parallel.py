@@ -17,12 +17,14 @@ before_program`) decides, and `executor.fn` is swapped where a process must skip
   that chunk's programs (`child_coords`, through the hook's return: it never walks past the programs
   before its chunk), runs them in `executor.fn` (`child_call`) and sends what they recorded as one
   frame per chunk; the bytes they stored go to the child's slot's file in memory and the frame says
-  where (store_log.py: no output crosses a pipe). At the queue's end it exits (it never reaches the
+  where (store_log.py: no output crosses a pipe). At the queue's end it releases its copies of the
+  launch's tensors' pages (`release_pages`), sends its result and exits (it never reaches the
   interpreter's copy back to the device: a CUDA tensor is only ever host memory to it).
 - The parent merges each chunk once every chunk before it is in (`_Merge`), while the children run:
   site indices remapped by site key, new ones numbered as the chunks meet them (the one-process order
-  of first appearance). Once all are in it writes their stores in program order and skips the
-  remaining programs in its own loop (`executor.fn` is `_skip`). Memory and every recorded array are
+  of first appearance). Once every child's result is in it writes their stores in program order (while
+  the children exit: none maps those pages any more, so no write copies one) and skips the remaining
+  programs in its own loop (`executor.fn` is `_skip`); it reaps the children at the launch's end. Memory and every recorded array are
   then exactly those of a one-process run, as long as no program reads what another program of the
   launch writes (a race the analysis reports).
 - What cannot run split runs in one process: kernels using atomics (found in the kernel's code and its
@@ -40,7 +42,9 @@ parent's own forks take 25-40 ms at 16 workers (16 serial forks took 70-155 ms; 
 parallel_2026-12-04_h200_16core_queue_tree.txt). They
 stay in the worker's process group, so the runner's time and memory limits reach them; a child that
 forked others waits for them before it exits (their PDEATHSIG is its exit), with SIGUSR1 ignored, so
-the time limit's stack dumps come from the children still running programs.
+the time limit's stack dumps come from the children still running programs. A launch whose children
+did not all end well is left to one process only after every child has exited (`_reap`): the parent's
+writes from then on are its own alone.
 """
 
 from __future__ import annotations
@@ -205,6 +209,31 @@ def _die_with_parent() -> None:
         pass
 
 
+_MADV_DONTNEED = 4  # (Linux's number)
+
+
+def release_pages(spans: list[tuple[int, int]]) -> int:
+    """(child) Unmap this process's copies of the whole pages inside each [lo, hi) address span
+    (MADV_DONTNEED); returns the bytes released. A forked child that has sent its last chunk never reads
+    the launch's tensors again, and while it maps their pages each page the parent then writes is copied
+    (copy-on-write: the parent's is not its own until no child maps it); released, the parent writes them
+    in place without waiting for the child to exit. A page shared with other memory at a span's edge is
+    kept. Nothing is released where the system has no madvise (the parent's writes then copy)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        madvise = libc.madvise
+    except (OSError, AttributeError):
+        return 0
+    madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    page = resource.getpagesize()
+    done = 0
+    for lo, hi in sorted(set(spans)):
+        a, b = -(-lo // page) * page, hi // page * page
+        if b > a and madvise(a, b - a, _MADV_DONTNEED) == 0:
+            done += b - a
+    return done
+
+
 def _run_as_batch_work() -> None:
     """(child) SCHED_BATCH: the scheduler's class for CPU-bound work that does not preempt others on waking.
     A child's share of the CPU is unchanged, but the parent (16 workers on 16 cores: one child shares a core
@@ -222,7 +251,7 @@ def _timeline(
     parent called fork, for the children it forked itself)."""
     ms = {} if forked is None else {"forked": round((forked - t0) * 1e3, 1)}
     cpu: dict[str, float] = {}
-    for name in ("born", "first", "ran", "built"):
+    for name in ("born", "first", "ran", "built", "end"):
         if name in marks:
             ms[name] = round((marks[name][0] - t0) * 1e3, 1)
             cpu[name] = round(marks[name][1] * 1e3, 1)
@@ -272,6 +301,14 @@ def _forked_by(r: stream.Meta | None, results: list[stream.Meta | None]) -> int 
 
 
 PROBE, SPLIT_DONE, ONE_PROCESS, CHILD = "probe", "split-done", "one-process", "child"
+
+
+def _running(pid: int) -> bool:
+    """(parent) The child has not exited yet (not reaped: it is reaped later)."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
+    except (ChildProcessError, AttributeError):
+        return False
 
 
 def _skip(**args: Any) -> None:
@@ -343,6 +380,10 @@ class _Dispatch:
         # fresh fork's first programs against its later ones)
         self.chunk_cpu: list[tuple[int, float]] = []
         self.took_cpu = 0.0
+        # (parent) each frame it read: (read, merged: perf_counter), the slot, its chunk (-1: the result)
+        self.frames_log: list[tuple[float, float, int, int]] = []
+        self.children: list[int] = []  # (parent) the children it forked itself, until reaped (`_reap`)
+        self.t_fork = 0.0
 
     def before_program(self) -> None:
         done = self.i
@@ -506,20 +547,28 @@ class _Dispatch:
         for _, w in pipes:
             os.close(w)
         t_wait = time.perf_counter()
+        self.children, self.t_fork = children, t_fork
         merge = _Merge(self, s0)
+        alive_at_write = 0
         try:
-            results, received_at, ran = self._collect(children, [r for r, _ in pipes], done, merge)
+            results, received_at, ran = self._collect([r for r, _ in pipes], done, merge)
             threads_cpu = _cpu_outside_this_thread() - cpu0
             gc.unfreeze()
             os.close(q_r)
             t_merge = time.perf_counter()
-            ok = all(r is not None and r["status"] == "ok" for r in results)
-            if ok and merge.next == len(self.plan):
+            ok = all(r is not None and r["status"] == "ok" for r in results) and merge.next == len(self.plan)
+            if ok:
+                # Every child has sent its result and released its copies of the launch's tensors' pages
+                # (`release_pages`): the stores are written now, while the children still exit (a tree,
+                # each waiting for those it forked), and the children are reaped at the launch's end.
+                alive_at_write = sum(1 for pid in children if _running(pid))
                 merge.apply_stores()  # (from the slots' files)
+            else:  # memory is written from here on by the parent alone: no child may still map it
+                self._reap()
         finally:
             close_later(self.files)
             self.files = []
-        if ok and merge.next == len(self.plan):
+        if ok:
             self.phase = SPLIT_DONE
             self.executor.fn = _skip
         else:
@@ -535,12 +584,23 @@ class _Dispatch:
             "probe": done,
             "merged": self.phase is SPLIT_DONE,
             "children": [r["status"] if r is not None else "lost" for r in results],
+            "split_at": t_fork,  # (perf_counter seconds: the benchmarks place the launch's own times against it)
             "fork_s": t_wait - t_fork,
             # CPU seconds the parent's other threads (the script's torch's OpenMP pool, spinning after a
             # parallel region before it sleeps) took from the fork to the last child's end: cores the
             # children lack
             "parent_threads_cpu_s": round(threads_cpu, 4),
-            "wait_s": t_merge - t_wait,
+            "wait_s": t_merge - t_wait,  # until the last child's result was read
+            # the children the parent forked itself still running when it wrote the stores (their results
+            # were in; they were exiting)
+            "alive_at_write": alive_at_write,
+            # the frames the parent read, in order: [read, merged (ms after the split began), slot, chunk
+            # (-1: the child's result)]
+            "frames_ms": [
+                [round((a - t_fork) * 1e3, 2), round((b - t_fork) * 1e3, 2), j, c] for a, b, j, c in self.frames_log
+            ],
+            # what each child released of the launch's tensors before its result (bytes)
+            "child_released": [r.get("released") if r is not None else None for r in results],
             "merge_s": time.perf_counter() - t_merge,  # what was left to merge once the last child ended
             "merge_total_s": merge.seconds,  # every chunk's merge and the stores' writing
             "write_s": merge.write_seconds,  # the stores' writing alone
@@ -568,10 +628,32 @@ class _Dispatch:
             # which process forked each child: -1 the parent, else the child of that slot
             "forked_by": [_forked_by(r, results) for r in results],
         }
+        if not self.children:  # (reaped above: else at the launch's end, `end`)
+            self._report()
+
+    def end(self) -> None:
+        """(parent) At the launch's end (its trace made and sent): the children reaped, the report out."""
+        if self.children:
+            t = time.perf_counter()
+            self._reap()
+            if self.rec.last_split is not None:
+                self.rec.last_split["reaped_ms"] = round((time.perf_counter() - self.t_fork) * 1e3, 2)
+                self.rec.last_split["reap_s"] = time.perf_counter() - t
+            self._report()
+
+    def _reap(self) -> None:
+        for pid in self.children:  # (each child waits for those it forked)
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        self.children = []
+
+    def _report(self) -> None:
         report = os.environ.get("TRITON_LENS_PARALLEL_REPORT")
-        if report:  # tests and benchmarks: which launches were split, and how they ended
+        if report and self.rec.last_split is not None:  # tests and benchmarks: which launches were split, and how
             with open(report, "a") as out:
-                out.write(json.dumps(rec.last_split) + "\n")
+                out.write(json.dumps(self.rec.last_split) + "\n")
 
     def _drain(self) -> None:
         """Take every chunk still queued: each child ends after the one it holds."""
@@ -582,9 +664,10 @@ class _Dispatch:
             pass
 
     def _collect(
-        self, children: list[int], fds: list[int], done_before: int, merge: _Merge
+        self, fds: list[int], done_before: int, merge: _Merge
     ) -> tuple[list[stream.Meta | None], list[float | None], list[int]]:
-        """Each slot's frames as they come (slot j writes to fds[j]), its chunks merged in order."""
+        """Each slot's frames as they come (slot j writes to fds[j]), its chunks merged in order, until
+        every slot's result is in (the children may still be exiting: `_reap`)."""
         rec, L = self.rec, self.L
         files = {fd: os.fdopen(fd, "rb", buffering=0) for fd in fds}
         slot = {fd: j for j, fd in enumerate(fds)}
@@ -607,6 +690,7 @@ class _Dispatch:
                     failed = True
                     continue
                 kind, meta, arrays = frame
+                t_read = time.perf_counter()
                 if kind == "chunk":
                     lo, hi = self.plan[meta["chunk"]]
                     ran[j] += hi - lo
@@ -614,9 +698,11 @@ class _Dispatch:
                         self.piped += sum(a.nbytes for a in arrays.values())
                         self.filed += meta["st_at"][1]
                         merge.offer(j, meta, arrays)
+                    self.frames_log.append((t_read, time.perf_counter(), j, meta["chunk"]))
                 else:
                     results[j] = meta
-                    received_at[j] = time.perf_counter()
+                    received_at[j] = t_read
+                    self.frames_log.append((t_read, t_read, j, -1))
                     open_fds.discard(fd)
                     if meta["status"] != "ok":
                         failed = True
@@ -628,11 +714,6 @@ class _Dispatch:
                 rec.on_progress(L.kernel, L.index, done_before + sum(ran), self.n)
         for f in files.values():
             f.close()
-        for pid in children:  # (each child waits for those it forked)
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
         return results, received_at, ran
 
     def _pending_sample(self) -> _progressive.Sampler | None:
@@ -704,7 +785,10 @@ class _Dispatch:
             assert out is not None  # (set by _become_child)
             use = resource.getrusage(resource.RUSAGE_SELF)  # a fork starts its counts at zero
             meta: dict[str, Any] = {"status": status, "pid": os.getpid(), "ppid": os.getppid()}
-            if status == "ok":
+            if status == "ok":  # the parent writes the stores once every child's result is in, not exited
+                L = self.L
+                meta["released"] = release_pages([(v.storage_lo, v.storage_hi) for v in L.views])
+                self._mark("end")
                 meta.update(cpu_s=use.ru_utime + use.ru_stime, minflt=use.ru_minflt, marks=self.marks)
                 meta.update(send_s=self.send_s, chunk_cpu=self.chunk_cpu, threads=_threads())
             stream.write_frame(out, "result", meta)
@@ -884,6 +968,12 @@ class ParallelRecorder(Recorder):
             d = self._dispatch.pop()
             if d is not None:
                 executor.fn = d.fn
+            try:
+                super().launch_end(token, error)
+            finally:
+                if d is not None:
+                    d.end()
+            return
         super().launch_end(token, error)
 
     def access(
