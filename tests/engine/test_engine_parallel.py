@@ -449,7 +449,10 @@ def test_a_child_that_cannot_keep_its_stored_bytes_leaves_the_launch_to_one_proc
     one, two, report = _both(path, tmp_path)
     assert one.status == two.status == "ok" and two.stdout.strip() == "True", (two.status, two.error, two.stdout)
     assert without_timings(analyze(two).to_json()) == without_timings(analyze(one).to_json())
-    assert report and report[0]["children"] == ["error", "error"] and not report[0]["merged"], report
+    # Each child that took a chunk ends as an error; one forked after the first error had emptied the queue
+    # (the parent takes the chunks left: `_drain`) takes none and ends well (seen under load: ["ok", "error"]).
+    (s,) = report
+    assert not s["merged"] and "error" in s["children"] and set(s["children"]) <= {"error", "ok"}, s
 
 
 def test_a_split_that_cannot_open_its_store_files_runs_in_one_process_and_leaks_none(tmp_path):
