@@ -24,9 +24,9 @@ before_program`) decides, and `executor.fn` is swapped where a process must skip
   site indices remapped by site key, new ones numbered as the chunks meet them (the one-process order
   of first appearance). Once every child's result is in it writes their stores in program order (while
   the children exit: none maps those pages any more, so no write copies one) and skips the remaining
-  programs in its own loop (`executor.fn` is `_skip`); it reaps the children at the launch's end. Memory and every recorded array are
-  then exactly those of a one-process run, as long as no program reads what another program of the
-  launch writes (a race the analysis reports).
+  programs in its own loop (`executor.fn` is `_skip`); it reaps the children at the launch's end.
+  Memory and every recorded array are then exactly those of a one-process run, as long as no program
+  reads what another program of the launch writes (a race the analysis reports).
 - What cannot run split runs in one process: kernels using atomics (found in the kernel's code and its
   @jit helpers, or when a child meets its first atomic), and any launch where a child raised, crashed
   or was killed. Memory is untouched until the stores are applied and the merged chunks are cut off
@@ -787,7 +787,8 @@ class _Dispatch:
             meta: dict[str, Any] = {"status": status, "pid": os.getpid(), "ppid": os.getppid()}
             if status == "ok":  # the parent writes the stores once every child's result is in, not exited
                 L = self.L
-                meta["released"] = release_pages([(v.storage_lo, v.storage_hi) for v in L.views])
+                spans = [(v.storage_lo, v.storage_hi) for v in L.views if v.storage_known]
+                meta["released"] = release_pages(spans)
                 self._mark("end")
                 meta.update(cpu_s=use.ru_utime + use.ru_stime, minflt=use.ru_minflt, marks=self.marks)
                 meta.update(send_s=self.send_s, chunk_cpu=self.chunk_cpu, threads=_threads())

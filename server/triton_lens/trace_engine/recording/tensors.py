@@ -35,6 +35,7 @@ class TensorView:
         "host_end",
         "storage_lo",
         "storage_hi",
+        "storage_known",
         "rows",
     )
 
@@ -48,6 +49,9 @@ class TensorView:
         self.numel = info.numel
         self.tensor = tensor  # the host tensor, kept for the value snapshot at the end of the launch
         self.storage_lo, self.storage_hi = storage if storage else (self.base, self.base + self.numel * self.itemsize)
+        # the span is the storage's own allocation (else the view's reach from its first element, which an
+        # expanded or strided view can take past its storage)
+        self.storage_known = storage is not None
         shape, strides = info.shape, info.strides
         expected, contiguous = 1, True
         for size, stride in zip(reversed(shape), reversed(strides)):
