@@ -31,7 +31,6 @@ def test_a_child_runs_as_batch_work_and_its_parent_does_not():
     assert os.sched_getscheduler(0) == os.SCHED_OTHER
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="madvise's MADV_DONTNEED as Linux has it")
 def test_a_child_releases_the_whole_pages_of_a_span_and_the_parent_keeps_its_own():
     page = mmap.PAGESIZE
     buf = mmap.mmap(-1, 4 * page, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)  # as a tensor's storage
