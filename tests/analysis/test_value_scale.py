@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -72,3 +73,39 @@ def test_a_tensor_of_a_tiny_range_gets_its_own_scale(service):
     # float32 has 18 values in 0.5 .. 0.500001: each its own colour, from the first to the last
     assert q.min() == 0 and q.max() == 254 and len(np.unique(q)) == 18
     assert vm["lo"] == pytest.approx(0.5) and vm["hi"] - vm["lo"] == pytest.approx(1e-6, rel=0.1)
+
+
+NAN_SCRIPT = textwrap.dedent(
+    """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def copy(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs))
+
+
+    bits = torch.full((64,), 1.0).view(torch.int32)
+    bits[7] = 0x7FA00000  # a signalling NaN: what a torch.empty buffer can hold
+    x = bits.view(torch.float32)
+    y = torch.empty_like(x)
+    copy[(1,)](x, y, BLOCK=64)
+    """
+)
+
+
+def test_a_signalling_nan_is_drawn_as_nan_without_a_warning(tmp_path):
+    # Widening a float32 signalling NaN to float64 raises the FPU's invalid flag, which numpy reports as a
+    # RuntimeWarning ("invalid value encountered in cast") in the server's log; the cell is NaN all the same.
+    path = tmp_path / "snan.py"
+    path.write_text(NAN_SCRIPT)
+    service = ViewerService.from_result(recorded(path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        vm = service.request("valueMap", {"launch": 0, "tensor": 0, "when": "before"})
+    q = colours(vm)
+    assert q.size == 64 and q[7] == 255  # the NaN's own colour
+    assert np.all(np.delete(q, 7) != 255)  # the other elements are values

@@ -79,7 +79,9 @@ def value_map(result: RunResult, launch: int, tensor: int, when: str = "after") 
         why = "values were not kept for this run" if t.numel > 0 else "empty tensor"
         return {"when": when, "values": None, "reason": why}
     steps = L.value_steps.get(tensor)
-    v = np.asarray(v).astype(np.float64, copy=False).reshape(-1)
+    # (a signalling NaN, which a torch.empty buffer can hold, raises the invalid flag when widened: still NaN)
+    with np.errstate(invalid="ignore"):
+        v = np.asarray(v).astype(np.float64, copy=False).reshape(-1)
     n = v.size
     block = max(1, math.ceil(n / VALUE_CELLS))
     if block > 1:
@@ -212,7 +214,8 @@ def _tiles_why(L: LaunchTrace, r: int) -> str:
 def _tile(t: np.ndarray) -> dict[str, Any]:
     r, c = t.shape
     br, bc = -(-r // TILE_CELLS), -(-c // TILE_CELLS)
-    v = t.astype(np.float64)
+    with np.errstate(invalid="ignore"):  # a signalling NaN widened: still NaN (value_map's note)
+        v = t.astype(np.float64)
     if br > 1 or bc > 1:
         pr, pc = -(-r // br) * br, -(-c // bc) * bc
         padded = np.full((pr, pc), np.nan)
