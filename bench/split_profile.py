@@ -17,7 +17,11 @@ of the parent's own before the fork. A fresh fork that is slower the first time 
 of the parent during the split (reading and merging the children's chunks, writing their stores), the top
 functions by own time.
 
+--reps N: N splits of each launch after its one-process run; --dump FILE: each split's whole report (the
+children's timelines, the parent's frames: `frames_ms`) and the parent's own times, a JSON line each.
+
     python bench/split_profile.py [--scale S] [--workers N] [--only NAME,...] [--warmup] [--profile]
+                                  [--reps N] [--dump FILE]
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from triton_lens.trace_engine.recording import parallel, stream  # noqa: E402
 from triton_lens.trace_engine.recording.parallel import ParallelRecorder  # noqa: E402
 
 _SINK = {"s": 0.0}
+_DUMP: dict[str, str] = {"path": ""}  # --dump
 
 
 def _sink(trace) -> None:
@@ -114,7 +119,7 @@ def _med_max(values) -> str:
     return f"{statistics.median(values):7.1f} {max(values):7.1f}"
 
 
-def split_rows(name: str, launch, counts: list[int], profile: bool) -> list[str]:
+def split_rows(name: str, launch, counts: list[int], profile: bool, reps: int = 1) -> list[str]:
     rec1, wall1, cpu1 = _traced(launch, 1)
     ms1 = _per_program_ms(rec1.starts)
     n = rec1.launches[-1].n_programs
@@ -130,7 +135,8 @@ def split_rows(name: str, launch, counts: list[int], profile: bool) -> list[str]
         f"at most {bound:.0%} efficiency at {max(counts)} workers with those serial"
     ]
     for workers in counts:
-        out += _split_rows(launch, workers, profile, wall1, ms1[0])
+        for _ in range(reps):
+            out += _split_rows(launch, workers, profile, wall1, ms1[0])
     return out
 
 
@@ -176,6 +182,9 @@ def _split_rows(launch, workers: int, profile: bool, wall1: float, ms1: float) -
     if profile:
         _remove_child_profiler()
     s = rec.last_split
+    if _DUMP["path"] and s:  # the whole report, and the parent's own times (perf_counter s), one JSON line
+        with open(_DUMP["path"], "a") as f:
+            f.write(json.dumps(dict(s, parent_at=rec.at, one_process_wall_s=wall1, wall_s=wall)) + "\n")
     if not s or not s.get("merged"):
         out.append(f"  w={workers}: not split ({s})")
         return out
@@ -358,7 +367,10 @@ def main() -> None:
     ap.add_argument("--warmup", action="store_true")
     ap.add_argument("--warmup-scale", type=float, default=0.02)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--reps", type=int, default=1, help="splits of each launch (one one-process run)")
+    ap.add_argument("--dump", default="", help="append each split's whole report to this file (JSON lines)")
     args = ap.parse_args()
+    _DUMP["path"] = args.dump
     fixes = bare_interpreter_fixes()
     print(
         f"# bench/split_profile.py {' '.join(sys.argv[1:])}  ({date.today()}, {_machine()}"
@@ -372,7 +384,7 @@ def main() -> None:
         launch()  # the interpreter rewrites the kernel once
         _traced(launch, 1)  # and the recorder's first launch of it
         counts = [int(w) for w in args.workers.split(",")]
-        print("\n".join(split_rows(name, launch, counts, args.profile)), flush=True)
+        print("\n".join(split_rows(name, launch, counts, args.profile, args.reps)), flush=True)
     if args.warmup:
         for name, (launch, _outputs, _check) in workloads(args.warmup_scale).items():
             if not any(n in name for n in names):
