@@ -17,11 +17,13 @@ of the parent's own before the fork. A fresh fork that is slower the first time 
 of the parent during the split (reading and merging the children's chunks, writing their stores), the top
 functions by own time.
 
+--child-policy: the children's scheduling (parallel.py's SCHED_BATCH, or normal, idle, batch+nice5).
+
 --reps N: N splits of each launch after its one-process run; --dump FILE: each split's whole report (the
 children's timelines, the parent's frames: `frames_ms`) and the parent's own times, a JSON line each.
 
     python bench/split_profile.py [--scale S] [--workers N] [--only NAME,...] [--warmup] [--profile]
-                                  [--reps N] [--dump FILE]
+                                  [--reps N] [--dump FILE] [--child-policy P]
 """
 
 from __future__ import annotations
@@ -152,6 +154,36 @@ def _chunk_ratio(s: dict, ms1: float, first: bool) -> list[float]:
     return out
 
 
+def _med_slash_max(values: list[float]) -> str:
+    return f"{statistics.median(values):.1f}/{max(values):.1f}" if values else "-"
+
+
+def _lag_line(s: dict) -> str:
+    """How late the parent read each child's last chunk and its result (from the child's marks: its last
+    frame built and written, its pages released and result written), and what the parent was doing then:
+    the ms it spent merging, and the frames it read, in the 20 ms before its last read. A lag with little
+    merging is the parent waiting for a core; a lag with the merges back to back is its own backlog."""
+    frames = s.get("frames_ms") or []
+    last_chunk, result = [], []
+    for j, c in enumerate(s["child_ms"]):
+        a = c["at"]
+        mine = [f for f in frames if f[2] == j]
+        chunks = [f[0] for f in mine if f[3] >= 0]
+        if chunks and "built" in a:
+            last_chunk.append(max(chunks) - a["built"])
+        if "end" in a and "sent" in a:
+            result.append(a["sent"] - a["end"])
+    if not frames or not last_chunk:
+        return "-"
+    t_last = max(f[0] for f in frames)
+    window = [f for f in frames if f[0] >= t_last - 20]
+    return (
+        f"last chunk read after it was written {_med_slash_max(last_chunk)} ms (median/max), "
+        f"result read after it was written {_med_slash_max(result)}; in the 20 ms before the last read "
+        f"it read {len(window)} frames and merged for {sum(f[1] - f[0] for f in window):.1f} ms"
+    )
+
+
 def _parent_line(s: dict, at: dict) -> str:
     """The parent's end of the split: the last chunk it read and merged, the results, the stores' write,
     the rest of its loop, the launch's end (its trace made and sent), the children reaped."""
@@ -227,6 +259,7 @@ def _split_rows(launch, workers: int, profile: bool, wall1: float, ms1: float) -
         f"  {'first own program (after start)':34} {_med_max([a['first'] for a in at])}",
     ]
     out.append("  the parent (ms after the split began): " + _parent_line(s, rec.at))
+    out.append("  the parent's lag: " + _lag_line(s))
     if profile and prof_path:
         out.append("  profile, one process (top 12 by own time):")
         out += ["    " + line for line in _top(lambda: _traced(launch, 1), 12)]
@@ -243,6 +276,26 @@ def _split_rows(launch, workers: int, profile: bool, wall1: float, ms1: float) -
 
 
 _orig = {}
+
+
+def _policy(name: str):
+    """(--child-policy) The split children's scheduling, in place of parallel.py's SCHED_BATCH: whether the
+    parent waits for a core to read their frames (16 children on 16 cores, the parent the 17th)."""
+    batch = parallel._run_as_batch_work
+
+    def set_policy() -> None:
+        if name == "idle":  # the parent (a normal task) preempts them whenever it wakes
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        elif name.startswith("batch+nice"):
+            batch()
+            os.nice(int(name.removeprefix("batch+nice")))
+        elif name == "batch":
+            batch()
+
+    return set_policy
+
+
+_POLICIES = {n: _policy(n) for n in ("batch", "normal", "idle", "batch+nice5")}
 
 
 def _install_child_profiler(path: str, workers: int) -> cProfile.Profile:
@@ -369,8 +422,10 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--reps", type=int, default=1, help="splits of each launch (one one-process run)")
     ap.add_argument("--dump", default="", help="append each split's whole report to this file (JSON lines)")
+    ap.add_argument("--child-policy", choices=sorted(_POLICIES), default="batch")
     args = ap.parse_args()
     _DUMP["path"] = args.dump
+    parallel._run_as_batch_work = _POLICIES[args.child_policy]
     fixes = bare_interpreter_fixes()
     print(
         f"# bench/split_profile.py {' '.join(sys.argv[1:])}  ({date.today()}, {_machine()}"
