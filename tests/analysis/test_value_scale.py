@@ -109,3 +109,17 @@ def test_a_signalling_nan_is_drawn_as_nan_without_a_warning(tmp_path):
     q = colours(vm)
     assert q.size == 64 and q[7] == 255  # the NaN's own colour
     assert np.all(np.delete(q, 7) != 255)  # the other elements are values
+
+
+def test_a_dot_tile_holding_a_signalling_nan_is_drawn_without_a_warning():
+    # A tl.dot tile's drawing widens its values the same way (viewer_extras._tile): a 4 x 4 float32 tile with a
+    # signalling NaN at (1, 2), small enough to be drawn a cell per value.
+    from triton_lens.analysis.viewer_extras import _tile
+
+    tile = np.ones((4, 4), dtype=np.float32)
+    tile.view(np.uint32)[1, 2] = 0x7FA00000
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        drawn = _tile(tile)
+    q = colours(drawn).reshape(4, 4)
+    assert q[1, 2] == 255 and np.all(np.delete(q.reshape(-1), 6) != 255)
