@@ -159,27 +159,23 @@ def _med_slash_max(values: list[float]) -> str:
 
 
 def _lag_line(s: dict) -> str:
-    """How late the parent read each child's last chunk and its result (from the child's marks: its last
-    frame built and written, its pages released and result written), and what the parent was doing then:
+    """How late the parent read each child's last chunk (from the child's mark: its last frame built and
+    written; the result's lag is the row "end (released -> result read)"), and what the parent was doing then:
     the ms it spent merging, and the frames it read, in the 20 ms before its last read. A lag with little
     merging is the parent waiting for a core; a lag with the merges back to back is its own backlog."""
     frames = s.get("frames_ms") or []
-    last_chunk, result = [], []
+    last_chunk = []
     for j, c in enumerate(s["child_ms"]):
-        a = c["at"]
-        mine = [f for f in frames if f[2] == j]
-        chunks = [f[0] for f in mine if f[3] >= 0]
-        if chunks and "built" in a:
-            last_chunk.append(max(chunks) - a["built"])
-        if "end" in a and "sent" in a:
-            result.append(a["sent"] - a["end"])
+        chunks = [f[0] for f in frames if f[2] == j and f[3] >= 0]
+        if chunks and "built" in c["at"]:
+            last_chunk.append(max(chunks) - c["at"]["built"])
     if not frames or not last_chunk:
         return "-"
     t_last = max(f[0] for f in frames)
     window = [f for f in frames if f[0] >= t_last - 20]
     return (
-        f"last chunk read after it was written {_med_slash_max(last_chunk)} ms (median/max), "
-        f"result read after it was written {_med_slash_max(result)}; in the 20 ms before the last read "
+        f"last chunk read after it was written {_med_slash_max(last_chunk)} ms (median/max); "
+        f"in the 20 ms before its last read "
         f"it read {len(window)} frames and merged for {sum(f[1] - f[0] for f in window):.1f} ms"
     )
 

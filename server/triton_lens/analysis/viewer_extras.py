@@ -30,6 +30,14 @@ DOT_EXECUTIONS = 4096  # tl.dot executions listed at most per launch
 TILE_CELLS = 128  # a tl.dot tile's drawing, cells per side at most (the page draws a tile in 96 px)
 
 
+def _widened(a: np.ndarray) -> np.ndarray:
+    """a's values as float64 for drawing. A signalling NaN (a torch.empty buffer can hold one) raises the
+    FPU's invalid flag when widened, which numpy would report as a warning in the server's log: it is
+    still a NaN, drawn as one."""
+    with np.errstate(invalid="ignore"):
+        return a.astype(np.float64, copy=False)
+
+
 def _finite_range(v: np.ndarray) -> tuple[float, float]:
     f = v[np.isfinite(v)]
     if f.size == 0:
@@ -79,9 +87,7 @@ def value_map(result: RunResult, launch: int, tensor: int, when: str = "after") 
         why = "values were not kept for this run" if t.numel > 0 else "empty tensor"
         return {"when": when, "values": None, "reason": why}
     steps = L.value_steps.get(tensor)
-    # (a signalling NaN, which a torch.empty buffer can hold, raises the invalid flag when widened: still NaN)
-    with np.errstate(invalid="ignore"):
-        v = np.asarray(v).astype(np.float64, copy=False).reshape(-1)
+    v = _widened(np.asarray(v)).reshape(-1)
     n = v.size
     block = max(1, math.ceil(n / VALUE_CELLS))
     if block > 1:
@@ -214,8 +220,7 @@ def _tiles_why(L: LaunchTrace, r: int) -> str:
 def _tile(t: np.ndarray) -> dict[str, Any]:
     r, c = t.shape
     br, bc = -(-r // TILE_CELLS), -(-c // TILE_CELLS)
-    with np.errstate(invalid="ignore"):  # a signalling NaN widened: still NaN (value_map's note)
-        v = t.astype(np.float64)
+    v = _widened(t)
     if br > 1 or bc > 1:
         pr, pc = -(-r // br) * br, -(-c // bc) * bc
         padded = np.full((pr, pc), np.nan)
