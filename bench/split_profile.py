@@ -17,7 +17,7 @@ of the parent's own before the fork. A fresh fork that is slower the first time 
 of the parent during the split (reading and merging the children's chunks, writing their stores), the top
 functions by own time.
 
---child-policy: the children's scheduling (parallel.py's SCHED_BATCH, or normal, idle, batch+nice5).
+--child-policy: the children's scheduling (parallel.py's SCHED_BATCH, or normal, idle, batch+nice1, +nice2, +nice5).
 
 --reps N: N splits of each launch after its one-process run; --dump FILE: each split's whole report (the
 children's timelines, the parent's frames: `frames_ms`) and the parent's own times, a JSON line each.
@@ -291,7 +291,7 @@ def _policy(name: str):
     return set_policy
 
 
-_POLICIES = {n: _policy(n) for n in ("batch", "normal", "idle", "batch+nice5")}
+_POLICIES = {n: _policy(n) for n in ("batch", "normal", "idle", "batch+nice1", "batch+nice2", "batch+nice5")}
 
 
 def _install_child_profiler(path: str, workers: int) -> cProfile.Profile:
