@@ -39,6 +39,11 @@ def split_env(report) -> dict:
     )
 
 
+def early_env(report) -> dict:
+    """As split_env, with every launch judged by its second program (parallel.EARLY_PROGRAMS), never by time."""
+    return dict(split_env(report), TRITON_LENS_PARALLEL_EARLY_PROGRAMS="2", TRITON_LENS_PARALLEL_PROBE_SECONDS="60")
+
+
 def splits(report) -> list[dict]:
     if not os.path.exists(report):
         return []
@@ -134,9 +139,9 @@ HEADER = """
 """
 
 
-def _both(path, tmp_path, **kw):
+def _both(path, tmp_path, env_of=split_env, **kw):
     report = tmp_path / "report.jsonl"
-    env = split_env(report)
+    env = env_of(report)
     one = run(RunRequest(path=str(path), workers=1, env=env, **kw))
     two = run(RunRequest(path=str(path), workers=2, env=env, **kw))
     return one, two, splits(report)
@@ -282,10 +287,12 @@ def test_the_stored_bytes_go_through_the_slots_files_not_the_pipes(tmp_path):
     assert 0 < s["piped_bytes"] < stored / 20, s
 
 
-def test_a_progressive_sample_s_partial_comes_while_the_split_launch_runs(tmp_path):
+@pytest.mark.parametrize("env_of", [split_env, early_env], ids=["probe", "early"])
+def test_a_progressive_sample_s_partial_comes_while_the_split_launch_runs(tmp_path, env_of):
     # The sample (programs 0, 50, 99) is forked before the split; program 98, in a split child, waits
     # for the file the partial's callback writes: a partial handed on only after the launch would come
-    # after a 30 s wait.
+    # after a 30 s wait. A launch large enough to split before its first program (early) waits for its
+    # sample's probe and fork all the same.
     flag = tmp_path / "partial-came"
     path = _script(
         tmp_path,
@@ -310,7 +317,7 @@ def test_a_progressive_sample_s_partial_comes_while_the_split_launch_runs(tmp_pa
     )
     report = tmp_path / "report.jsonl"
     env = dict(
-        split_env(report),
+        env_of(report),
         TRITON_LENS_PARTIAL_MIN_PROGRAMS="2",
         TRITON_LENS_PARTIAL_MIN_SECONDS="0",
         TRITON_LENS_PARTIAL_PROBE_SECONDS="0",
@@ -325,11 +332,14 @@ def test_a_progressive_sample_s_partial_comes_while_the_split_launch_runs(tmp_pa
     r = run(RunRequest(path=str(path), workers=2, env=env, progressive=True, timeout_s=120), on_partial=on_partial)
     assert r.status == "ok", (r.status, r.error)
     assert partials and splits(report)[0]["merged"], (partials, splits(report))
+    assert splits(report)[0]["probe"] >= 1  # (the sample forked first: the split came after its probe)
     assert "partial before program 98 ended: True" in r.stdout, r.stdout
 
 
-def test_a_split_launch_records_and_stores_exactly_what_one_process_does(tmp_path):
-    # Contiguous and scattered stores, a @jit helper first called in a child, out-of-bounds lanes.
+@pytest.mark.parametrize("env_of", [split_env, early_env], ids=["probe", "early"])
+def test_a_split_launch_records_and_stores_exactly_what_one_process_does(tmp_path, env_of):
+    # Contiguous and scattered stores, a @jit helper first called in a child, out-of-bounds lanes; split
+    # after a probe of one program, or after two (early: judged by the second).
     path = _script(
         tmp_path,
         HEADER
@@ -364,9 +374,10 @@ def test_a_split_launch_records_and_stores_exactly_what_one_process_does(tmp_pat
     scatter[(64,)](x, idx, g, B=64)
     """,
     )
-    one, two, report = _both(path, tmp_path)
+    one, two, report = _both(path, tmp_path, env_of)
     assert one.status == two.status == "ok", (one.error, two.error)
     assert [s["kernel"] for s in report] == ["add", "scatter"] and all(s["merged"] for s in report)
+    assert [s["probe"] for s in report] == ([2, 2] if env_of is early_env else [1, 1])
     for a, b in zip(one.launches, two.launches):
         assert a.sites == b.sites
         for c in ("ex_site", "ex_program", "ex_lanes", "ex_active", "ex_oob"):
@@ -385,7 +396,8 @@ def test_a_split_launch_records_and_stores_exactly_what_one_process_does(tmp_pat
     assert any(f["kind"] == "oob" for f in split["findings"])
 
 
-def test_an_exception_in_a_childs_program_is_the_one_process_exception(tmp_path):
+@pytest.mark.parametrize("env_of", [split_env, early_env], ids=["probe", "early"])
+def test_an_exception_in_a_childs_program_is_the_one_process_exception(tmp_path, env_of):
     path = _script(
         tmp_path,
         HEADER
@@ -396,14 +408,14 @@ def test_an_exception_in_a_childs_program_is_the_one_process_exception(tmp_path)
         offs = pid * B + tl.arange(0, B)
         v = tl.load(x + offs)
         if pid == 70:
-            v = v + tl.load(x + offs + 2 * B, mask=offs > 0)[:2]   # a shape error, in program 70 only
+            v = v + tl.load(x + offs + 2 * B, mask=offs > 0)[:2]   # a shape error, in that program only
         tl.store(o + offs, v)
 
     x = torch.randn(100 * 16); o = torch.zeros(100 * 16)
     k[(100,)](x, o, B=16)
     """,
     )
-    one, two, report = _both(path, tmp_path)
+    one, two, report = _both(path, tmp_path, env_of)
     assert one.status == two.status == "exception"
     assert (two.error.type, two.error.message, two.error.line, two.error.traceback) == (
         one.error.type,
@@ -412,8 +424,45 @@ def test_an_exception_in_a_childs_program_is_the_one_process_exception(tmp_path)
         one.error.traceback,
     )
     assert without_timings(analyze(two).to_json()) == without_timings(analyze(one).to_json())
-    # (whichever child took program 70's chunk)
+    # (whichever child took that program's chunk)
     assert report and sorted(report[0]["children"]) == ["error", "ok"] and not report[0]["merged"]
+
+
+def test_a_large_launch_is_judged_by_its_second_program(tmp_path):
+    # (early_programs lowered to 2, the probe's time never reached) Both launches are decided after two
+    # programs: the cheap one's rest (~40 us a program) is under 2 * MIN_SECONDS and stays in one process,
+    # the slow one's (3 ms a program, after a 50 ms first) is split, its chunks sized by the second.
+    path = _script(
+        tmp_path,
+        HEADER
+        + """
+    import time
+
+    @triton.jit
+    def cheap(o):
+        tl.store(o + tl.program_id(0), 1.0)
+
+    @triton.jit
+    def slow(x, o, B: tl.constexpr):
+        pid = tl.program_id(0)
+        time.sleep(0.05 if pid == 0 else 0.003)
+        offs = pid * B + tl.arange(0, B)
+        tl.store(o + offs, tl.load(x + offs) + 1)
+
+    c = torch.zeros(300); cheap[(300,)](c)
+    x = torch.randn(64 * 16); o = torch.zeros(64 * 16)
+    slow[(64,)](x, o, B=16)
+    print(bool(torch.equal(c, torch.ones(300))), bool(torch.equal(o, x + 1)))
+    """,
+    )
+    report = tmp_path / "report.jsonl"
+    env = {k: v for k, v in early_env(report).items() if k != "TRITON_LENS_PARALLEL_MIN_SECONDS"}
+    r = run(RunRequest(path=str(path), workers=2, env=env, timeout_s=120))
+    assert r.status == "ok" and r.stdout.split() == ["True", "True"], (r.status, r.error, r.stdout)
+    (s,) = splits(report)
+    assert s["kernel"] == "slow" and s["probe"] == 2 and s["merged"], s
+    # (the second program's 3 ms, not the first's 50 nor their mean)
+    assert 0.003 <= s["per_program_s"] < 0.02 and s["n_chunks"] == len(chunk_plan(2, 64, 2, s["per_program_s"])), s
 
 
 def test_a_child_that_cannot_keep_its_stored_bytes_leaves_the_launch_to_one_process(tmp_path):

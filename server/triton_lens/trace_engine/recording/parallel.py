@@ -4,10 +4,10 @@ The interpreter's grid loop calls `set_grid_idx`, then `executor.fn(**args)`, on
 looking the attribute up each time. The loop itself is untouched: a set_grid_idx hook (`_Dispatch.
 before_program`) decides, and `executor.fn` is swapped where a process must skip programs.
 
-- The parent runs the first programs itself (the probe) and times them, with the kernel's own
-  function in place (an exception's traceback is the one-process run's). A launch of fewer than
-  `min_programs` programs goes on in one process, and so does one whose rest would not give two
-  children `min_seconds` of work each.
+- The parent runs the first programs itself (the probe, `probe_seconds`; in a launch of
+  `early_programs` or more, two, timed by the second alone) with the kernel's own function in place (an
+  exception's traceback is the one-process run's). A launch of fewer than `min_programs` programs goes
+  on in one process, and so does one whose rest would not give two children `min_seconds` of work each.
 - Otherwise it cuts the remaining programs (in the interpreter's order: x outermost, z innermost)
   into chunks that shrink towards the end (`chunk_plan`), writes their numbers into a pipe (the
   queue), and forks `workers` children as a tree (`_subtrees`: the last starts about log2(workers)
@@ -81,6 +81,12 @@ MIN_PROGRAMS = 64
 MIN_SECONDS = 0.025
 # The parent runs programs itself for at least this long before it estimates the launch's time.
 PROBE_SECONDS = 0.01
+# ... except in a launch of at least this many programs, which is judged by its second program alone (its
+# first pays the launch's first-time costs): decided after two programs, not 10 ms of them, its children's
+# fork tree (~25 ms on 16 workers) starts up to 8 ms sooner (a softmax row takes 1 ms). One program is
+# estimate enough at that size: the rest is over 1000 of them, and a cheap one (a single store, 25-45 us
+# traced) still stays in one process (under 2 * MIN_SECONDS in all).
+EARLY_PROGRAMS = 1024
 # The chunks children take (chunk_plan): each 1/(CHUNK_SPLIT * workers) of what is left, at least this
 # long, and at most MAX_CHUNKS of them (their numbers, 4 bytes each, fill one pipe before any child runs;
 # a pipe holds at least a page).
@@ -356,6 +362,7 @@ class _Dispatch:
         self.i = 0  # programs the loop has reached, in its order
         self.phase = PROBE
         self.t0 = 0.0
+        self.t1 = 0.0  # when the first program ended (the second began)
         self.per_program = 0.0  # seconds, as the probe measured
         self.plan: list[tuple[int, int]] = []  # the chunks, in program order
         self.d0s = 0  # the launch's tl.dot sites before the split
@@ -394,10 +401,15 @@ class _Dispatch:
         if done == 0:
             self.t0 = now
             return
+        if done == 1:
+            self.t1 = now
         elapsed = now - self.t0
-        if elapsed < self.rec.probe_seconds:
+        # (not while the launch's progressive sample still times its own programs: a split now would
+        # hold the parent until the launch's end, and the partial would never come; progressive.py)
+        early = done == 2 and self.n >= self.rec.early_programs and not self._sample_waits()
+        if elapsed < self.rec.probe_seconds and not early:
             return
-        self.per_program = elapsed / done
+        self.per_program = now - self.t1 if early and elapsed < self.rec.probe_seconds else elapsed / done
         rest = self.per_program * (self.n - done)
         k = min(self.rec.workers, self.n - done)
         if self.rec.min_seconds > 0:
@@ -582,6 +594,7 @@ class _Dispatch:
             "programs": self.n,
             "workers": k,
             "probe": done,
+            "per_program_s": self.per_program,  # (the probe's estimate, which sized the chunks)
             "merged": self.phase is SPLIT_DONE,
             "children": [r["status"] if r is not None else "lost" for r in results],
             "split_at": t_fork,  # (perf_counter seconds: the benchmarks place the launch's own times against it)
@@ -715,6 +728,11 @@ class _Dispatch:
         for f in files.values():
             f.close()
         return results, received_at, ran
+
+    def _sample_waits(self) -> bool:
+        """The launch's progressive sample (progressive.py) has yet to fork: it times programs first."""
+        s = self.rec._sampler
+        return s is not None and s.L is self.L and s.phase is _progressive.WAIT
 
     def _pending_sample(self) -> _progressive.Sampler | None:
         """The launch's progressive sample (progressive.py) while its child runs, else None."""
@@ -898,6 +916,7 @@ class ParallelRecorder(Recorder):
         min_programs: int | None = None,
         min_seconds: float | None = None,
         probe_seconds: float | None = None,
+        early_programs: int | None = None,
         **kwargs: Any,
     ):
         super().__init__(*args, **kwargs)
@@ -913,6 +932,11 @@ class ParallelRecorder(Recorder):
             probe_seconds
             if probe_seconds is not None
             else _env_number("TRITON_LENS_PARALLEL_PROBE_SECONDS", PROBE_SECONDS)
+        )
+        self.early_programs = int(
+            early_programs
+            if early_programs is not None
+            else _env_number("TRITON_LENS_PARALLEL_EARLY_PROGRAMS", EARLY_PROGRAMS)
         )
         self.atomic_kernels: set[types.CodeType] = set()
         self.in_child = False
