@@ -291,8 +291,8 @@ def test_the_stored_bytes_go_through_the_slots_files_not_the_pipes(tmp_path):
 def test_a_progressive_sample_s_partial_comes_while_the_split_launch_runs(tmp_path, env_of):
     # The sample (programs 0, 50, 99) is forked before the split; program 98, in a split child, waits
     # for the file the partial's callback writes: a partial handed on only after the launch would come
-    # after a 30 s wait. A launch large enough to split before its first program (early) waits for its
-    # sample's probe and fork all the same.
+    # after a 30 s wait. A launch judged by its second program (early) waits for its sample's probe and
+    # fork all the same.
     flag = tmp_path / "partial-came"
     path = _script(
         tmp_path,
@@ -429,9 +429,10 @@ def test_an_exception_in_a_childs_program_is_the_one_process_exception(tmp_path,
 
 
 def test_a_large_launch_is_judged_by_its_second_program(tmp_path):
-    # (early_programs lowered to 2, the probe's time never reached) Both launches are decided after two
-    # programs: the cheap one's rest (~40 us a program) is under 2 * MIN_SECONDS and stays in one process,
-    # the slow one's (3 ms a program, after a 50 ms first) is split, its chunks sized by the second.
+    # (early_programs lowered to 2, the probe's time never reached, min_seconds 0.2) Both launches are
+    # decided after two programs: the cheap one's rest (~40 us a program) is far under 2 * min_seconds and
+    # stays in one process, the slow one's (20 ms a program, after a 200 ms first) is split, its chunks
+    # sized by the second program's time alone.
     path = _script(
         tmp_path,
         HEADER
@@ -445,7 +446,7 @@ def test_a_large_launch_is_judged_by_its_second_program(tmp_path):
     @triton.jit
     def slow(x, o, B: tl.constexpr):
         pid = tl.program_id(0)
-        time.sleep(0.05 if pid == 0 else 0.003)
+        time.sleep(0.2 if pid == 0 else 0.02)
         offs = pid * B + tl.arange(0, B)
         tl.store(o + offs, tl.load(x + offs) + 1)
 
@@ -456,13 +457,13 @@ def test_a_large_launch_is_judged_by_its_second_program(tmp_path):
     """,
     )
     report = tmp_path / "report.jsonl"
-    env = {k: v for k, v in early_env(report).items() if k != "TRITON_LENS_PARALLEL_MIN_SECONDS"}
+    env = dict(early_env(report), TRITON_LENS_PARALLEL_MIN_SECONDS="0.2")
     r = run(RunRequest(path=str(path), workers=2, env=env, timeout_s=120))
     assert r.status == "ok" and r.stdout.split() == ["True", "True"], (r.status, r.error, r.stdout)
     (s,) = splits(report)
     assert s["kernel"] == "slow" and s["probe"] == 2 and s["merged"], s
-    # (the second program's 3 ms, not the first's 50 nor their mean)
-    assert 0.003 <= s["per_program_s"] < 0.02 and s["n_chunks"] == len(chunk_plan(2, 64, 2, s["per_program_s"])), s
+    # (the second program's 20 ms, not the first's 200 nor their mean)
+    assert 0.02 <= s["per_program_s"] < 0.08 and s["n_chunks"] == len(chunk_plan(2, 64, 2, s["per_program_s"])), s
 
 
 def test_a_child_that_cannot_keep_its_stored_bytes_leaves_the_launch_to_one_process(tmp_path):
