@@ -428,6 +428,31 @@ def test_an_exception_in_a_childs_program_is_the_one_process_exception(tmp_path,
     assert report and sorted(report[0]["children"]) == ["error", "ok"] and not report[0]["merged"]
 
 
+def test_the_parent_s_loop_ends_at_the_split_and_the_outputs_come_back_to_the_device(tmp_path):
+    # Once the children's results are merged, the parent's grid loop ends at the split's program
+    # (compat.END_LOOP), not after one visit per program still to come; the interpreter's copy back to
+    # the device arguments runs all the same: tensors made for "cuda" (the CPU stand-in) get the output.
+    path = _script(
+        tmp_path,
+        HEADER
+        + """
+    @triton.jit
+    def k(x, o, B: tl.constexpr):
+        offs = tl.program_id(0) * B + tl.arange(0, B)
+        tl.store(o + offs, tl.load(x + offs) * 2)
+
+    x = torch.randn(300 * 16, device="cuda"); o = torch.zeros(300 * 16, device="cuda")
+    k[(300,)](x, o, B=16)
+    print(o.device.type, bool(torch.equal(o.cpu(), x.cpu() * 2)))
+    """,
+    )
+    report = tmp_path / "report.jsonl"
+    r = run(RunRequest(path=str(path), workers=2, env=split_env(report), timeout_s=120))
+    assert r.status == "ok" and r.stdout.split() == ["cuda", "True"], (r.status, r.error, r.stdout)
+    (s,) = splits(report)
+    assert s["merged"] and s["parent_visits"] == s["probe"] + 1, s
+
+
 def test_a_large_launch_is_judged_by_its_second_program(tmp_path):
     # (early_programs lowered to 2, the probe's time never reached, min_seconds 0.2) Both launches are
     # decided after two programs: the cheap one's rest (~40 us a program) is far under 2 * min_seconds and

@@ -201,7 +201,8 @@ class Hooks:
     def launch_end(self, token: Any, error: BaseException | None) -> None: ...
     def grid(self, nx: int, ny: int, nz: int) -> None: ...
     # Called before each program of a launch, in the grid loop's order (only where a subclass defines it);
-    # coordinates it returns are run instead of (x, y, z) (a sample's loop, progressive.py).
+    # coordinates it returns are run instead of (x, y, z) (a sample's loop, progressive.py), and END_LOOP
+    # ends the loop there, as if it had visited the rest (a merged parallel split: parallel.py).
     def program(self, x: int, y: int, z: int) -> tuple[int, int, int] | None: ...
     def tag(self, host_value: object, converted: Triton) -> None: ...
     # value: a plain store's values; order: an atomic's (sem, scope) as the builder got them.
@@ -355,7 +356,11 @@ def _patch_launches(scope: PatchScope, hooks: Hooks, waits: _cooperative.Waits) 
             outer, waits.turns = waits.turns, None
             _kernel_fns.append((self, self.fn))
             try:
-                out = orig(self, *args, **kwargs)
+                try:
+                    out = orig(self, *args, **kwargs)
+                except _LoopEnded:  # (END_LOOP: the rest of the loop would have run nothing)
+                    _end_loop(self)
+                    out = None  # (what the interpreter's __call__ returns)
             except BaseException as e:
                 _end_turns(waits, self, e)
                 waits.turns = outer
@@ -363,6 +368,7 @@ def _patch_launches(scope: PatchScope, hooks: Hooks, waits: _cooperative.Waits) 
                 raise
             finally:
                 _kernel_fns.pop()
+                _host_args.pop(id(self), None)
             _end_turns(waits, self, None)
             waits.turns = outer
             hooks.launch_end(token, None)
@@ -377,6 +383,7 @@ def _patch_launches(scope: PatchScope, hooks: Hooks, waits: _cooperative.Waits) 
         def _init_args_hst(self: Triton, args_dev: Sequence[Any], kwargs: dict[str, Any]) -> Any:
             args_hst, kwargs_hst = orig(self, args_dev, kwargs)
             hooks.launch_args(self.arg_names, args_dev, kwargs, args_hst, kwargs_hst)
+            _host_args[id(self)] = (args_dev, args_hst, kwargs, kwargs_hst)  # (for _end_loop)
             return args_hst, kwargs_hst
 
         return _init_args_hst
@@ -457,6 +464,28 @@ def _patch_grid_dim(scope: PatchScope, hooks: Hooks, spin: _cooperative.Waits) -
     scope.patch(InterpreterBuilder, "set_grid_dim", make_set_grid_dim)
 
 
+# What a hook's `program` returns to end the launch's grid loop at this visit: every program still to come has
+# run elsewhere (a merged parallel split), so the loop's remaining visits (1-2 us each, 16384 of them in a 16M
+# vector add) would run nothing. (A tuple of ints, told apart by identity.)
+END_LOOP: tuple[int, int, int] = (-1, -1, -1)
+
+
+class _LoopEnded(BaseException):
+    """Raised from set_grid_idx for END_LOOP: past the grid loop's `except Exception` (3.2-3.9: nothing but
+    the copy back to the device arguments follows the loop, and 3.6+'s unpatching runs in a `finally`) to
+    GridExecutor.__call__'s wrapper, which makes that copy itself (`_host_args`)."""
+
+
+_host_args: dict[int, tuple[Any, Any, Any, Any]] = {}  # id(executor) -> (args_dev, args_hst, kwargs, kwargs_hst)
+
+
+def _end_loop(executor: Triton) -> None:
+    """What the interpreter's __call__ does after its grid loop (every release 3.2-3.9)."""
+    host = _host_args.get(id(executor))
+    if host is not None:
+        executor._restore_args_dev(*host)
+
+
 def _patch_grid_idx(scope: PatchScope, hooks: Hooks, waits: _cooperative.Waits) -> None:
     """Each program, before it runs: the hooks' `program` where they define it (the parallel grid loop
     of trace_engine/recording/parallel.py, the progressive sample of progressive.py); once a launch went on by
@@ -472,6 +501,8 @@ def _patch_grid_idx(scope: PatchScope, hooks: Hooks, waits: _cooperative.Waits) 
                 return orig(self, x, y, z)
             if program is not None:
                 instead = program(x, y, z)
+                if instead is END_LOOP:
+                    raise _LoopEnded()
                 if instead is not None:
                     x, y, z = instead
             return orig(self, x, y, z)

@@ -23,8 +23,9 @@ before_program`) decides, and `executor.fn` is swapped where a process must skip
 - The parent merges each chunk once every chunk before it is in (`_Merge`), while the children run:
   site indices remapped by site key, new ones numbered as the chunks meet them (the one-process order
   of first appearance). Once every child's result is in it writes their stores in program order (while
-  the children exit: none maps those pages any more, so no write copies one) and skips the remaining
-  programs in its own loop (`executor.fn` is `_skip`); it reaps the children at the launch's end.
+  the children exit: none maps those pages any more, so no write copies one) and ends its own loop
+  there (compat.END_LOOP: the remaining visits would run nothing; `executor.fn` is `_skip` should one
+  come); it reaps the children at the launch's end.
   Memory and every recorded array are then exactly those of a one-process run, as long as no program
   reads what another program of the launch writes (a race the analysis reports).
 - What cannot run split runs in one process: kernels using atomics (found in the kernel's code and its
@@ -650,6 +651,7 @@ class _Dispatch:
             t = time.perf_counter()
             self._reap()
             if self.rec.last_split is not None:
+                self.rec.last_split["parent_visits"] = self.i  # (the loop's visits in the parent: it ends at the split)
                 self.rec.last_split["reaped_ms"] = round((time.perf_counter() - self.t_fork) * 1e3, 2)
                 self.rec.last_split["reap_s"] = time.perf_counter() - t
             self._report()
@@ -985,6 +987,8 @@ class ParallelRecorder(Recorder):
             d.before_program()  # (may fork: a child returns here)
         if d.phase is CHILD:
             return d.child_coords()
+        if d.phase is SPLIT_DONE:  # every program still to come ran in a child: the loop ends here
+            return compat.END_LOOP
         return instead
 
     def launch_end(self, token: object, error: BaseException | None) -> None:
