@@ -430,8 +430,9 @@ def test_an_exception_in_a_childs_program_is_the_one_process_exception(tmp_path,
 
 def test_the_parent_s_loop_ends_at_the_split_and_the_outputs_come_back_to_the_device(tmp_path):
     # Once the children's results are merged, the parent's grid loop ends at the split's program
-    # (compat.END_LOOP), not after one visit per program still to come; the interpreter's copy back to
-    # the device arguments runs all the same: tensors made for "cuda" (the CPU stand-in) get the output.
+    # (compat.END_LOOP), not after one visit per program still to come, and tensors made for "cuda" (the
+    # CPU stand-in, whose host copy is the tensor itself) hold the output. (That the copy back to the device
+    # arguments runs is test_loop_end.py's: here it would have nothing to copy.)
     path = _script(
         tmp_path,
         HEADER

@@ -24,8 +24,7 @@ before_program`) decides, and `executor.fn` is swapped where a process must skip
   site indices remapped by site key, new ones numbered as the chunks meet them (the one-process order
   of first appearance). Once every child's result is in it writes their stores in program order (while
   the children exit: none maps those pages any more, so no write copies one) and ends its own loop
-  there (compat.END_LOOP: the remaining visits would run nothing; `executor.fn` is `_skip` should one
-  come); it reaps the children at the launch's end.
+  there (compat.END_LOOP: the remaining visits would run nothing); it reaps the children at the launch's end.
   Memory and every recorded array are then exactly those of a one-process run, as long as no program
   reads what another program of the launch writes (a race the analysis reports).
 - What cannot run split runs in one process: kernels using atomics (found in the kernel's code and its
@@ -318,11 +317,6 @@ def _running(pid: int) -> bool:
         return False
 
 
-def _skip(**args: Any) -> None:
-    """executor.fn in the parent once the children's results are merged: the rest of the loop is empty."""
-    return None
-
-
 def _coords(p: int, grid: tuple[int, int, int]) -> tuple[int, int, int]:
     """The p-th program of the interpreter's loop (x outermost, z innermost)."""
     _, gy, gz = grid
@@ -582,8 +576,7 @@ class _Dispatch:
             close_later(self.files)
             self.files = []
         if ok:
-            self.phase = SPLIT_DONE
-            self.executor.fn = _skip
+            self.phase = SPLIT_DONE  # (its loop ends at this visit: ParallelRecorder.program)
         else:
             if any(r is not None and r["status"] == "atomic" for r in results):
                 rec.atomic_kernels.add(self.fn.__code__)
