@@ -57,10 +57,38 @@ def _median(values) -> float:
     return statistics.median(values) if values else float("nan")
 
 
+def _host_ticks() -> list[int] | None:
+    """The machine's CPU time so far in ticks, all CPUs together, from /proc/stat's "cpu" line: busy
+    (user, nice, system, irq, softirq), idle (idle, iowait) and steal (time the hypervisor gave this VM's
+    CPUs to something else while they had work); None where there is no /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            t = [int(v) for v in f.readline().split()[1:9]]
+    except OSError:
+        return None
+    return [t[0] + t[1] + t[2] + t[5] + t[6], t[3] + t[4], t[7]]
+
+
 def timed(launch):
-    w0, c0 = time.perf_counter(), _cpu()
+    """Wall and CPU seconds of one launch, and the machine's busy/idle/steal ticks over it."""
+    h0, w0, c0 = _host_ticks(), time.perf_counter(), _cpu()
     launch()
-    return time.perf_counter() - w0, _cpu() - c0
+    wall, cpu, h1 = time.perf_counter() - w0, _cpu() - c0, _host_ticks()
+    return wall, cpu, None if h0 is None or h1 is None else [b - a for a, b in zip(h0, h1)]
+
+
+def _host_share(runs) -> str:
+    """The machine's CPUs over a launch's reps (ticks summed): busy, idle and stolen shares."""
+    ticks = [t[2] for t in runs if t[2] is not None]
+    if not ticks:
+        return ""
+    busy, idle, steal = (sum(t[i] for t in ticks) for i in range(3))
+    total = busy + idle + steal
+    return (
+        f"; the machine's CPUs {busy / total:.0%} busy, {idle / total:.0%} idle, {steal / total:.0%} stolen"
+        if total
+        else ""
+    )
 
 
 def main() -> None:
@@ -119,6 +147,7 @@ def main() -> None:
         bare_wall = statistics.median(t[0] for t in rows["bare"])
         bare_cpu = statistics.median(t[1] for t in rows["bare"])
         one_wall = None
+        one_cpu_program = None
         spread: dict[int, str] = {}  # the walls' range over reps
         paired: dict[int, str] = {}  # the efficiency of each rep's w=1 and w=N, lowest-highest
         out = [f"{name:38} {programs:8d} {'bare':>8} {bare_wall:8.2f} {bare_cpu:8.2f} {1.0:8.2f} {'':>6} {1.0:8.2f}"]
@@ -127,6 +156,7 @@ def main() -> None:
             cpu = statistics.median(t[1] for t in rows[w])
             if w == 1:
                 one_wall = wall
+                one_cpu_program = cpu / programs
             eff = f"{one_wall / wall / w:6.0%}" if one_wall else ""
             if one_wall and args.reps > 1 and w != 1:  # each rep's own pair (a noisy host drifts between reps)
                 pairs = [a[0] / b[0] / w for a, b in zip(rows[1], rows[w])]
@@ -141,11 +171,19 @@ def main() -> None:
                     f"{s['merge_s'] * 1e3:.0f} ms after the last child ({s.get('merge_total_s', 0) * 1e3:.0f} in all), "
                     f"{s.get('n_chunks', len(s['chunks']))} chunks, programs a child {min(s['chunks'])}-{max(s['chunks'])}, child cpu "
                     f"{_median(s['child_cpu_s']):.2f} s, {_median(s['child_minflt']) / 1e3:.0f}k faults"
+                    + (
+                        f", children's CPU a program {sum(c for c in s['child_cpu_s'] if c) / sum(s['chunks']) / one_cpu_program:.2f}x "
+                        "one process's"
+                        if one_cpu_program and s["merged"] and sum(s["chunks"])
+                        else ""
+                    )
                     + ("" if s["merged"] else " (ran in one process)")
                 )
             )
             if w in spread:
                 split += f"; wall over reps {spread[w]} s, each rep's efficiency {paired[w]}"
+            if w != 1:
+                split += _host_share(rows[w])
             elif w == 1 and args.reps > 1:
                 split += f"; wall over reps {min(t[0] for t in rows[1]):.2f}-{max(t[0] for t in rows[1]):.2f} s"
             out.append(
