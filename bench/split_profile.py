@@ -17,7 +17,8 @@ of the parent's own before the fork. A fresh fork that is slower the first time 
 of the parent during the split (reading and merging the children's chunks, writing their stores), the top
 functions by own time.
 
---child-policy: the children's scheduling (parallel.py's SCHED_BATCH, or normal, idle, batch+nice1, +nice2, +nice5).
+--child-policy: the children's scheduling (parallel.py's SCHED_BATCH, or normal, idle, batch+nice1, +nice2, +nice5);
++pin (batch+pin, idle+pin, normal+pin): each child on a core of its own, by its slot (sched_setaffinity).
 
 --reps N: N splits of each launch after its one-process run; --dump FILE: each split's whole report (the
 children's timelines, the parent's frames: `frames_ms`) and the parent's own times, a JSON line each.
@@ -280,18 +281,38 @@ def _policy(name: str):
     batch = parallel._run_as_batch_work
 
     def set_policy() -> None:
-        if name == "idle":  # the parent (a normal task) preempts them whenever it wakes
+        if name.endswith("+pin"):  # each child on a core of its own (its slot's), the parent where it may
+            slot = sys._getframe(1).f_locals["self"].slot  # (called by _Dispatch._become_child, slot set)
+            cores = sorted(os.sched_getaffinity(0))
+            os.sched_setaffinity(0, {cores[slot % len(cores)]})
+            name_ = name.removesuffix("+pin")
+        else:
+            name_ = name
+        if name_ == "idle":  # the parent (a normal task) preempts them whenever it wakes
             os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-        elif name.startswith("batch+nice"):
+        elif name_.startswith("batch+nice"):
             batch()
-            os.nice(int(name.removeprefix("batch+nice")))
-        elif name == "batch":
+            os.nice(int(name_.removeprefix("batch+nice")))
+        elif name_ == "batch":
             batch()
 
     return set_policy
 
 
-_POLICIES = {n: _policy(n) for n in ("batch", "normal", "idle", "batch+nice1", "batch+nice2", "batch+nice5")}
+_POLICIES = {
+    n: _policy(n)
+    for n in (
+        "batch",
+        "normal",
+        "idle",
+        "batch+nice1",
+        "batch+nice2",
+        "batch+nice5",
+        "batch+pin",
+        "idle+pin",
+        "normal+pin",
+    )
+}
 
 
 def _install_child_profiler(path: str, workers: int) -> cProfile.Profile:
