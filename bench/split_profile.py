@@ -149,9 +149,20 @@ def _chunk_ratio(s: dict, ms1: float, first: bool) -> list[float]:
     out = []
     for chunks in s.get("child_chunk_cpu") or []:
         part = (chunks or [])[:1] if first else (chunks or [])[1:]
-        programs = sum(p for p, _ in part)
+        programs = sum(c[0] for c in part)
         if programs:
-            out.append(sum(c for _, c in part) * 1e3 / programs / ms1)
+            out.append(sum(c[1] for c in part) * 1e3 / programs / ms1)
+    return out
+
+
+def _chunk_faults(s: dict, first: bool) -> list[float]:
+    """Per child: the page faults a program of its first chunk (or of its later ones) met."""
+    out = []
+    for chunks in s.get("child_chunk_cpu") or []:
+        part = (chunks or [])[:1] if first else (chunks or [])[1:]
+        programs = sum(c[0] for c in part)
+        if programs and all(len(c) > 2 for c in part):
+            out.append(sum(c[2] for c in part) / programs)
     return out
 
 
@@ -246,6 +257,8 @@ def _split_rows(launch, workers: int, profile: bool, wall1: float, ms1: float) -
         f"  {'CPU before first own program':34} {_med_max([c['first'] for c in cp])}",
         f"  {'first chunk CPU a program / one':34} {_med_max(_chunk_ratio(s, ms1, first=True))}",
         f"  {'later chunks CPU a program / one':34} {_med_max(_chunk_ratio(s, ms1, first=False))}",
+        f"  {'first chunk page faults a program':34} {_med_max(_chunk_faults(s, first=True))}",
+        f"  {'later chunks page faults a program':34} {_med_max(_chunk_faults(s, first=False))}",
         f"  {'frames (make and write chunks)':34} {_med_max([x * 1e3 for x in s.get('child_send_s') or [] if x is not None])}",
         f"  {'page faults (thousands)':34} {_med_max([x / 1e3 for x in s.get('child_minflt') or [] if x is not None])}",
         f"  {'threads at its end':34} {_med_max(s.get('child_threads') or [])}",

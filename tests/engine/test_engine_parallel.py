@@ -285,6 +285,12 @@ def test_the_stored_bytes_go_through_the_slots_files_not_the_pipes(tmp_path):
     stored = (512 - s["probe"]) * 2048 * 4  # what the children's programs stored
     assert s["merged"] and s["filed_bytes"] == stored, s
     assert 0 < s["piped_bytes"] < stored / 20, s
+    # Each chunk's programs, CPU seconds and page faults: a child writes its stores to its own copy of o
+    # too (a program may load what it stored), the first write of each of o's pages since the fork a fault:
+    # 8 KB a program, so at least 2 faults a program in every chunk.
+    for ran, chunks, faults in zip(s["chunks"], s["child_chunk_cpu"], s["child_minflt"]):
+        assert sum(c[0] for c in chunks) == ran and all(c[1] > 0 for c in chunks), s
+        assert all(c[2] >= 2 * c[0] for c in chunks) and sum(c[2] for c in chunks) <= faults, s
 
 
 @pytest.mark.parametrize("env_of", [split_env, early_env], ids=["probe", "early"])

@@ -378,10 +378,12 @@ class _Dispatch:
         self.marks: dict[str, tuple[float, float]] = {}
         self.subs: list[int] = []  # (child) the children it forked (the tree of `_split`)
         self.send_s = 0.0  # (child) wall seconds making and writing its chunks' frames (the split report)
-        # (child) each chunk's programs and the CPU seconds they took, frames apart (the split report: a
-        # fresh fork's first programs against its later ones)
-        self.chunk_cpu: list[tuple[int, float]] = []
+        # (child) each chunk's programs, the CPU seconds they took and the minor page faults they met, frames
+        # apart (the split report: a fresh fork's first programs against its later ones; a fault is a
+        # page written for the first time since the fork, which a VM makes costly)
+        self.chunk_cpu: list[tuple[int, float, int]] = []
         self.took_cpu = 0.0
+        self.took_faults = 0
         # (parent) each frame it read: (read, merged: perf_counter), the slot, its chunk (-1: the result)
         self.frames_log: list[tuple[float, float, int, int]] = []
         self.children: list[int] = []  # (parent) the children it forked itself, until reaped (`_reap`)
@@ -453,6 +455,7 @@ class _Dispatch:
         self.chunk = int.from_bytes(b, "little")
         self.pos, self.chunk_hi = self.plan[self.chunk]
         self.took_cpu = time.process_time()
+        self.took_faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         self.r0, self.dot0 = len(self.L.ex_site), len(self.L.dots)
         return True
 
@@ -460,7 +463,8 @@ class _Dispatch:
         """(child) What the chunk's programs recorded and stored, and the sites first met in it."""
         t = time.perf_counter()
         lo, hi = self.plan[self.chunk]
-        self.chunk_cpu.append((hi - lo, round(time.process_time() - self.took_cpu, 6)))
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - self.took_faults
+        self.chunk_cpu.append((hi - lo, round(time.process_time() - self.took_cpu, 6), faults))
         L, out, stores = self.L, self.out, self.stores
         assert out is not None and stores is not None  # (set by _become_child)
         r0, d0 = self.r0, self.dot0
