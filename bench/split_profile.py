@@ -20,6 +20,10 @@ functions by own time.
 --child-policy: the children's scheduling (parallel.py's SCHED_BATCH, or normal, idle, batch+nice1, +nice2, +nice5);
 +pin (batch+pin, idle+pin, normal+pin): each child on a core of its own, by its slot (sched_setaffinity).
 
+--log-only (an experiment, wrong for kernels whose programs load what they store): the children log their
+stores without writing them to their own copies of the output, which spares a copy-on-write fault for each
+page they store to; what that is worth, against the default.
+
 --reps N: N splits of each launch after its one-process run; --dump FILE: each split's whole report (the
 children's timelines, the parent's frames: `frames_ms`) and the parent's own times, a JSON line each.
 
@@ -453,9 +457,22 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=1, help="splits of each launch (one one-process run)")
     ap.add_argument("--dump", default="", help="append each split's whole report to this file (JSON lines)")
     ap.add_argument("--child-policy", choices=sorted(_POLICIES), default="batch")
+    ap.add_argument(
+        "--log-only",
+        action="store_true",
+        help="an experiment: the children log their stores but do not write them to their own copies (no "
+        "copy-on-write fault a page); right only for kernels whose programs never load what they store",
+    )
     args = ap.parse_args()
     _DUMP["path"] = args.dump
     parallel._run_as_batch_work = _POLICIES[args.child_policy]
+    if args.log_only:
+        from triton_lens.trace_engine.interpreter import compat
+
+        def store_log_only(self, ptrs, values, mask):
+            self._log(ptrs, values, mask)
+
+        compat._StoreTap.store = store_log_only
     fixes = bare_interpreter_fixes()
     print(
         f"# bench/split_profile.py {' '.join(sys.argv[1:])}  ({date.today()}, {_machine()}"
