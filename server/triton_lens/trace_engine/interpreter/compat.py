@@ -1133,35 +1133,49 @@ def gpu_target(backend: str, arch: int, warp_size: int) -> Triton:
 
 # ---- The parallel grid loop (trace_engine/recording/parallel.py) ---------------------------------------------------
 # A forked child records its programs and logs what they store; the parent replays the logs. Both
-# go through the C function every store path of every release ends in: `_interpreter.store(ptrs,
-# values, mask)` with raw uint64 addresses, the values' own dtype and the final mask (the recorder
-# has already cleared the out-of-bounds lanes).
+# go through the C functions every load and store path of every release ends in:
+# `_interpreter.store(ptrs, values, mask)` and `_interpreter.load(ptrs, mask, other, dtype)`, with raw
+# uint64 addresses, the values' own dtype and the final mask (the recorder has already cleared the
+# out-of-bounds lanes). The atomics, the only other C functions that touch memory, never run in a child.
 
 
-class _StoreTap:
-    """Stands in for the C module inside the interpreter: stores also go to `log`."""
+class _MemoryTap:
+    """Stands in for the C module inside the interpreter: each store goes to `on_store`, which says whether
+    to write it to this process's memory too, and each load first to `before_load` (its pointers)."""
 
-    def __init__(self, real: Triton, log: Callable[[np.ndarray, np.ndarray, np.ndarray], None]) -> None:
-        self._real, self._log = real, log
-        # The module's other functions (load, the atomics) as plain attributes: each program's loads
-        # then find them at once, not through __getattr__ after a failed lookup.
+    def __init__(
+        self,
+        real: Triton,
+        on_store: Callable[[np.ndarray, np.ndarray, np.ndarray], bool],
+        before_load: Callable[[np.ndarray], None],
+    ) -> None:
+        self._real, self._on_store, self._before_load = real, on_store, before_load
+        # The module's other functions (the atomics) as plain attributes: found at once, not through
+        # __getattr__ after a failed lookup.
         for name in dir(real):
-            if not name.startswith("_") and name != "store":
+            if not name.startswith("_") and name not in ("store", "load"):
                 self.__dict__[name] = getattr(real, name)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._real, name)
 
     def store(self, ptrs: np.ndarray, values: np.ndarray, mask: np.ndarray) -> Any:
-        out = self._real.store(ptrs, values, mask)
-        self._log(ptrs, values, mask)
-        return out
+        if self._on_store(ptrs, values, mask):
+            return self._real.store(ptrs, values, mask)
+        return None
+
+    def load(self, ptrs: np.ndarray, mask: np.ndarray, other: np.ndarray, dtype: Any) -> Any:
+        self._before_load(ptrs)
+        return self._real.load(ptrs, mask, other, dtype)
 
 
-def tap_stores(log: Callable[[np.ndarray, np.ndarray, np.ndarray], None]) -> None:
-    """From now on every store the interpreter makes in this process is also passed to `log`
-    (ptrs, values, mask). Only a forked child calls this; it never returns to normal life."""
-    _interp._interpreter = _StoreTap(_interp._interpreter, log)
+def tap_memory(
+    on_store: Callable[[np.ndarray, np.ndarray, np.ndarray], bool], before_load: Callable[[np.ndarray], None]
+) -> None:
+    """From now on every store the interpreter makes in this process goes to `on_store(ptrs, values,
+    mask)`, and is written to memory only where it returns True; every load first calls
+    `before_load(ptrs)`. Only a forked child calls this; it never returns to normal life."""
+    _interp._interpreter = _MemoryTap(_interp._interpreter, on_store, before_load)
 
 
 def raw_store(ptrs: np.ndarray, values: np.ndarray) -> None:

@@ -17,7 +17,8 @@ before_program`) decides, and `executor.fn` is swapped where a process must skip
   that chunk's programs (`child_coords`, through the hook's return: it never walks past the programs
   before its chunk), runs them in `executor.fn` (`child_call`) and sends what they recorded as one
   frame per chunk; the bytes they stored go to the child's slot's file in memory and the frame says
-  where (store_log.py: no output crosses a pipe). At the queue's end it releases its copies of the
+  where (store_log.py: no output crosses a pipe), and into the child's own memory only once one of its
+  loads could read them (child_writes.py). At the queue's end it releases its copies of the
   launch's tensors' pages (`release_pages`), sends its result and exits (it never reaches the
   interpreter's copy back to the device: a CUDA tensor is only ever host memory to it).
 - The parent merges each chunk once every chunk before it is in (`_Merge`), while the children run:
@@ -71,6 +72,7 @@ from ...model.elements import ElementSetsBuilder
 from ..interpreter import compat
 from . import progressive as _progressive
 from . import stream
+from .child_writes import ChildWrites
 from .recorder import Builder, DotKey, Handle, Order, Recorder, SiteKey, _Launch
 from .store_log import WRITE_THREADS, ChunkStores, FileBytes, StoreFile, StoreLog, close_later, write_stores
 
@@ -368,6 +370,7 @@ class _Dispatch:
         self.r0 = self.dot0 = self.s_sent = self.ds_sent = 0
         self.out: BinaryIO | None = None
         self.stores: StoreLog | None = None
+        self.writes: ChildWrites | None = None  # (child) what it writes to its own memory (child_writes.py)
         self.files: list[StoreFile] = []  # each slot's stored bytes (store_log.py)
         self.piped = self.filed = 0  # (parent) bytes of the chunks' frames, and of their stores in the files
         self.slot = -1  # (child) its slot
@@ -487,6 +490,8 @@ class _Dispatch:
         arrays.update(_set_arrays("oob", L.oob, r0))
         logged = stores.take()
         at = self.files[self.slot].append(logged.pop("st.vals"))  # the bytes: in the slot's file, not the pipe
+        assert self.writes is not None  # (set by _become_child)
+        self.writes.chunk_sent(logged, self.files[self.slot], at[0])
         arrays.update(logged)
         meta = {"chunk": self.chunk, "r0": r0, "s_from": self.s_sent, "sites": sites, "st_at": at}
         meta.update(ds_from=self.ds_sent, dot_sites=dot_sites)
@@ -622,6 +627,8 @@ class _Dispatch:
             "chunks": ran,  # the programs each child ran
             # each child's own CPU seconds and minor page faults (copy-on-write copies among them)
             "child_cpu_s": [r.get("cpu_s") if r is not None else None for r in results],
+            # why a child wrote its stores to its own memory ("load", "outside", "always"), None: it did not
+            "child_wrote_through": [r.get("wrote_through") if r is not None else None for r in results],
             "child_minflt": [r.get("minflt") if r is not None else None for r in results],
             # each child's wall seconds making and writing its chunks' frames
             "child_send_s": [r.get("send_s") if r is not None else None for r in results],
@@ -781,7 +788,9 @@ class _Dispatch:
         self.executor.fn = self.child_call
         self.out = os.fdopen(w, "wb", buffering=1 << 16)
         self.stores = StoreLog()
-        compat.tap_stores(self.stores)
+        spans = [(v.storage_lo, v.storage_hi) for v in self.L.views]
+        self.writes = ChildWrites(self.stores, spans, through=_env_number("TRITON_LENS_PARALLEL_CHILD_WRITES", 0) > 0)
+        compat.tap_memory(self.writes.on_store, self.writes.before_load)
         rec = self.rec
         rec.in_child = True
         rec.on_progress = None  # the parent counts the chunks it receives
@@ -809,6 +818,7 @@ class _Dispatch:
                 self._mark("end")
                 meta.update(cpu_s=use.ru_utime + use.ru_stime, minflt=use.ru_minflt, marks=self.marks)
                 meta.update(send_s=self.send_s, chunk_cpu=self.chunk_cpu, threads=_threads())
+                meta.update(wrote_through=self.writes.flushed_at if self.writes is not None else None)
             stream.write_frame(out, "result", meta)
             out.close()
             if self.subs:  # the children it forked: their parent stays until they end (PDEATHSIG)

@@ -1,7 +1,8 @@
 """What a split launch's children store, and its replay in the parent (parallel.py).
 
-A child's programs write their own copy of the launch's memory (the fork's copy-on-write pages); it also
-logs each store (`StoreLog`): contiguous runs as (address, bytes), scattered lanes with their addresses.
+A child logs each store its programs make (`StoreLog`): contiguous runs as (address, bytes), scattered
+lanes with their addresses; it writes them to its own copy of the launch's memory (the fork's copy-on-write
+pages) only once a load could read them (child_writes.py).
 At each chunk's end the child appends the chunk's stored bytes to its slot's `StoreFile` (a file in memory
 that the parent opened before the fork) and sends only their place in it, with the runs, in the chunk's
 frame (nothing crosses the pipe twice, nothing is read on the parent's one core while 16 children run);
@@ -54,7 +55,8 @@ class StoreLog:
         self.addrs: list[np.ndarray] = []
         self.used = 0
 
-    def __call__(self, ptrs: np.ndarray, values: np.ndarray, mask: np.ndarray) -> None:
+    def __call__(self, ptrs: np.ndarray, values: np.ndarray, mask: np.ndarray) -> tuple[int, int] | None:
+        """Log a store; the addresses [lo, hi) its bytes lie in (None: no lane active)."""
         # (Called once per store of every program a child runs: each numpy call here is a share of the
         # split's overhead, so the common case, values and mask of the pointers' shape, takes no copies.)
         p = ptrs.reshape(-1)
@@ -65,7 +67,7 @@ class StoreLog:
             p, v = p[m], v[m]
         n = p.size
         if n == 0:
-            return
+            return None
         size = v.dtype.itemsize
         used, end = self.used, self.used + n * size
         if end > self.buf.size:
@@ -82,22 +84,29 @@ class StoreLog:
                 # It goes on where the last store ended (the next block of a row, the next program's
                 # block): one longer run, so the parent writes a chunk's output in a few copies.
                 count[-1] += n
-                return
+                return first, first + n * size
             itemsize.append(size)
             count.append(n)
             kind.append(0)
             start.append(first)
-        else:
-            self.itemsize.append(size)
-            self.count.append(n)
-            self.kind.append(1)
-            self.start.append(0)
-            self.addrs.append(np.ascontiguousarray(p, dtype=np.uint64))  # (a copy only where it must)
+            return first, first + n * size
+        self.itemsize.append(size)
+        self.count.append(n)
+        self.kind.append(1)
+        self.start.append(0)
+        self.addrs.append(np.ascontiguousarray(p, dtype=np.uint64))  # (a copy only where it must)
+        return int(p.min()), int(p.max()) + size
 
     def take(self) -> dict[str, np.ndarray]:
         """The stores logged since the last take, as arrays; the log starts again empty. Their "st.vals"
         is the log's own buffer, valid until the next store: the child writes the chunk's frame at once."""
-        out: dict[str, np.ndarray] = {
+        out = self.logged()
+        self._clear()
+        return out
+
+    def logged(self) -> dict[str, np.ndarray]:
+        """The stores logged since the last take, as take() gives them, left in the log."""
+        return {
             "st.kind": np.asarray(self.kind, dtype=np.uint8),
             "st.itemsize": np.asarray(self.itemsize, dtype=np.uint8),
             "st.count": np.asarray(self.count, dtype=np.int64),
@@ -105,8 +114,6 @@ class StoreLog:
             "st.addrs": np.concatenate(self.addrs) if self.addrs else np.empty(0, dtype=np.uint64),
             "st.vals": self.buf[: self.used],
         }
-        self._clear()
-        return out
 
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
