@@ -8,14 +8,15 @@ bench/results/split_child_writes_2026-12-07_2core.txt). The parent writes every 
 output anyway, so a child needs its own copy of a store only to read it back: a program that loads what it
 (or an earlier program of the same child) stored.
 
-So a child starts logging only, and keeps which storages (the launch's tensors' storage spans, those that
-overlap joined into one) hold stores it has not written. Before each load it checks the load's pointers,
-all of them, masked or not, against those storages; if any lies in one, it writes every store it logged so
-far into its memory, in order (from its slot's file for the chunks it sent, from the log for the current
-one) and from then on writes each store through, as it did before. A store to memory outside every known
-storage is written through at once, the same way. A load that could not read a pending store never needs
-it: the loads of an in-place kernel (each program loads its own block, then stores it) find their bytes
-untouched until the program's own store, which comes after them.
+So a child starts logging only, and keeps the addresses its logged stores cover and it has not written
+(`PendingBytes`: a program's block, or a scattered store's whole reach; neighbouring blocks join). Before
+each load it checks the load's reach (its lowest pointer to its highest, masked lanes too) against them; if
+they meet, it writes every store it logged so far into its memory, in order (from its slot's file for the
+chunks it sent, from the log for the current one), and from then on writes each store through, as it did
+before. A load that meets no pending byte never needs them: the loads of an in-place kernel (each program
+loads its own block, then stores it) find their bytes untouched until the program's own store, which comes
+after them; a kernel that reads what another program of the child wrote (a stencil in place, a read-back)
+writes through from its first such load.
 
 Invariant (tests/engine/test_child_writes.py, tests/engine/test_engine_parallel.py): every load a child
 makes reads exactly the bytes it would read had every store been written through.
@@ -30,57 +31,67 @@ import numpy as np
 from .store_log import ChunkStores, FileBytes, StoreFile, StoreLog, apply_stores
 
 
-def joined_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The spans [lo, hi), sorted, those that overlap joined into one."""
-    out: list[tuple[int, int]] = []
-    for lo, hi in sorted(s for s in spans if s[1] > s[0]):
-        if out and lo < out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], hi))
-        else:
-            out.append((lo, hi))
-    return out
+class PendingBytes:
+    """The addresses of the stores logged but not written: sorted, disjoint [lo, hi) ranges (a range that
+    meets or overlaps another joins it). A store's range is its bytes' lowest to highest address: a
+    program's block, or the whole of a scattered store's reach."""
+
+    def __init__(self) -> None:
+        self.los: list[int] = []
+        self.his: list[int] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.los)
+
+    def add(self, lo: int, hi: int) -> None:
+        los, his = self.los, self.his
+        if not los or lo > his[-1]:  # (the common case: programs store in address order)
+            los.append(lo)
+            his.append(hi)
+            return
+        if lo >= los[-1]:  # meets or overlaps the last range
+            his[-1] = max(his[-1], hi)
+            return
+        i = bisect.bisect_left(his, lo)  # the first range that ends at or after lo
+        j = bisect.bisect_right(los, hi)  # past the last range that starts at or before hi
+        if i < j:
+            lo, hi = min(lo, los[i]), max(hi, his[j - 1])
+        los[i:j], his[i:j] = [lo], [hi]
+
+    def meets(self, lo: int, hi: int) -> bool:
+        """Whether [lo, hi) shares a byte with a pending range."""
+        i = bisect.bisect_right(self.his, lo)  # the first range that ends past lo
+        return i < len(self.los) and self.los[i] < hi
+
+    def clear(self) -> None:
+        self.los, self.his = [], []
 
 
 class ChildWrites:
     """(child) The store and load hooks (compat.tap_memory) that keep a child's stores out of its memory
     until a load could read one of them."""
 
-    def __init__(self, log: StoreLog, spans: list[tuple[int, int]], through: bool = False) -> None:
+    def __init__(self, log: StoreLog, through: bool = False) -> None:
         self.log = log
-        self.spans = joined_spans(spans)
-        self.los = [lo for lo, _ in self.spans]
-        self.pending: set[int] = set()  # indices into spans holding stores not yet written
+        self.pending = PendingBytes()
         self.sent: list[ChunkStores] = []  # the logs of the chunks sent while any store was pending
         self.through = through  # every store written as it comes (from the start, or since the flush)
-        # why it writes through (the split report): "load", "outside" (flushed), "always" (the setting)
+        # why it writes through (the split report): "load" (flushed), "always" (the setting), None: it does not
         self.flushed_at: str | None = "always" if through else None
-
-    def _span(self, lo: int, hi: int) -> int | None:
-        """The index of the span that holds [lo, hi), or None."""
-        i = bisect.bisect_right(self.los, lo) - 1
-        return i if i >= 0 and hi <= self.spans[i][1] else None
 
     def on_store(self, ptrs: np.ndarray, values: np.ndarray, mask: np.ndarray) -> bool:
         """Log the store; True where it must be written to memory too."""
         bounds = self.log(ptrs, values, mask)
-        if self.through or bounds is None:
-            return self.through
-        i = self._span(*bounds)
-        if i is None:
-            self.flush("outside")  # (writes this store as well: it is in the log)
-            return False
-        self.pending.add(i)
-        return False
+        if bounds is not None and not self.through:
+            self.pending.add(*bounds)
+        return self.through
 
-    def before_load(self, ptrs: np.ndarray) -> None:
+    def before_load(self, ptrs: np.ndarray, itemsize: int) -> None:
         if self.through or not self.pending or ptrs.size == 0:
             return
-        lo, hi = int(ptrs.min()), int(ptrs.max()) + 8  # (an item is at most 8 bytes)
-        for i in self.pending:
-            slo, shi = self.spans[i]
-            if lo < shi and slo < hi:
-                self.flush("load")
-                return
+        lo, hi = int(ptrs.min()), int(ptrs.max()) + itemsize
+        if self.pending.meets(lo, hi):
+            self.flush("load")
 
     def chunk_sent(self, logged: dict[str, np.ndarray], file: StoreFile, at: int) -> None:
         """A chunk's log (StoreLog.take's arrays) was sent, its bytes at `at` in the slot's file: kept
@@ -93,4 +104,5 @@ class ChildWrites:
         comes."""
         for c in [*self.sent, ChunkStores.of(self.log.logged())]:
             apply_stores(c)
-        self.sent, self.pending, self.through, self.flushed_at = [], set(), True, why
+        self.sent, self.through, self.flushed_at = [], True, why
+        self.pending.clear()

@@ -627,7 +627,7 @@ class _Dispatch:
             "chunks": ran,  # the programs each child ran
             # each child's own CPU seconds and minor page faults (copy-on-write copies among them)
             "child_cpu_s": [r.get("cpu_s") if r is not None else None for r in results],
-            # why a child wrote its stores to its own memory ("load", "outside", "always"), None: it did not
+            # why a child wrote its stores to its own memory ("load", "always"), None: it did not
             "child_wrote_through": [r.get("wrote_through") if r is not None else None for r in results],
             "child_minflt": [r.get("minflt") if r is not None else None for r in results],
             # each child's wall seconds making and writing its chunks' frames
@@ -788,8 +788,7 @@ class _Dispatch:
         self.executor.fn = self.child_call
         self.out = os.fdopen(w, "wb", buffering=1 << 16)
         self.stores = StoreLog()
-        spans = [(v.storage_lo, v.storage_hi) for v in self.L.views]
-        self.writes = ChildWrites(self.stores, spans, through=_env_number("TRITON_LENS_PARALLEL_CHILD_WRITES", 0) > 0)
+        self.writes = ChildWrites(self.stores, through=_env_number("TRITON_LENS_PARALLEL_CHILD_WRITES", 0) > 0)
         compat.tap_memory(self.writes.on_store, self.writes.before_load)
         rec = self.rec
         rec.in_child = True
