@@ -20,9 +20,9 @@ functions by own time.
 --child-policy: the children's scheduling (parallel.py's SCHED_BATCH, or normal, idle, batch+nice1, +nice2, +nice5);
 +pin (batch+pin, idle+pin, normal+pin): each child on a core of its own, by its slot (sched_setaffinity).
 
---log-only (an experiment, wrong for kernels whose programs load what they store): the children log their
-stores without writing them to their own copies of the output, which spares a copy-on-write fault for each
-page they store to; what that is worth, against the default.
+--child-writes always: the children write each store to their own copy of memory as it comes, as before
+child_writes.py (a copy-on-write fault for each page they store to first), against the default (logged,
+and written only once a load could read it).
 
 --reps N: N splits of each launch after its one-process run; --dump FILE: each split's whole report (the
 children's timelines, the parent's frames: `frames_ms`) and the parent's own times, a JSON line each.
@@ -458,21 +458,17 @@ def main() -> None:
     ap.add_argument("--dump", default="", help="append each split's whole report to this file (JSON lines)")
     ap.add_argument("--child-policy", choices=sorted(_POLICIES), default="batch")
     ap.add_argument(
-        "--log-only",
-        action="store_true",
-        help="an experiment: the children log their stores but do not write them to their own copies (no "
-        "copy-on-write fault a page); right only for kernels whose programs never load what they store",
+        "--child-writes",
+        choices=["logged", "always"],
+        default="logged",
+        help="logged (the default): the children write their stores to their own memory only once a load "
+        "could read them (child_writes.py); always: every store as it comes (a copy-on-write fault a page)",
     )
     args = ap.parse_args()
     _DUMP["path"] = args.dump
     parallel._run_as_batch_work = _POLICIES[args.child_policy]
-    if args.log_only:
-        from triton_lens.trace_engine.interpreter import compat
-
-        def store_log_only(self, ptrs, values, mask):
-            self._log(ptrs, values, mask)
-
-        compat._StoreTap.store = store_log_only
+    if args.child_writes == "always":
+        os.environ["TRITON_LENS_PARALLEL_CHILD_WRITES"] = "1"  # (read by each child, at its fork)
     fixes = bare_interpreter_fixes()
     print(
         f"# bench/split_profile.py {' '.join(sys.argv[1:])}  ({date.today()}, {_machine()}"
