@@ -123,3 +123,24 @@ def test_the_setting_writes_every_store_through():
     w = ChildWrites(StoreLog(), through=True)
     _store(w, out, [0, 1], [9, 8])
     assert out.tolist() == [9, 8, 0, 0] and w.flushed_at == "always" and not w.pending
+
+
+def test_past_its_bound_on_what_it_holds_it_writes_through():
+    # Scattered stores keep their addresses (8 bytes a lane) in each sent chunk's log: a child holds them
+    # only up to its bound, then writes every store so far and each later one as it comes.
+    out = np.zeros(4096, dtype=np.int32)
+    log, file = StoreLog(), StoreFile()
+    try:
+        w = ChildWrites(log, hold_bytes=20_000)
+        for chunk in range(4):
+            idx = np.arange(chunk * 1024, (chunk + 1) * 1024)[::-1]  # descending: scattered
+            _store(w, out, idx, idx)
+            logged = log.take()
+            at, _ = file.append(logged.pop("st.vals"))
+            w.chunk_sent(logged, file, at)
+            if chunk < 2:  # 8 KB of addresses a chunk: the third passes the bound
+                assert not w.through and not out.any() and w.held >= 8192 * (chunk + 1)
+        assert w.flushed_at == "held" and not w.sent and w.held == 0
+        assert np.array_equal(out, np.arange(4096))
+    finally:
+        file.close()

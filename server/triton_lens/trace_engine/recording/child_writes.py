@@ -18,6 +18,10 @@ loads its own block, then stores it) find their bytes untouched until the progra
 after them; a kernel that reads what another program of the child wrote (a stencil in place, a read-back)
 writes through from its first such load.
 
+What it holds while it waits (the sent chunks' run arrays, a scattered store's addresses among them, and the
+pending ranges) is bounded: past HOLD_BYTES it writes through the same way, so a child of a scatter-heavy
+launch never holds more than that on top of what the parent holds anyway.
+
 Invariant (tests/engine/test_child_writes.py, tests/engine/test_engine_parallel.py): every load a child
 makes reads exactly the bytes it would read had every store been written through.
 """
@@ -29,6 +33,10 @@ import bisect
 import numpy as np
 
 from .store_log import ChunkStores, FileBytes, StoreFile, StoreLog, apply_stores
+
+# The most a child holds to write its stores later (their logs' arrays, the pending ranges at 16 bytes each):
+# past it, it writes them and every later one through ("held").
+HOLD_BYTES = 64 << 20
 
 
 class PendingBytes:
@@ -71,12 +79,14 @@ class ChildWrites:
     """(child) The store and load hooks (compat.tap_memory) that keep a child's stores out of its memory
     until a load could read one of them."""
 
-    def __init__(self, log: StoreLog, through: bool = False) -> None:
+    def __init__(self, log: StoreLog, through: bool = False, hold_bytes: int = HOLD_BYTES) -> None:
         self.log = log
         self.pending = PendingBytes()
         self.sent: list[ChunkStores] = []  # the logs of the chunks sent while any store was pending
+        self.held, self.hold_bytes = 0, hold_bytes  # the bytes of the sent logs' arrays, and their bound
         self.through = through  # every store written as it comes (from the start, or since the flush)
-        # why it writes through (the split report): "load" (flushed), "always" (the setting), None: it does not
+        # why it writes through (the split report): "load" or "held" (flushed), "always" (the setting), None: it
+        # does not
         self.flushed_at: str | None = "always" if through else None
 
     def on_store(self, ptrs: np.ndarray, values: np.ndarray, mask: np.ndarray) -> bool:
@@ -96,13 +106,17 @@ class ChildWrites:
     def chunk_sent(self, logged: dict[str, np.ndarray], file: StoreFile, at: int) -> None:
         """A chunk's log (StoreLog.take's arrays) was sent, its bytes at `at` in the slot's file: kept
         while its stores may be needed here."""
-        if not self.through and len(logged["st.count"]):
-            self.sent.append(ChunkStores.of(logged, FileBytes(file, at)))
+        if self.through or not len(logged["st.count"]):
+            return
+        self.sent.append(ChunkStores.of(logged, FileBytes(file, at)))
+        self.held += sum(a.nbytes for a in logged.values())
+        if self.held + 16 * len(self.pending.los) > self.hold_bytes:
+            self.flush("held")
 
     def flush(self, why: str) -> None:
         """Write every store logged so far into this process's memory, in order; from now on, each as it
         comes."""
         for c in [*self.sent, ChunkStores.of(self.log.logged())]:
             apply_stores(c)
-        self.sent, self.through, self.flushed_at = [], True, why
+        self.sent, self.held, self.through, self.flushed_at = [], 0, True, why
         self.pending.clear()

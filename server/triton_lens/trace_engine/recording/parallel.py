@@ -627,7 +627,7 @@ class _Dispatch:
             "chunks": ran,  # the programs each child ran
             # each child's own CPU seconds and minor page faults (copy-on-write copies among them)
             "child_cpu_s": [r.get("cpu_s") if r is not None else None for r in results],
-            # why a child wrote its stores to its own memory ("load", "always"), None: it did not
+            # why a child wrote its stores to its own memory ("load", "held", "always"), None: it did not
             "child_wrote_through": [r.get("wrote_through") if r is not None else None for r in results],
             "child_minflt": [r.get("minflt") if r is not None else None for r in results],
             # each child's wall seconds making and writing its chunks' frames
