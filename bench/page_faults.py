@@ -14,7 +14,6 @@ transparent huge pages (MADV_HUGEPAGE, a fault per 2 MB), per 4 KB of it.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import mmap
 import os
 import platform
@@ -22,17 +21,6 @@ import time
 from datetime import date
 
 import numpy as np
-
-MADV_DONTNEED, MADV_HUGEPAGE = 4, 14
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def _madvise(m: mmap.mmap, advice: int) -> None:
-    buf = (ctypes.c_char * len(m)).from_buffer(m)
-    try:
-        _libc.madvise(ctypes.c_void_p(ctypes.addressof(buf)), ctypes.c_size_t(len(m)), advice)
-    finally:
-        del buf
 
 
 def _write_pages_us(m: mmap.mmap) -> float:
@@ -62,11 +50,11 @@ def _in_fork_us(m: mmap.mmap) -> float:
 def measure(size: int, huge: bool) -> tuple[float, float, float, float]:
     m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     if huge:
-        _madvise(m, MADV_HUGEPAGE)
+        m.madvise(mmap.MADV_HUGEPAGE)
     first = _write_pages_us(m)
     again = _write_pages_us(m)
     cow = _in_fork_us(m)
-    _madvise(m, MADV_DONTNEED)
+    m.madvise(mmap.MADV_DONTNEED)
     retaken = _write_pages_us(m)
     m.close()
     return first, again, retaken, cow

@@ -58,17 +58,19 @@ def test_stores_stay_out_of_memory_until_a_load_could_read_them():
     _store(w, out, range(0, 8), np.arange(8) + 100)
     _store(w, out, [12, 9], [7, 8])  # scattered: pending from element 9 to 12
     assert not out.any() and w.pending and not w.through  # logged only
-    w.before_load(_ptrs(x, range(16)), x.itemsize)  # a load of x cannot read them
-    w.before_load(_ptrs(out, [8]), out.itemsize)  # nor one of the element between
-    w.before_load(_ptrs(out, [13, 15]), out.itemsize)  # nor one past them
+    w.before_load(_ptrs(x, range(16)), x.dtype)  # a load of x cannot read them
+    w.before_load(_ptrs(out, [8]), out.dtype)  # nor one of the element between
+    w.before_load(_ptrs(out, [13, 15]), out.dtype)  # nor one past them
     assert not out.any() and not w.through
-    w.before_load(_ptrs(out, [15, 10]), out.itemsize)  # its reach meets them: all logged so far is written first
+    w.before_load(_ptrs(out, [15, 10]), out.dtype)  # its reach meets them: all logged so far is written first
     expect = np.zeros(16, dtype=np.float32)
     expect[:8], expect[12], expect[9] = np.arange(8) + 100, 7, 8
     assert np.array_equal(out, expect) and w.through and w.flushed_at == "load"
     _store(w, out, [15], [5])  # and from then on each store as it comes
-    assert out[15] == 5
-    assert log.take()["st.count"].sum() == 11  # the log has every store, for the parent
+    _store(w, out, [14, 11], [4, 1])  # (a scattered one too: logged without its reach, which nothing needs)
+    assert out[15] == 5 and out[14] == 4 and out[11] == 1
+    logged = log.take()
+    assert logged["st.count"].sum() == 13 and logged["st.addrs"].size == 4  # every store, for the parent
 
 
 def test_the_flush_writes_the_chunks_sent_and_the_current_one_in_order():
@@ -83,7 +85,7 @@ def test_the_flush_writes_the_chunks_sent_and_the_current_one_in_order():
         _store(w, out, [3, 4], [-3, -4])  # the next chunk overwrites two of them
         _store(w, out, [4], [40], mask=[False])  # (a store with no lane active changes nothing)
         assert not out.any()
-        w.before_load(_ptrs(out, [0]), out.itemsize)
+        w.before_load(_ptrs(out, [0]), out.dtype)
         assert out.tolist() == [0, 1, 2, -3, -4, 5, 6, 7]
     finally:
         file.close()
@@ -95,7 +97,7 @@ def test_a_masked_lane_s_pointer_counts_too():
     out = np.zeros(8, dtype=np.float64)
     w = ChildWrites(StoreLog())
     _store(w, out, [3], [1.0])
-    w.before_load(_ptrs(out, [0, 7]), out.itemsize)
+    w.before_load(_ptrs(out, [0, 7]), out.dtype)
     assert w.through and out[3] == 1.0
 
 
@@ -107,7 +109,7 @@ def test_an_in_place_kernel_s_loads_never_meet_its_stores():
     w = ChildWrites(log)
     for prog in range(8):
         idx = range(prog * 8, prog * 8 + 8)
-        w.before_load(_ptrs(p, idx), p.itemsize)
+        w.before_load(_ptrs(p, idx), p.dtype)
         assert not w.through
         _store(w, p, idx, p[list(idx)] * 2)
     assert np.array_equal(p, np.arange(64)) and list(zip(w.pending.los, w.pending.his)) == [_reach(p)]

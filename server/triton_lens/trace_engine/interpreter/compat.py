@@ -1142,13 +1142,13 @@ def gpu_target(backend: str, arch: int, warp_size: int) -> Triton:
 class _MemoryTap:
     """Stands in for the C module inside the interpreter: each store goes to `on_store`, which says whether
     to write it to this process's memory too, and each load first to `before_load` (its pointers and
-    item size)."""
+    dtype)."""
 
     def __init__(
         self,
         real: Triton,
         on_store: Callable[[np.ndarray, np.ndarray, np.ndarray], bool],
-        before_load: Callable[[np.ndarray, int], None],
+        before_load: Callable[[np.ndarray, Any], None],
     ) -> None:
         self._real, self._on_store, self._before_load = real, on_store, before_load
         # The module's other functions (the atomics) as plain attributes: found at once, not through
@@ -1166,16 +1166,16 @@ class _MemoryTap:
         return None
 
     def load(self, ptrs: np.ndarray, mask: np.ndarray, other: np.ndarray, dtype: Any) -> Any:
-        self._before_load(ptrs, np.dtype(dtype).itemsize)
+        self._before_load(ptrs, dtype)
         return self._real.load(ptrs, mask, other, dtype)
 
 
 def tap_memory(
-    on_store: Callable[[np.ndarray, np.ndarray, np.ndarray], bool], before_load: Callable[[np.ndarray, int], None]
+    on_store: Callable[[np.ndarray, np.ndarray, np.ndarray], bool], before_load: Callable[[np.ndarray, Any], None]
 ) -> None:
     """From now on every store the interpreter makes in this process goes to `on_store(ptrs, values,
     mask)`, and is written to memory only where it returns True; every load first calls
-    `before_load(ptrs, itemsize)`. Only a forked child calls this; it never returns to normal life."""
+    `before_load(ptrs, dtype)`. Only a forked child calls this; it never returns to normal life."""
     _interp._interpreter = _MemoryTap(_interp._interpreter, on_store, before_load)
 
 

@@ -29,6 +29,7 @@ makes reads exactly the bytes it would read had every store been written through
 from __future__ import annotations
 
 import bisect
+from typing import Any
 
 import numpy as np
 
@@ -91,15 +92,19 @@ class ChildWrites:
 
     def on_store(self, ptrs: np.ndarray, values: np.ndarray, mask: np.ndarray) -> bool:
         """Log the store; True where it must be written to memory too."""
+        if self.through:
+            self.log(ptrs, values, mask, reach=False)
+            return True
         bounds = self.log(ptrs, values, mask)
-        if bounds is not None and not self.through:
+        if bounds is not None:
             self.pending.add(*bounds)
-        return self.through
+        return False
 
-    def before_load(self, ptrs: np.ndarray, itemsize: int) -> None:
+    def before_load(self, ptrs: np.ndarray, dtype: Any) -> None:
+        """A load of `dtype` items (a numpy dtype or type) at `ptrs` comes next."""
         if self.through or not self.pending or ptrs.size == 0:
             return
-        lo, hi = int(ptrs.min()), int(ptrs.max()) + itemsize
+        lo, hi = int(ptrs.min()), int(ptrs.max()) + np.dtype(dtype).itemsize
         if self.pending.meets(lo, hi):
             self.flush("load")
 

@@ -55,8 +55,11 @@ class StoreLog:
         self.addrs: list[np.ndarray] = []
         self.used = 0
 
-    def __call__(self, ptrs: np.ndarray, values: np.ndarray, mask: np.ndarray) -> tuple[int, int] | None:
-        """Log a store; the addresses [lo, hi) its bytes lie in (None: no lane active)."""
+    def __call__(
+        self, ptrs: np.ndarray, values: np.ndarray, mask: np.ndarray, reach: bool = True
+    ) -> tuple[int, int] | None:
+        """Log a store; the addresses [lo, hi) its bytes lie in (None: no lane active, or `reach` False: a
+        scattered store's reach costs two passes over its lanes)."""
         # (Called once per store of every program a child runs: each numpy call here is a share of the
         # split's overhead, so the common case, values and mask of the pointers' shape, takes no copies.)
         p = ptrs.reshape(-1)
@@ -95,7 +98,7 @@ class StoreLog:
         self.kind.append(1)
         self.start.append(0)
         self.addrs.append(np.ascontiguousarray(p, dtype=np.uint64))  # (a copy only where it must)
-        return int(p.min()), int(p.max()) + size
+        return (int(p.min()), int(p.max()) + size) if reach else None
 
     def take(self) -> dict[str, np.ndarray]:
         """The stores logged since the last take, as arrays; the log starts again empty. Their "st.vals"
