@@ -10,6 +10,11 @@ bandwidth, a VM's page-fault cost. bench/parallel.py's efficiency is to be read 
 --traced runs each copy under the tool's recorder in one process (ParallelRecorder with one worker, as
 bench/parallel.py's "tool w=1"): if traced copies keep their speed where a split launch's children do
 not, the difference is in the split, not in the machine.
+
+--machine first runs three workloads that are no kernel at all, to tell apart what slows N busy copies
+down: a pure Python loop (no memory to speak of: the cores' clock, i.e. an all-core turbo lower than a
+lone core's), numpy on 64 KB arrays (the interpreter's kind of work, in each core's own cache) and numpy
+streaming over 256 MB (the memory bandwidth the copies share).
 """
 
 from __future__ import annotations
@@ -46,6 +51,37 @@ def _traced(launch):
             launch()
 
     return run
+
+
+def _python_loop() -> None:
+    total = 0
+    for i in range(6_000_000):
+        total += i * i & 0xFF
+
+
+def _numpy_in_cache() -> None:
+    import numpy as np
+
+    a = np.arange(8192, dtype=np.float64)  # 64 KB, as a 4096-lane block's offsets and values
+    b = np.empty_like(a)
+    for _ in range(100_000):
+        np.multiply(a, 1.0000001, out=b)
+        np.add(b, a, out=b)
+
+
+def _numpy_stream() -> None:
+    import numpy as np
+
+    a = np.ones(32 << 20)  # 256 MB
+    for _ in range(24):
+        a += 1.0
+
+
+MACHINE = {
+    "machine: python loop (clock)": _python_loop,
+    "machine: numpy 64 KB (core cache)": _numpy_in_cache,
+    "machine: numpy 256 MB (bandwidth)": _numpy_stream,
+}
 
 
 def _copies(launch, n: int) -> list[tuple[float, float, int]]:
@@ -87,12 +123,14 @@ def main() -> None:
     ap.add_argument("--counts", default="1,2,4,8,16")
     ap.add_argument("--only", default="")
     ap.add_argument("--traced", action="store_true")
+    ap.add_argument("--machine", action="store_true", help="first the three workloads that are no kernel")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     counts = [int(c) for c in args.counts.split(",")]
     fixes = bare_interpreter_fixes()
     lines = [
-        f"# bench/cores_ceiling.py --scale {args.scale} --counts {args.counts}{' --traced' if args.traced else ''}  "
+        f"# bench/cores_ceiling.py --scale {args.scale} --counts {args.counts}{' --traced' if args.traced else ''}"
+        f"{' --machine' if args.machine else ''}{' --only ' + args.only if args.only else ''}  "
         f"({date.today()}, "
         f"{platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, triton {triton.__version__}, "
         f"torch {torch.__version__}{', bare interpreter with: ' + fixes if fixes else ''})",
@@ -101,11 +139,13 @@ def main() -> None:
         f"{'workload':38} {'copies':>6} {'wall s':>8} {'cpu s':>8} {'faults':>8} {'ceiling':>8}",
     ]
     print("\n".join(lines), flush=True)
-    for name, (launch, _outputs, _check) in workloads(args.scale).items():
-        if args.only and not any(part in name for part in args.only.split(",") if part):
+    machine = [(name, fn, True) for name, fn in MACHINE.items()] if args.machine else []
+    kernels = [(name, w[0], False) for name, w in workloads(args.scale).items()]
+    for name, launch, is_machine in machine + kernels:
+        if not is_machine and args.only and not any(part in name for part in args.only.split(",") if part):
             continue
         launch()  # the interpreter rewrites the kernel once, before any fork
-        if args.traced:
+        if args.traced and not is_machine:
             launch = _traced(launch)
             launch()
         alone = None
