@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import math
 import os
 import platform
 import resource
@@ -40,6 +41,10 @@ from parallel_kernels import bare_interpreter_fixes, workloads  # noqa: E402
 
 from triton_lens.trace_engine.recording import stream  # noqa: E402
 from triton_lens.trace_engine.recording.parallel import ParallelRecorder  # noqa: E402
+
+# As the zygote does once after its imports (process_tree.collapse_heap): the imports' heap on huge pages, so
+# a split's forks copy fewer page-table entries. TRITON_LENS_HUGE_HEAP=0: not (A/B runs; an older checkout has none).
+HUGE_HEAP_MB = getattr(process_tree, "collapse_heap", lambda: 0)() >> 20
 
 
 def _cpu() -> float:
@@ -97,14 +102,22 @@ def main() -> None:
     ap.add_argument("--workers", default="1,2,4,8,16")
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--only", default="")
+    ap.add_argument(
+        "--skip-bare",
+        action="store_true",
+        help="no bare-interpreter runs (minutes at --scale 1 for matmul): the first launch, untimed, is split over "
+        "the most workers, and its output is what each run's must equal bit for bit",
+    )
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     counts = [int(w) for w in args.workers.split(",")]
     fixes = bare_interpreter_fixes()
     lines = [
-        f"# bench/parallel.py --scale {args.scale} --workers {args.workers} --reps {args.reps}  "
+        f"# bench/parallel.py --scale {args.scale} --workers {args.workers} --reps {args.reps}"
+        f"{' --skip-bare' if args.skip_bare else ''}{' --only ' + args.only if args.only else ''}  "
         f"({date.today()}, {platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, "
-        f"triton {triton.__version__}, torch {torch.__version__}{', bare interpreter with: ' + fixes if fixes else ''})",
+        f"triton {triton.__version__}, torch {torch.__version__}{', bare interpreter with: ' + fixes if fixes else ''}, "
+        f"imports' heap on huge pages: {HUGE_HEAP_MB} MB)",
         "# wall and CPU seconds of one launch (median of reps); speed-up = bare wall / wall; "
         "efficiency = speed-up over workers-1 wall / workers; cpu/bare = CPU time over the bare interpreter's; "
         "same: the outputs bit-identical to one process's (w=1), and w=1's to the bare interpreter's (False where the "
@@ -116,13 +129,19 @@ def main() -> None:
     for name, (launch, outputs, check) in workloads(args.scale).items():
         if args.only and not any(part in name for part in args.only.split(",") if part):
             continue
-        launch()  # the interpreter rewrites the kernel once
-        assert check(), f"{name}: the bare interpreter's output is wrong"
+        if args.skip_bare:  # (the kernel's first launch, untimed, as the bare one below)
+            with ParallelRecorder(on_launch=_sink, workers=max(counts)):
+                launch()
+        else:
+            launch()  # the interpreter rewrites the kernel once
+        # (traced, a tl.dot is rounded as the GPU's TF32 does: torch's float32 product is no check of it)
+        assert check() or args.skip_bare, f"{name}: the bare interpreter's output is wrong"
         reference = [t.clone() for t in outputs]
         rows = {}
         programs = 0
         for _ in range(args.reps):
-            rows.setdefault("bare", []).append(timed(launch))
+            if not args.skip_bare:
+                rows.setdefault("bare", []).append(timed(launch))
             for w in counts:
                 for t in outputs:
                     t.zero_()
@@ -144,13 +163,18 @@ def main() -> None:
                 if w == 1:
                     rows[("outputs", 1)] = [t.clone() for t in outputs]
                 rows[("split", w)] = splits[-1]
-        bare_wall = statistics.median(t[0] for t in rows["bare"])
-        bare_cpu = statistics.median(t[1] for t in rows["bare"])
+        bare = rows.get("bare") or [(math.nan, math.nan)]
+        bare_wall = statistics.median(t[0] for t in bare)
+        bare_cpu = statistics.median(t[1] for t in bare)
         one_wall = None
         one_cpu_program = None
         spread: dict[int, str] = {}  # the walls' range over reps
         paired: dict[int, str] = {}  # the efficiency of each rep's w=1 and w=N, lowest-highest
-        out = [f"{name:38} {programs:8d} {'bare':>8} {bare_wall:8.2f} {bare_cpu:8.2f} {1.0:8.2f} {'':>6} {1.0:8.2f}"]
+        out = [
+            f"{name:38} {programs:8d} {'bare':>8} {bare_wall:8.2f} {bare_cpu:8.2f} {1.0:8.2f} {'':>6} {1.0:8.2f}"
+            if not args.skip_bare
+            else f"{name:38} {programs:8d} {'bare':>8}   (not run: --skip-bare)"
+        ]
         for w in counts:
             wall = statistics.median(t[0] for t in rows[w])
             cpu = statistics.median(t[1] for t in rows[w])

@@ -63,6 +63,10 @@ import triton  # noqa: E402
 from parallel_kernels import bare_interpreter_fixes, workloads  # noqa: E402
 
 from triton_lens.trace_engine.recording import parallel, stream  # noqa: E402
+
+# As the zygote does once after its imports (process_tree.collapse_heap): the imports' heap on huge pages, so
+# a split's forks copy fewer page-table entries. TRITON_LENS_HUGE_HEAP=0: not (A/B runs; an older checkout has none).
+HUGE_HEAP_MB = getattr(process_tree, "collapse_heap", lambda: 0)() >> 20
 from triton_lens.trace_engine.recording.parallel import ParallelRecorder  # noqa: E402
 
 _SINK = {"s": 0.0}
@@ -472,7 +476,7 @@ def main() -> None:
     fixes = bare_interpreter_fixes()
     print(
         f"# bench/split_profile.py {' '.join(sys.argv[1:])}  ({date.today()}, {_machine()}"
-        f"{', bare interpreter with: ' + fixes if fixes else ''})",
+        f"{', bare interpreter with: ' + fixes if fixes else ''}, imports' heap on huge pages: {HUGE_HEAP_MB} MB)",
         flush=True,
     )
     names = [n for n in args.only.split(",") if n]

@@ -14,6 +14,7 @@ from .supervisor import descendants
 
 __all__ = [
     "FORK_FRIENDLY_ENV",
+    "collapse_heap",
     "descendants",
     "footprint_bytes",
     "memory_file_bytes",
@@ -32,6 +33,72 @@ __all__ = [
 # efficiency within the reps' spread, 84-92%), where the forks' saving is what counts at 16 workers
 # (the device: 41-68 -> 21-32 ms a launch). Where the kernel's THP setting is "never" nothing changes.
 FORK_FRIENDLY_ENV = {"THP_MEM_ALLOC_ENABLE": "1"}
+
+_HUGE = 2 << 20
+_MADV_COLLAPSE = 25  # Linux 6.1+ (older kernels: EINVAL, and nothing changes)
+
+
+def collapse_heap(*, cores: int | None = None) -> int:
+    """Back the process's private anonymous memory with huge pages now (madvise MADV_COLLAPSE), where at
+    least half of a region is resident; returns the bytes of the regions asked (0: none, or not Linux).
+
+    The zygote's, once idle after its imports (zygote.py), and bench/parallel.py's the same way: the heap
+    that importing torch and triton leaves (150 MB in 4 KB pages, which every fork copies one entry at a
+    time) becomes one page-table entry per 2 MB. A split launch's serial start is its forks: a worker's
+    fork took 3.1-3.5 ms, 1.9 ms from a zygote so collapsed (2-core VM, a worker that had run a softmax
+    of 4096x4096); on the 16-core device machine the parent's forks of 16 children took 14-26 ms, not 22-46
+    (bench/results/parallel_2026-12-07d_h100_16core_huge_heap.txt). A run still writes to that heap, and
+    each 2 MB it writes to is split back to 4 KB pages in its own page table alone (since Linux 5.8 a
+    write to a shared huge page copies 4 KB), so it keeps the rest.
+
+    Collapsing costs 50-300 ms of a core (2-core VM: it copies the heap into fresh pages, which a VM's host
+    backs as they are first touched). With `cores` given (the zygote's), it is done only where a split forks
+    3 children or more (4 cores and up): on 2 cores a split's 2 forks would save 3 ms. Nothing where THP is
+    "never"; TRITON_LENS_HUGE_HEAP=0 never, =1 whatever the cores (A/B runs of the benchmarks, tests)."""
+    setting = os.environ.get("TRITON_LENS_HUGE_HEAP", "")
+    if setting == "0" or (setting != "1" and cores is not None and cores < 4):
+        return 0
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            if "[never]" in f.read():
+                return 0
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        regions = _resident_anonymous_regions()
+    except (OSError, AttributeError):
+        return 0
+    asked = 0
+    for lo, hi in regions:
+        if libc.madvise(lo, hi - lo, _MADV_COLLAPSE) == 0 or ctypes.get_errno() != 22:  # EINVAL: unsupported
+            asked += hi - lo
+        else:
+            return asked
+    return asked
+
+
+def _resident_anonymous_regions() -> list[tuple[int, int]]:
+    """The 2 MB-aligned spans of this process's private, writable, anonymous mappings (the heap's among
+    them, not the stack) that are at least half resident."""
+    out = []
+    span: tuple[int, int] | None = None
+    anonymous = False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split(maxsplit=6)
+            if "-" in head[0] and len(head) >= 5:  # a mapping's first line
+                lo, hi = (int(x, 16) for x in head[0].split("-"))
+                name = head[5].strip() if len(head) > 5 else ""
+                anonymous = head[1].startswith("rw") and head[1][3] == "p" and name in ("", "[heap]")
+                a, b = -(-lo // _HUGE) * _HUGE, hi // _HUGE * _HUGE
+                span = (a, b) if anonymous and b > a else None
+            elif span is not None and head[0] == "Rss:":
+                if int(head[1]) * 1024 * 2 >= span[1] - span[0]:
+                    out.append(span)
+                span = None
+    return out
+
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
