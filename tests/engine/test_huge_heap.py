@@ -119,3 +119,18 @@ def test_the_zygote_puts_its_imports_heap_on_huge_pages_once_idle(monkeypatch):
         assert r.status == "ok", (r.status, r.error)
     finally:
         runner.discard_spares()
+
+
+def test_stop_ends_it_between_steps(monkeypatch):
+    monkeypatch.setenv("TRITON_LENS_HUGE_HEAP", "1")
+    dense = mmap.mmap(-1, 64 * _MB, flags=_PRIVATE)
+    dense.write(b"d" * (64 * _MB))
+    asks: list[int] = []
+
+    def stop() -> bool:  # (a spare worker's: its job came after the first step)
+        asks.append(1)
+        return len(asks) > 1
+
+    asked = process_tree.collapse_heap(stop=stop)
+    assert 0 < asked <= process_tree._STEP and len(asks) == 2
+    dense.close()

@@ -3,8 +3,10 @@ real zygote's runs taking their spare."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -199,3 +201,66 @@ def test_a_workers_frames_come_through_a_pipe_of_a_mib_cold_or_forked(ready):
         assert cold.zygote is None and _capacity(cold.read_fd) == _system_most()
     finally:
         cold.discard()
+
+
+def _huge_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("AnonHugePages:"))
+
+
+def _worker_below(supervisor: int) -> int:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # (the supervisor forks it after the runner counts the spare in)
+        with open(f"/proc/{supervisor}/task/{supervisor}/children") as f:
+            pids = f.read().split()
+        if pids:
+            (pid,) = pids
+            return int(pid)
+        time.sleep(0.01)
+    raise AssertionError("the spare's supervisor forked no worker")
+
+
+@on_linux
+@pytest.mark.engine
+@pytest.mark.parametrize("huge", ["1", "0"])
+def test_a_waiting_spare_puts_its_heap_on_huge_pages_until_its_job_comes(tmp_path, huge):
+    # TRITON_LENS_HUGE_HEAP=1: as on 4 cores or more (process_tree.collapse_heap); 0: never, the baseline.
+    env = dict(ENV, TRITON_LENS_HUGE_HEAP=huge)
+    runner.discard_spares()
+    try:
+        script = tmp_path / "parent.py"
+        script.write_text("import os\nprint('SUPERVISOR', os.getppid())\n")
+        _ready_zygote(RunRequest(path=str(script), keep_warm=True, env=env))
+        spare = _spare_after_run()
+        pid = _worker_below(spare.proc.pid)
+        deadline = time.monotonic() + 30
+        while huge == "1" and _huge_kb(pid) < 64 * 1024 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        # torch's and triton's heap and the warm-up's: 64 MB and more of it on huge pages, where without
+        # it only what torch put there itself (tensors of 2 MB and more: none in the warm-up)
+        assert (_huge_kb(pid) >= 64 * 1024) == (huge == "1"), _huge_kb(pid)
+        r = run(RunRequest(path=str(script), keep_warm=True, env=env))
+        assert r.status == "no-launch", r.error
+        assert f"SUPERVISOR {spare.proc.pid}" in r.stdout  # the run was the spare's
+    finally:
+        runner.discard_spares()
+
+
+@pytest.mark.parametrize(
+    "sent, first, rest",
+    [
+        (spares.REHEARSE + '{"path": "a.py"}\n', spares.REHEARSE, '{"path": "a.py"}\n'),  # a spare's job after
+        ('{"path": "a-longer-name.py"}\n', '{"path": "a-longer-name.py"}\n', ""),  # a job alone, longer
+        ('{"p": 1}\n', '{"p": 1}\n', ""),  # shorter than the rehearsal's line
+        ("", "", ""),  # the runner closed it: a discarded spare
+    ],
+)
+def test_the_first_line_reads_no_byte_of_what_follows(sent, first, rest):
+    code = (
+        "import sys, json; from triton_lens.trace_engine.process import worker, spares\n"
+        "line = worker._first_line(spares.REHEARSE)\n"
+        "print(json.dumps([line, sys.stdin.read()]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], input=sent.encode(), capture_output=True, check=True)
+    assert json.loads(out.stdout) == [first, rest]

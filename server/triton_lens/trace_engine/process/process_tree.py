@@ -9,6 +9,7 @@ the in-memory files the worker holds open (a split launch's stored bytes wait in
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from .supervisor import descendants
 
@@ -36,25 +37,31 @@ FORK_FRIENDLY_ENV = {"THP_MEM_ALLOC_ENABLE": "1"}
 
 _HUGE = 2 << 20
 _MADV_COLLAPSE = 25  # Linux 6.1+ (older kernels: EINVAL, and nothing changes)
+_STEP = 4 * _HUGE  # (collapsing 8 MB took 5-20 ms on a 2-core VM)
 
 
-def collapse_heap(*, cores: int | None = None) -> int:
+def collapse_heap(*, cores: int | None = None, stop: Callable[[], bool] | None = None) -> int:
     """Back the process's private anonymous memory with huge pages now (madvise MADV_COLLAPSE), where at
     least half of a region is resident; returns the bytes of the regions asked (0: none, or not Linux).
 
-    The zygote's, once idle after its imports (zygote.py), and bench/parallel.py's the same way: the heap
+    The zygote's, once idle after its imports (zygote.py), a spare worker's while it waits for its job
+    (worker.serve: the zygote's heap it has written to since is 4 KB pages again in its own page table, and
+    it has a heap of its own; a spare's collapse left 186 MB on huge pages, the zygote's alone none on a
+    2-core VM), and bench/parallel.py's the same way after its imports: the heap
     that importing torch and triton leaves (150 MB in 4 KB pages, which every fork copies one entry at a
     time) becomes one page-table entry per 2 MB. A split launch's serial start is its forks: a worker's
-    fork took 3.1-3.5 ms, 1.9 ms from a zygote so collapsed (2-core VM, a worker that had run a softmax
-    of 4096x4096); on the 16-core device machine the parent's forks of 16 children took 14-26 ms, not 22-46
+    fork took 3.1-3.5 ms, 1.9 ms from a zygote so collapsed and 1.4-1.5 ms once it collapsed its own (2-core
+    VM, a worker that had run a softmax of 4096x4096); on the 16-core device machine the parent's forks of 16 children took 14-26 ms, not 22-46
     (bench/results/parallel_2026-12-07d_h100_16core_huge_heap.txt). A run still writes to that heap, and
     each 2 MB it writes to is split back to 4 KB pages in its own page table alone (since Linux 5.8 a
     write to a shared huge page copies 4 KB), so it keeps the rest.
 
     Collapsing costs 50-300 ms of a core (2-core VM: it copies the heap into fresh pages, which a VM's host
-    backs as they are first touched). With `cores` given (the zygote's), it is done only where a split forks
+    backs as they are first touched). With `cores` given (the zygote's and a spare's), it is done only where a split forks
     3 children or more (4 cores and up): on 2 cores a split's 2 forks would save 3 ms. Nothing where THP is
-    "never"; TRITON_LENS_HUGE_HEAP=0 never, =1 whatever the cores (A/B runs of the benchmarks, tests)."""
+    "never"; TRITON_LENS_HUGE_HEAP=0 never, =1 whatever the cores (A/B runs of the benchmarks, tests).
+
+    `stop` (a spare worker's: its job has come) is asked before each 8 MB step; it ends the collapse there."""
     setting = os.environ.get("TRITON_LENS_HUGE_HEAP", "")
     if setting == "0" or (setting != "1" and cores is not None and cores < 4):
         return 0
@@ -71,10 +78,13 @@ def collapse_heap(*, cores: int | None = None) -> int:
         return 0
     asked = 0
     for lo, hi in regions:
-        if libc.madvise(lo, hi - lo, _MADV_COLLAPSE) == 0 or ctypes.get_errno() != 22:  # EINVAL: unsupported
-            asked += hi - lo
-        else:
-            return asked
+        for a in range(lo, hi, _STEP):
+            if stop is not None and stop():
+                return asked
+            b = min(hi, a + _STEP)
+            if libc.madvise(a, b - a, _MADV_COLLAPSE) != 0 and ctypes.get_errno() == 22:  # EINVAL: unsupported
+                return asked
+            asked += b - a
     return asked
 
 

@@ -12,6 +12,7 @@ import contextlib
 import faulthandler
 import json
 import os
+import select
 import signal
 import sys
 import threading
@@ -613,17 +614,37 @@ def _late_imports(before: set[str]) -> list[str]:
     return sorted(m for m in set(sys.modules) - before if m.split(".", 1)[0] in _OURS)
 
 
+def _first_line(rehearse: str) -> str:
+    """stdin's first line, reading no byte of a rehearsal's job ahead into sys.stdin's buffer (so that a
+    select on descriptor 0 says when the job has come)."""
+    head = b""
+    want = rehearse.encode()
+    while len(head) < len(want) and not head.endswith(b"\n"):
+        b = os.read(0, len(want) - len(head))
+        if not b:
+            break
+        head += b
+    if head == want or not head or head.endswith(b"\n"):
+        return head.decode()
+    return (head + sys.stdin.buffer.readline()).decode()
+
+
 def serve(fd: int, limits_fd: int | None, spawn_dir: str) -> int:
     """Read the job on stdin and run it, streaming frames to fd (after prepare())."""
     from ..interpreter import compat
     from ..recording import stream
     from ..recording.recorder import Recorder
     from ..standin import cuda_standin
-    from . import spares, viz_alias
+    from . import process_tree, spares, viz_alias
 
-    line = sys.stdin.readline()
+    line = _first_line(spares.REHEARSE)
     if line == spares.REHEARSE:  # forked ahead of its run (spares.py): the warm-up again while it waits
         _first_launch()
+        # and its heap onto huge pages, for a split's faster forks (process_tree.collapse_heap: the zygote's
+        # heap, which this worker has written to since, and its own), up to the moment its job comes
+        process_tree.collapse_heap(
+            cores=len(os.sched_getaffinity(0)), stop=lambda: bool(select.select([0], [], [], 0)[0])
+        )
         line = sys.stdin.readline()
     if not line:
         return 0  # the runner discarded this spare worker
