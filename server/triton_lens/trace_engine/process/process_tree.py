@@ -44,23 +44,25 @@ def collapse_heap(*, cores: int | None = None, stop: Callable[[], bool] | None =
     """Back the process's private anonymous memory with huge pages now (madvise MADV_COLLAPSE), where at
     least half of a region is resident; returns the bytes of the regions asked (0: none, or not Linux).
 
-    The zygote's, once idle after its imports (zygote.py), a spare worker's while it waits for its job
-    (worker.serve: the zygote's heap it has written to since is 4 KB pages again in its own page table, and
-    it has a heap of its own; a spare's collapse left 186 MB on huge pages, the zygote's alone none on a
-    2-core VM), and bench/parallel.py's the same way after its imports: the heap
-    that importing torch and triton leaves (150 MB in 4 KB pages, which every fork copies one entry at a
-    time) becomes one page-table entry per 2 MB. A split launch's serial start is its forks: a worker's
-    fork took 3.1-3.5 ms, 1.9 ms from a zygote so collapsed and 1.4-1.5 ms once it collapsed its own (2-core
-    VM, a worker that had run a softmax of 4096x4096); on the 16-core device machine the parent's forks of 16 children took 14-26 ms, not 22-46
-    (bench/results/parallel_2026-12-07d_h100_16core_huge_heap.txt). A run still writes to that heap, and
-    each 2 MB it writes to is split back to 4 KB pages in its own page table alone (since Linux 5.8 a
-    write to a shared huge page copies 4 KB), so it keeps the rest.
+    Why: a split launch's serial start is its forks, and a fork copies one page-table entry per 4 KB page
+    of the heap (importing torch and triton leaves 150 MB of it), one per 2 MB huge page. A worker's fork
+    took 3.1-3.5 ms, 1.9 ms when forked from a zygote so collapsed, 1.4-1.5 ms once it collapsed its own
+    heap too (2-core VM, a worker that had run a softmax of 4096x4096); on the 16-core device machine the
+    parent's forks of 16 children took 14-26 ms, not 22-46 (bench/results/parallel_2026-12-07d_h100_
+    16core_huge_heap.txt).
 
-    Collapsing costs 50-300 ms of a core (2-core VM: it copies the heap into fresh pages, which a VM's host
-    backs as they are first touched), and the copies are the process's own: a spare's private memory went
-    from 18 to 188 MB (its resident size, which the memory limit counts, stays 240 MB). With `cores` given (the zygote's and a spare's), it is done only where a split forks
-    3 children or more (4 cores and up): on 2 cores a split's 2 forks would save 3 ms. Nothing where THP is
-    "never"; TRITON_LENS_HUGE_HEAP=0 never, =1 whatever the cores (A/B runs of the benchmarks, tests).
+    Who: the zygote, once idle after its imports (zygote.py); a spare worker, while it waits for its job
+    (worker.serve): each 2 MB of the zygote's heap a worker writes to is split back to 4 KB pages in its own
+    page table (since Linux 5.8 a write to a shared huge page copies 4 KB), and a spare, which has made the
+    warm-up launch, kept none of it on a 2-core VM; 186 MB after its own collapse. bench/parallel.py and
+    split_profile.py, after their imports.
+
+    Cost: 50-300 ms of a core (2-core VM: it copies the heap into fresh pages, which a VM's host backs as
+    they are first touched), and the copies are the process's own: a spare's private memory went from 18 to
+    188 MB (its resident size, which the memory limit counts, stays 240 MB). With `cores` given (the
+    zygote's and a spare's) it is done only where a split forks 3 children or more (4 cores and up): on 2
+    cores a split's 2 forks would save 3 ms. Nothing where THP is "never"; TRITON_LENS_HUGE_HEAP=0 never,
+    =1 whatever the cores (A/B runs of the benchmarks, tests).
 
     `stop` (a spare worker's: its job has come) is asked before each 8 MB step; it ends the collapse there."""
     setting = os.environ.get("TRITON_LENS_HUGE_HEAP", "")
