@@ -47,6 +47,11 @@ from triton_lens.trace_engine.recording.parallel import ParallelRecorder  # noqa
 HUGE_HEAP_MB = getattr(process_tree, "collapse_heap", lambda: 0)() >> 20
 
 
+def _ratio(a: float, b: float) -> str:
+    """a / b in the table's 8 columns; "-" without a bare run (--skip-bare)."""
+    return f"{'-':>8}" if math.isnan(a) or math.isnan(b) else f"{a / b:8.2f}"
+
+
 def _cpu() -> float:
     c = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time() + c.ru_utime + c.ru_stime
@@ -211,8 +216,8 @@ def main() -> None:
             elif w == 1 and args.reps > 1:
                 split += f"; wall over reps {min(t[0] for t in rows[1]):.2f}-{max(t[0] for t in rows[1]):.2f} s"
             out.append(
-                f"{'':38} {'':8} {f'tool w={w}':>8} {wall:8.2f} {cpu:8.2f} {bare_wall / wall:8.2f} {eff} "
-                f"{cpu / bare_cpu:8.2f} {str(all(rows[('same', w)])):>5} {split}"
+                f"{'':38} {'':8} {f'tool w={w}':>8} {wall:8.2f} {cpu:8.2f} {_ratio(bare_wall, wall)} {eff} "
+                f"{_ratio(cpu, bare_cpu)} {str(all(rows[('same', w)])):>5} {split}"
             )
         print("\n".join(out), flush=True)
         lines += out
