@@ -15,7 +15,36 @@ from triton_lens.trace_engine.process import process_tree, runner, zygote_client
 from triton_lens.trace_engine.process.runner import RunRequest, run
 
 _MB = 1 << 20
-_PRIVATE = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS  # (mmap(-1) alone is shared memory: not heap)
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+_libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+_libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+_libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+
+
+class _Isolated:
+    """size bytes of private anonymous memory, 2 MB-aligned, between two inaccessible guards: a mapping of
+    its own. (A plain mmap may be merged with a neighbouring mapping, whose residency then decides: in a
+    long-lived test process, a mostly unresident one.)"""
+
+    def __init__(self, size: int):
+        self.total = size + 6 * _MB  # (PROT_NONE: 0) a guard of 2 MB at least on each side, and 2 MB to align
+        base = _libc.mmap(None, self.total, 0, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+        assert base not in (None, ctypes.c_void_p(-1).value), ctypes.get_errno()
+        self.base = base
+        self.lo = -(-(base + 2 * _MB) // (2 * _MB)) * (2 * _MB)
+        self.hi = self.lo + size
+        assert _libc.mprotect(self.lo, size, mmap.PROT_READ | mmap.PROT_WRITE) == 0, ctypes.get_errno()
+
+    def fill(self, byte: int, size: int | None = None) -> None:
+        ctypes.memset(self.lo, byte, self.hi - self.lo if size is None else size)
+
+    def read(self, at: int, n: int) -> bytes:
+        return ctypes.string_at(self.lo + at, n)
+
+    def close(self) -> None:
+        _libc.munmap(self.base, self.total)
 
 
 def _collapse_works() -> bool:
@@ -26,13 +55,10 @@ def _collapse_works() -> bool:
                 return False
     except OSError:
         return False
-    m = mmap.mmap(-1, 8 * _MB, flags=_PRIVATE)
-    m.write(b"x" * (8 * _MB))
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
-    a = -(-addr // (2 * _MB)) * (2 * _MB)
-    ok = libc.madvise(a, 2 * _MB, 25) == 0
+    m = _Isolated(2 * _MB)
+    m.fill(1)
+    ok = _libc.madvise(m.lo, 2 * _MB, 25) == 0
+    m.close()
     return ok
 
 
@@ -49,49 +75,54 @@ def _huge_kb(pid: int | str = "self") -> int:
     raise AssertionError("no AnonHugePages line")
 
 
-def _span(m: mmap.mmap) -> tuple[int, int]:
-    addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
-    return addr, addr + len(m)
+def _mapping_huge_kb(lo: int, hi: int) -> int:
+    """AnonHugePages of the part of [lo, hi) on huge pages: of each mapping that meets it (a neighbour the
+    kernel merged it with included), as /proc/self/smaps counts them."""
+    total, meets = 0, False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split()
+            if "-" in head[0] and len(head) >= 5:
+                a, b = (int(x, 16) for x in head[0].split("-"))
+                meets = a < hi and b > lo
+            elif meets and head[0] == "AnonHugePages:":
+                total += int(head[1])
+    return total
 
 
 def test_a_dense_region_is_asked_and_becomes_huge(monkeypatch):
     monkeypatch.delenv("TRITON_LENS_HUGE_HEAP", raising=False)
-    dense = mmap.mmap(-1, 32 * _MB, flags=_PRIVATE)
-    dense.write(b"d" * (32 * _MB))  # every page resident (4 KB pages: not madvised)
-    dlo, dhi = _span(dense)
+    dense = _Isolated(32 * _MB)
+    dense.fill(ord("d"))  # every page resident (4 KB pages: not madvised)
     regions = process_tree._resident_anonymous_regions()
-    # Each region is 2 MB-aligned: 30-32 MB of the mapping are among them (the kernel may have merged it
-    # with a neighbouring mapping into one region).
     assert all(lo % (2 * _MB) == 0 and hi % (2 * _MB) == 0 and hi > lo for lo, hi in regions)
-    assert sum(min(hi, dhi) - max(lo, dlo) for lo, hi in regions if lo < dhi and hi > dlo) >= 30 * _MB
-    before = _huge_kb()
-    assert process_tree.collapse_heap() >= 30 * _MB
-    assert _huge_kb() - before >= 30 * 1024  # the mapping alone: 15 huge pages at least
-    assert dense[:4] == b"dddd" and dense[-1] == ord("d")  # the same bytes, now on huge pages
+    assert (dense.lo, dense.hi) in regions
+    assert _mapping_huge_kb(dense.lo, dense.hi) == 0
+    assert process_tree.collapse_heap() >= 32 * _MB
+    assert _mapping_huge_kb(dense.lo, dense.hi) == 32 * 1024  # 16 huge pages
+    assert dense.read(0, 4) == b"dddd" and dense.read(32 * _MB - 1, 1) == b"d"  # the same bytes
     dense.close()
 
 
 def test_a_mostly_unresident_region_is_left_as_it_is():
-    sparse = mmap.mmap(-1, 512 * _MB, flags=_PRIVATE)  # (even merged with a neighbour: under half resident)
-    sparse[0] = 1  # one page of 131072: collapsing it would make 2 MB resident for each page there
-    slo, shi = _span(sparse)
-    assert not [r for r in process_tree._resident_anonymous_regions() if r[0] < shi and r[1] > slo]
+    sparse = _Isolated(512 * _MB)
+    sparse.fill(1, 1)  # one page of 131072: collapsing it would make 2 MB resident for each page there
+    assert not [r for r in process_tree._resident_anonymous_regions() if r[0] < sparse.hi and r[1] > sparse.lo]
     sparse.close()
 
 
 def test_the_switch_turns_it_off_and_few_cores_leave_it_to_the_switch(monkeypatch):
-    dense = mmap.mmap(-1, 16 * _MB, flags=_PRIVATE)
-    dense.write(b"d" * (16 * _MB))
-    before = _huge_kb()
+    dense = _Isolated(16 * _MB)
+    dense.fill(ord("d"))
     monkeypatch.setenv("TRITON_LENS_HUGE_HEAP", "0")
     assert process_tree.collapse_heap() == 0
     assert process_tree.collapse_heap(cores=16) == 0
     monkeypatch.delenv("TRITON_LENS_HUGE_HEAP")
     assert process_tree.collapse_heap(cores=2) == 0  # (a split's 2 forks would not repay it)
-    assert _huge_kb() - before < 4 * 1024  # (other threads may fault in a huge page meanwhile)
+    assert _mapping_huge_kb(dense.lo, dense.hi) == 0
     monkeypatch.setenv("TRITON_LENS_HUGE_HEAP", "1")
-    assert process_tree.collapse_heap(cores=2) >= 14 * _MB
-    assert _huge_kb() - before >= 14 * 1024
+    assert process_tree.collapse_heap(cores=2) >= 16 * _MB
+    assert _mapping_huge_kb(dense.lo, dense.hi) == 16 * 1024
     dense.close()
 
 
@@ -123,14 +154,14 @@ def test_the_zygote_puts_its_imports_heap_on_huge_pages_once_idle(monkeypatch):
 
 def test_stop_ends_it_between_steps(monkeypatch):
     monkeypatch.setenv("TRITON_LENS_HUGE_HEAP", "1")
-    dense = mmap.mmap(-1, 64 * _MB, flags=_PRIVATE)
-    dense.write(b"d" * (64 * _MB))
+    dense = _Isolated(64 * _MB)
+    dense.fill(ord("d"))
     asks: list[int] = []
 
     def stop() -> bool:  # (a spare worker's: its job came after the first step)
         asks.append(1)
         return len(asks) > 1
 
-    asked = process_tree.collapse_heap(stop=stop)
-    assert 0 < asked <= process_tree._STEP and len(asks) == 2
+    collapsed = process_tree.collapse_heap(stop=stop)
+    assert collapsed <= process_tree._STEP and len(asks) == 2
     dense.close()

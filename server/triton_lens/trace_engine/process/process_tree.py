@@ -42,7 +42,9 @@ _STEP = 4 * _HUGE  # (collapsing 8 MB took 5-20 ms on a 2-core VM)
 
 def collapse_heap(*, cores: int | None = None, stop: Callable[[], bool] | None = None) -> int:
     """Back the process's private anonymous memory with huge pages now (madvise MADV_COLLAPSE), where at
-    least half of a region is resident; returns the bytes of the regions asked (0: none, or not Linux).
+    least half of a region is resident; returns the bytes now on huge pages (0: none, or not Linux).
+    (A region is a mapping as the kernel keeps it: one it merged with a large, mostly unresident neighbour
+    is left as it is.)
 
     Why: a split launch's serial start is its forks, and a fork copies one page-table entry per 4 KB page
     of the heap (importing torch and triton leaves 150 MB of it), one per 2 MB huge page. A worker's fork
@@ -79,16 +81,17 @@ def collapse_heap(*, cores: int | None = None, stop: Callable[[], bool] | None =
         regions = _resident_anonymous_regions()
     except (OSError, AttributeError):
         return 0
-    asked = 0
+    collapsed = 0
     for lo, hi in regions:
         for a in range(lo, hi, _STEP):
             if stop is not None and stop():
-                return asked
+                return collapsed
             b = min(hi, a + _STEP)
-            if libc.madvise(a, b - a, _MADV_COLLAPSE) != 0 and ctypes.get_errno() == 22:  # EINVAL: unsupported
-                return asked
-            asked += b - a
-    return asked
+            if libc.madvise(a, b - a, _MADV_COLLAPSE) == 0:
+                collapsed += b - a
+            elif ctypes.get_errno() == 22:  # EINVAL: not supported here (else: no huge page free, for now)
+                return collapsed
+    return collapsed
 
 
 def _resident_anonymous_regions() -> list[tuple[int, int]]:
