@@ -116,17 +116,25 @@ def test_the_switch_turns_it_off_and_few_cores_leave_it_to_the_switch(monkeypatc
     dense.fill(ord("d"))
     monkeypatch.setenv("TRITON_LENS_HUGE_HEAP", "0")
     assert process_tree.collapse_heap() == 0
-    assert process_tree.collapse_heap(cores=16) == 0
+    monkeypatch.setattr(process_tree, "default_workers", lambda: 15)  # (16 cores)
+    assert process_tree.collapse_heap(where_splits_fork_3=True) == 0
     monkeypatch.delenv("TRITON_LENS_HUGE_HEAP")
-    assert process_tree.collapse_heap(cores=2) == 0  # (a split's 2 forks would not repay it)
+    monkeypatch.setattr(process_tree, "default_workers", lambda: 1)  # (2 cores: a split's 2 forks would not repay it)
+    assert process_tree.collapse_heap(where_splits_fork_3=True) == 0
     assert _mapping_huge_kb(dense.lo, dense.hi) == 0
-    monkeypatch.setenv("TRITON_LENS_HUGE_HEAP", "1")
-    assert process_tree.collapse_heap(cores=2) >= 16 * _MB
+    monkeypatch.setenv("TRITON_LENS_HUGE_HEAP", "1")  # (forced, whatever the cores)
+    assert process_tree.collapse_heap(where_splits_fork_3=True) >= 16 * _MB
+    assert _mapping_huge_kb(dense.lo, dense.hi) == 16 * 1024
+    dense.close()
+    dense = _Isolated(16 * _MB)
+    dense.fill(ord("d"))
+    monkeypatch.delenv("TRITON_LENS_HUGE_HEAP")
+    monkeypatch.setattr(process_tree, "default_workers", lambda: 3)  # (4 cores: a split forks 3)
+    assert process_tree.collapse_heap(where_splits_fork_3=True) >= 16 * _MB
     assert _mapping_huge_kb(dense.lo, dense.hi) == 16 * 1024
     dense.close()
 
 
-@pytest.mark.skipif(not zygote_client.supported(), reason="the zygote needs Linux")
 def test_the_zygote_puts_its_imports_heap_on_huge_pages_once_idle(monkeypatch):
     monkeypatch.setenv("TRITON_LENS_HUGE_HEAP", "1")  # (as on 4 cores or more: the zygote inherits it)
     runner.discard_spares()

@@ -40,7 +40,7 @@ _MADV_COLLAPSE = 25  # Linux 6.1+ (older kernels: EINVAL, and nothing changes)
 _STEP = 4 * _HUGE  # (collapsing 8 MB took 5-20 ms on a 2-core VM)
 
 
-def collapse_heap(*, cores: int | None = None, stop: Callable[[], bool] | None = None) -> int:
+def collapse_heap(*, where_splits_fork_3: bool = False, stop: Callable[[], bool] | None = None) -> int:
     """Back the process's private anonymous memory with huge pages now (madvise MADV_COLLAPSE), where at
     least half of a region is resident; returns the bytes now on huge pages (0: none, or not Linux).
     (A region is a mapping as the kernel keeps it: one it merged with a large, mostly unresident neighbour
@@ -61,14 +61,14 @@ def collapse_heap(*, cores: int | None = None, stop: Callable[[], bool] | None =
 
     Cost: 50-300 ms of a core (2-core VM: it copies the heap into fresh pages, which a VM's host backs as
     they are first touched), and the copies are the process's own: a spare's private memory went from 18 to
-    188 MB (its resident size, which the memory limit counts, stays 240 MB). With `cores` given (the
-    zygote's and a spare's) it is done only where a split forks 3 children or more (4 cores and up): on 2
-    cores a split's 2 forks would save 3 ms. Nothing where THP is "never"; TRITON_LENS_HUGE_HEAP=0 never,
-    =1 whatever the cores (A/B runs of the benchmarks, tests).
+    188 MB (its resident size, which the memory limit counts, stays 240 MB). With
+    `where_splits_fork_3` (the zygote's and a spare's) it is done only where a split forks 3 children or more
+    by default (`default_workers`: 4 cores and up): on 2 cores a split's 2 forks would save 3 ms. Nothing where
+    THP is "never"; TRITON_LENS_HUGE_HEAP=0 never, =1 whatever the cores (A/B runs of the benchmarks, tests).
 
     `stop` (a spare worker's: its job has come) is asked before each 8 MB step; it ends the collapse there."""
     setting = os.environ.get("TRITON_LENS_HUGE_HEAP", "")
-    if setting == "0" or (setting != "1" and cores is not None and cores < 4):
+    if setting == "0" or (setting != "1" and where_splits_fork_3 and default_workers() < 3):
         return 0
     try:
         with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:

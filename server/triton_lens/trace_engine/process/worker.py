@@ -642,9 +642,7 @@ def serve(fd: int, limits_fd: int | None, spawn_dir: str) -> int:
         _first_launch()
         # and its heap onto huge pages, for a split's faster forks (process_tree.collapse_heap: the zygote's
         # heap, which this worker has written to since, and its own), up to the moment its job comes
-        process_tree.collapse_heap(
-            cores=len(os.sched_getaffinity(0)), stop=lambda: bool(select.select([0], [], [], 0)[0])
-        )
+        process_tree.collapse_heap(where_splits_fork_3=True, stop=lambda: bool(select.select([0], [], [], 0)[0]))
         line = sys.stdin.readline()
     if not line:
         return 0  # the runner discarded this spare worker

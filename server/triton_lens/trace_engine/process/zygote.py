@@ -123,7 +123,7 @@ def main(argv: list[str]) -> None:
             # Once, at its first idle second (not before "ready": a run's start would wait for it): the
             # imports' heap onto huge pages, so that a worker forked from here forks a split launch's
             # children faster (process_tree.collapse_heap: 50-300 ms, where 4 cores or more repay it).
-            process_tree.collapse_heap(cores=len(os.sched_getaffinity(0)))
+            process_tree.collapse_heap(where_splits_fork_3=True)
             collapsed = True
         if wake_r in readable:
             try:
