@@ -98,7 +98,13 @@ def test_a_dense_region_is_asked_and_becomes_huge(monkeypatch):
     assert all(lo % (2 * _MB) == 0 and hi % (2 * _MB) == 0 and hi > lo for lo, hi in regions)
     assert (dense.lo, dense.hi) in regions
     assert _mapping_huge_kb(dense.lo, dense.hi) == 0
-    assert process_tree.collapse_heap() >= 32 * _MB
+    # A range the kernel finds no free huge page for, for the moment, is left as it is (EAGAIN, ENOMEM: a
+    # long-lived test process among others, once in a few CI runs); the next call takes it.
+    for _ in range(3):
+        collapsed = process_tree.collapse_heap()
+        if _mapping_huge_kb(dense.lo, dense.hi) == 32 * 1024:
+            break
+    assert collapsed >= 32 * _MB
     assert _mapping_huge_kb(dense.lo, dense.hi) == 32 * 1024  # 16 huge pages
     assert dense.read(0, 4) == b"dddd" and dense.read(32 * _MB - 1, 1) == b"d"  # the same bytes
     dense.close()
@@ -111,27 +117,33 @@ def test_a_mostly_unresident_region_is_left_as_it_is():
     sparse.close()
 
 
+def _starts(**gate: bool) -> bool:
+    """Whether collapse_heap gets past its gate to its first step (its `stop` is asked before each step:
+    stopped there, it changes nothing). Whether the kernel then finds a free huge page for a range is the
+    kernel's business (MADV_COLLAPSE fails with EAGAIN or ENOMEM for the moment), not the gate's."""
+    asks: list[int] = []
+    assert process_tree.collapse_heap(stop=lambda: asks.append(1) is None, **gate) == 0
+    return bool(asks)
+
+
 def test_the_switch_turns_it_off_and_few_cores_leave_it_to_the_switch(monkeypatch):
     dense = _Isolated(16 * _MB)
-    dense.fill(ord("d"))
+    dense.fill(ord("d"))  # (a region it would collapse: the gate, not the lack of one, decides below)
     monkeypatch.setenv("TRITON_LENS_HUGE_HEAP", "0")
-    assert process_tree.collapse_heap() == 0
+    assert not _starts() and process_tree.collapse_heap() == 0
     monkeypatch.setattr(process_tree, "default_workers", lambda: 15)  # (16 cores)
-    assert process_tree.collapse_heap(where_splits_fork_3=True) == 0
+    assert not _starts(where_splits_fork_3=True) and process_tree.collapse_heap(where_splits_fork_3=True) == 0
     monkeypatch.delenv("TRITON_LENS_HUGE_HEAP")
     monkeypatch.setattr(process_tree, "default_workers", lambda: 1)  # (2 cores: a split's 2 forks would not repay it)
-    assert process_tree.collapse_heap(where_splits_fork_3=True) == 0
+    assert not _starts(where_splits_fork_3=True) and process_tree.collapse_heap(where_splits_fork_3=True) == 0
     assert _mapping_huge_kb(dense.lo, dense.hi) == 0
     monkeypatch.setenv("TRITON_LENS_HUGE_HEAP", "1")  # (forced, whatever the cores)
-    assert process_tree.collapse_heap(where_splits_fork_3=True) >= 16 * _MB
-    assert _mapping_huge_kb(dense.lo, dense.hi) == 16 * 1024
-    dense.close()
-    dense = _Isolated(16 * _MB)
-    dense.fill(ord("d"))
+    assert _starts(where_splits_fork_3=True)
     monkeypatch.delenv("TRITON_LENS_HUGE_HEAP")
     monkeypatch.setattr(process_tree, "default_workers", lambda: 3)  # (4 cores: a split forks 3)
-    assert process_tree.collapse_heap(where_splits_fork_3=True) >= 16 * _MB
-    assert _mapping_huge_kb(dense.lo, dense.hi) == 16 * 1024
+    assert _starts(where_splits_fork_3=True)
+    assert _starts()  # (no gate asked: the benchmarks')
+    assert _mapping_huge_kb(dense.lo, dense.hi) == 0  # (each stopped before its first step)
     dense.close()
 
 
